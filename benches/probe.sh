@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Wall time and peak RSS of a release `nastune probe` on this machine.
+# Goal (issue 2): under 50 ms and under 8 MiB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked -q
+bin=target/release/nastune
+runs=${RUNS:-20}
+db=$(mktemp -d)/bench.db
+"$bin" probe --db "$db" >/dev/null   # warm the page cache and create the store
+best_ms=; worst_ms=0; total_ms=0; peak_kib=0
+for _ in $(seq "$runs"); do
+    out=$( { /usr/bin/time -f '%e %M' "$bin" probe --db "$db" >/dev/null; } 2>&1 | tail -1)
+    start=$(date +%s%N)
+    "$bin" probe --db "$db" >/dev/null
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    kib=${out#* }
+    total_ms=$((total_ms + ms))
+    [ -z "$best_ms" ] || [ "$ms" -lt "$best_ms" ] && best_ms=$ms
+    [ "$ms" -gt "$worst_ms" ] && worst_ms=$ms
+    [ "$kib" -gt "$peak_kib" ] && peak_kib=$kib
+done
+echo "nastune probe (release, with store): wall min ${best_ms} ms, mean $((total_ms / runs)) ms, max ${worst_ms} ms over ${runs} runs"
+echo "peak RSS: $((peak_kib / 1024)).$(( (peak_kib % 1024) * 10 / 1024 )) MiB (goal: < 50 ms, < 8 MiB)"
+"$bin" probe --no-store >/dev/null

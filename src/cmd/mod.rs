@@ -1,0 +1,33 @@
+//! One file per subcommand: arguments in, a plan, the run, a report out.
+
+pub mod generate;
+pub mod probe;
+
+use std::process::ExitCode;
+
+use crate::cli::{Cli, Command, GlobalArgs};
+use crate::store::{Store, StoreError};
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Probe(args) => probe::run(&args, &cli.global),
+        Command::Generate(args) => generate::run(&args),
+    }
+}
+
+/// Opens the store named by `--db` (or the default), or `None` with `--no-store`.
+pub fn open_store(global: &GlobalArgs) -> Result<Option<Store>, StoreError> {
+    if global.no_store {
+        return Ok(None);
+    }
+    let path = match &global.db {
+        Some(p) => p.clone(),
+        None => crate::store::default_path()?,
+    };
+    Store::open(&path).map(Some)
+}
+
+/// The command line as typed, for the run record.
+pub fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,54 @@
+//! `nastune probe`: inventory the box, print it, save it, optionally capture it.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::capture;
+use crate::cli::{GlobalArgs, ProbeArgs};
+use crate::probe;
+use crate::root::Root;
+
+pub fn run(args: &ProbeArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    // Check everything that can fail before doing work.
+    if let Some(dest) = &args.capture {
+        capture::check_destination(dest)?;
+    }
+    let store = super::open_store(global)?;
+    let mut root = match &args.root {
+        Some(dir) => Root::tree(dir).context("--root")?,
+        None => Root::live(),
+    };
+    if args.capture.is_some() {
+        root = root.with_recorder();
+    }
+
+    let snapshot = probe::probe(&root);
+
+    if let Some(dest) = &args.capture {
+        let summary = capture::write_capture(root.base(), root.take_recording(), dest)?;
+        eprintln!(
+            "captured {} files, {} directories, {} links, {} read errors into '{}'",
+            summary.files,
+            summary.dirs,
+            summary.links,
+            summary.errors,
+            dest.display()
+        );
+    }
+    if let Some(store) = &store {
+        let run = store.begin_run("probe", &snapshot.host_id, &super::command_line())?;
+        store.save_document(run, "snapshot", probe::SCHEMA_VERSION, &snapshot)?;
+        store.finish_run(run, "ok")?;
+    }
+
+    let out = if args.json {
+        let mut s = serde_json::to_string_pretty(&snapshot)?;
+        s.push('\n');
+        s
+    } else {
+        crate::report::probe_text::render(&snapshot)
+    };
+    crate::output::write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}

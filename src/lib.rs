@@ -1,0 +1,15 @@
+//! nastune: probe, measure, advise and tune small Linux servers and NAS boxes.
+//!
+//! The data path: a [`root::Root`] is read by [`probe`] into a plain
+//! [`probe::Snapshot`]; [`report`] turns plain data into text; [`store`] keeps every
+//! run. Collection never prints and presentation never reads the system.
+
+pub mod capture;
+pub mod cli;
+pub mod cmd;
+pub mod output;
+pub mod probe;
+pub mod report;
+pub mod root;
+pub mod store;
+pub mod time;

@@ -1,0 +1,4 @@
+//! Presentation: plain data in, text out. Nothing here reads the system.
+
+pub mod format;
+pub mod probe_text;

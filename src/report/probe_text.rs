@@ -1,0 +1,134 @@
+//! The readable summary of `nastune probe`.
+
+use std::fmt::Write;
+
+use super::format;
+use crate::probe::{Outcome, Snapshot, cpu::Cpu, host::Host, memory::Memory};
+
+pub fn render(s: &Snapshot) -> String {
+    let mut out = String::new();
+    section(&mut out, "Host", &s.host, host);
+    section(&mut out, "CPU", &s.cpu, cpu);
+    section(&mut out, "Memory", &s.memory, memory);
+    let problems: Vec<_> = s
+        .section_statuses()
+        .into_iter()
+        .filter(|(_, status, _)| *status != "ok")
+        .collect();
+    if !problems.is_empty() {
+        let _ = writeln!(out, "Not probed");
+        for (name, status, why) in problems {
+            let _ = writeln!(out, "  {name:<12} {status}: {}", why.unwrap_or(""));
+        }
+    }
+    out
+}
+
+/// Writes a titled section, or the reason it is missing.
+fn section<T>(out: &mut String, title: &str, o: &Outcome<T>, body: fn(&mut String, &T)) {
+    let _ = writeln!(out, "{title}");
+    match o {
+        Outcome::Ok { data } => body(out, data),
+        Outcome::Unsupported { reason } => {
+            let _ = writeln!(out, "  unsupported: {reason}");
+        }
+        Outcome::Failed { error } => {
+            let _ = writeln!(out, "  failed: {error}");
+        }
+    }
+    out.push('\n');
+}
+
+fn opt(v: &Option<String>) -> &str {
+    v.as_deref().unwrap_or("-")
+}
+
+fn host(out: &mut String, h: &Host) {
+    let _ = writeln!(out, "  hostname      {}", opt(&h.hostname));
+    let _ = writeln!(out, "  model         {}", opt(&h.model));
+    let _ = writeln!(out, "  os            {}", opt(&h.os));
+    let _ = writeln!(
+        out,
+        "  kernel        {} ({})",
+        h.kernel_release,
+        opt(&h.architecture)
+    );
+    if let Some(up) = h.uptime_seconds {
+        let _ = writeln!(out, "  uptime        {}", format::duration(up));
+    }
+}
+
+fn cpu(out: &mut String, c: &Cpu) {
+    let _ = writeln!(
+        out,
+        "  model         {} x{}{}",
+        opt(&c.model),
+        c.logical_cpus,
+        c.hardware
+            .as_ref()
+            .map(|h| format!(" on {h}"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "  features      {} (AES instructions: {})",
+        if c.flags.is_empty() {
+            "-".to_string()
+        } else {
+            c.flags.join(" ")
+        },
+        if c.has_aes { "yes" } else { "no" }
+    );
+    for p in &c.frequency_policies {
+        let _ = writeln!(
+            out,
+            "  {:<13} cpus {} governor {} {}..{} (now {})",
+            p.name,
+            p.cpus,
+            opt(&p.governor),
+            p.min_khz.map(format::khz).unwrap_or_else(|| "?".into()),
+            p.max_khz.map(format::khz).unwrap_or_else(|| "?".into()),
+            p.cur_khz.map(format::khz).unwrap_or_else(|| "?".into()),
+        );
+    }
+}
+
+fn memory(out: &mut String, m: &Memory) {
+    let _ = writeln!(
+        out,
+        "  total         {} ({} available)",
+        format::bytes(m.total_bytes),
+        m.available_bytes
+            .map(format::bytes)
+            .unwrap_or_else(|| "?".into())
+    );
+    if m.swaps.is_empty() {
+        let _ = writeln!(out, "  swap          none");
+    }
+    for s in &m.swaps {
+        let _ = writeln!(
+            out,
+            "  swap          {} ({}) {} used of {}, priority {}",
+            s.device,
+            s.kind,
+            format::bytes(s.used_bytes),
+            format::bytes(s.size_bytes),
+            s.priority
+        );
+    }
+    match (&m.pressure, &m.pressure_unavailable) {
+        (Some(ps), _) => {
+            for p in ps {
+                let _ = writeln!(
+                    out,
+                    "  pressure      {:<6} some avg10 {:.2}% avg60 {:.2}%",
+                    p.resource, p.some_avg10, p.some_avg60
+                );
+            }
+        }
+        (None, Some(why)) => {
+            let _ = writeln!(out, "  pressure      unavailable: {why}");
+        }
+        (None, None) => {}
+    }
+}

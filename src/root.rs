@@ -1,0 +1,380 @@
+//! Where the system is read from: `/` on the live box, a captured tree in tests and
+//! for boxes users send us. Every read of /proc, /sys, /etc and /dev goes through a
+//! [`Root`], so a probe never reaches past it and a capture can copy exactly what
+//! was read.
+//!
+//! Paths given to a `Root` are relative (`"proc/cpuinfo"`, `"sys/class/net"`).
+//! Values that do not live in files (ethtool ioctls, statvfs, uname, smartctl) go
+//! through [`Root::captured`]: live, they are computed and remembered; in a tree,
+//! they are read back from `.nastune/<name>.json`.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::capture::{Event, Recorder};
+
+/// Largest file a probe reads whole. /proc and /sys files are small; a bigger one
+/// means we were pointed at the wrong tree, and bounded memory matters on 128 MiB.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Directory inside a captured tree that holds values not read from files.
+pub const SYNTHETIC_DIR: &str = ".nastune";
+
+/// Read failures that a captured tree replays as they happened on the live box.
+const ERRORS_FILE: &str = ".nastune/read-errors.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("'{}' does not exist", path.display())]
+    NotFound { path: PathBuf },
+    #[error("cannot read '{}': {message}", path.display())]
+    Io { path: PathBuf, message: String },
+    #[error("'{}' is larger than {limit} bytes; is --root pointing at the right tree?", path.display())]
+    TooLarge { path: PathBuf, limit: u64 },
+    #[error("'{}' is not UTF-8 text", path.display())]
+    NotText { path: PathBuf },
+    #[error("'{}' in the captured tree is not valid: {message}", path.display())]
+    BadCapture { path: PathBuf, message: String },
+}
+
+impl ReadError {
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ReadError::NotFound { .. })
+    }
+
+    fn from_io(path: PathBuf, err: io::Error) -> Self {
+        if err.kind() == io::ErrorKind::NotFound {
+            ReadError::NotFound { path }
+        } else {
+            ReadError::Io {
+                path,
+                message: err.to_string(),
+            }
+        }
+    }
+}
+
+/// The place the system is read from.
+#[derive(Debug)]
+pub struct Root {
+    base: PathBuf,
+    live: bool,
+    /// Errors the live box gave when the tree was captured, keyed by relative path.
+    replayed_errors: BTreeMap<String, String>,
+    recorder: Option<Mutex<Recorder>>,
+}
+
+impl Root {
+    /// The running system.
+    pub fn live() -> Self {
+        Root {
+            base: PathBuf::from("/"),
+            live: true,
+            replayed_errors: BTreeMap::new(),
+            recorder: None,
+        }
+    }
+
+    /// A captured or hand-made tree with proc/, sys/, etc/ below `dir`.
+    pub fn tree(dir: &Path) -> Result<Self, ReadError> {
+        let meta = fs::metadata(dir).map_err(|e| ReadError::from_io(dir.to_path_buf(), e))?;
+        if !meta.is_dir() {
+            return Err(ReadError::Io {
+                path: dir.to_path_buf(),
+                message: "not a directory; --root takes a tree with proc/, sys/ and etc/".into(),
+            });
+        }
+        let errors_path = dir.join(ERRORS_FILE);
+        let replayed_errors = match fs::read_to_string(&errors_path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| ReadError::BadCapture {
+                path: errors_path.clone(),
+                message: e.to_string(),
+            })?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => return Err(ReadError::from_io(errors_path, e)),
+        };
+        Ok(Root {
+            base: dir.to_path_buf(),
+            live: false,
+            replayed_errors,
+            recorder: None,
+        })
+    }
+
+    /// Remember every read so that [`crate::capture`] can copy it afterwards.
+    pub fn with_recorder(mut self) -> Self {
+        self.recorder = Some(Mutex::new(Recorder::default()));
+        self
+    }
+
+    pub fn is_live(&self) -> bool {
+        self.live
+    }
+
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.base.join(rel.trim_start_matches('/'))
+    }
+
+    /// Hands over what was recorded; empty when no recorder was attached.
+    pub fn take_recording(&self) -> Recorder {
+        match &self.recorder {
+            Some(m) => std::mem::take(&mut *m.lock().unwrap_or_else(|p| p.into_inner())),
+            None => Recorder::default(),
+        }
+    }
+
+    fn record(&self, rel: &str, event: Event) {
+        if let Some(m) = &self.recorder {
+            m.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(rel.trim_start_matches('/'), event);
+        }
+    }
+
+    fn replayed(&self, rel: &str) -> Result<(), ReadError> {
+        match self.replayed_errors.get(rel.trim_start_matches('/')) {
+            Some(message) => Err(ReadError::Io {
+                path: self.path(rel),
+                message: message.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn note_error(&self, rel: &str, err: &ReadError) {
+        if let ReadError::Io { message, .. } = err {
+            self.record(rel, Event::Error(message.clone()));
+        }
+    }
+
+    /// Reads a whole text file (bounded by [`MAX_FILE_BYTES`]).
+    pub fn read_string(&self, rel: &str) -> Result<String, ReadError> {
+        let bytes = self.read_bytes(rel, MAX_FILE_BYTES)?;
+        String::from_utf8(bytes).map_err(|_| ReadError::NotText {
+            path: self.path(rel),
+        })
+    }
+
+    /// Reads a one-value sysfs or procfs file, trimmed.
+    pub fn read_value(&self, rel: &str) -> Result<String, ReadError> {
+        Ok(self.read_string(rel)?.trim().to_string())
+    }
+
+    /// Like [`Root::read_value`], but a missing file is `None` rather than an error:
+    /// many attributes exist only on some kernels or drivers.
+    pub fn read_optional(&self, rel: &str) -> Result<Option<String>, ReadError> {
+        match self.read_value(rel) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Reads at most `limit` bytes from the start of a file (a block device's
+    /// superblock, say). A capture stores exactly these bytes.
+    pub fn read_head(&self, rel: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+        self.read_bytes_inner(rel, limit, false)
+    }
+
+    fn read_bytes(&self, rel: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+        self.read_bytes_inner(rel, limit, true)
+    }
+
+    fn read_bytes_inner(&self, rel: &str, limit: u64, whole: bool) -> Result<Vec<u8>, ReadError> {
+        self.replayed(rel)?;
+        let path = self.path(rel);
+        let result = (|| {
+            let file = fs::File::open(&path).map_err(|e| ReadError::from_io(path.clone(), e))?;
+            let mut buf = Vec::new();
+            file.take(limit + 1)
+                .read_to_end(&mut buf)
+                .map_err(|e| ReadError::from_io(path.clone(), e))?;
+            if buf.len() as u64 > limit {
+                if whole {
+                    return Err(ReadError::TooLarge {
+                        path: path.clone(),
+                        limit,
+                    });
+                }
+                buf.truncate(limit as usize);
+            }
+            Ok(buf)
+        })();
+        match &result {
+            Ok(buf) => self.record(rel, Event::File(buf.clone())),
+            Err(e) => self.note_error(rel, e),
+        }
+        result
+    }
+
+    /// Lists a directory, sorted by name.
+    pub fn read_dir(&self, rel: &str) -> Result<Vec<String>, ReadError> {
+        self.replayed(rel)?;
+        let path = self.path(rel);
+        let result = (|| {
+            let mut names = Vec::new();
+            for entry in fs::read_dir(&path).map_err(|e| ReadError::from_io(path.clone(), e))? {
+                let entry = entry.map_err(|e| ReadError::from_io(path.clone(), e))?;
+                if let Some(name) = entry.file_name().to_str() {
+                    names.push(name.to_string());
+                }
+            }
+            names.sort();
+            Ok(names)
+        })();
+        match &result {
+            Ok(_) => self.record(rel, Event::Dir),
+            Err(e) => self.note_error(rel, e),
+        }
+        result
+    }
+
+    /// Like [`Root::read_dir`], but a missing directory is an empty list.
+    pub fn read_dir_optional(&self, rel: &str) -> Result<Vec<String>, ReadError> {
+        match self.read_dir(rel) {
+            Err(e) if e.is_not_found() => Ok(Vec::new()),
+            other => other,
+        }
+    }
+
+    /// Reads a symlink's target (sysfs `device/driver`, `/dev/disk/by-id/*`).
+    pub fn read_link(&self, rel: &str) -> Result<PathBuf, ReadError> {
+        self.replayed(rel)?;
+        let path = self.path(rel);
+        let result = fs::read_link(&path).map_err(|e| ReadError::from_io(path.clone(), e));
+        match &result {
+            Ok(_) => self.record(rel, Event::Link),
+            Err(e) => self.note_error(rel, e),
+        }
+        result
+    }
+
+    /// The last component of a symlink's target: the driver or module name sysfs
+    /// links to.
+    pub fn read_link_name(&self, rel: &str) -> Result<String, ReadError> {
+        let target = self.read_link(rel)?;
+        Ok(target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default())
+    }
+
+    /// Whether a path exists (following symlinks).
+    pub fn exists(&self, rel: &str) -> bool {
+        let found = self.path(rel).exists();
+        if found {
+            self.record(rel, Event::Exists);
+        }
+        found
+    }
+
+    /// A value that does not come from a file: computed by `live` on the running
+    /// system (and remembered for a capture), read back from the tree otherwise.
+    /// An `Err` from `live` is a reason such as "ioctl not supported by driver".
+    pub fn captured<T, F>(&self, name: &str, live: F) -> Result<T, String>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce() -> Result<T, String>,
+    {
+        let rel = format!("{SYNTHETIC_DIR}/{name}.json");
+        if self.live {
+            let value = live();
+            let stored = match &value {
+                Ok(v) => serde_json::to_value(v).map(Captured::Value),
+                Err(reason) => Ok(Captured::Unavailable(reason.clone())),
+            };
+            if let Ok(stored) = stored
+                && let Ok(bytes) = serde_json::to_vec_pretty(&stored)
+            {
+                self.record(&rel, Event::Synthetic(bytes));
+            }
+            return value;
+        }
+        let text = match self.read_string(&rel) {
+            Ok(t) => t,
+            Err(e) if e.is_not_found() => {
+                return Err(format!(
+                    "not in the captured tree ('{rel}'); capture the box with 'nastune probe --capture DIR'"
+                ));
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        let stored: Captured = serde_json::from_str(&text)
+            .map_err(|e| format!("'{rel}' in the captured tree is not valid JSON: {e}"))?;
+        match stored {
+            Captured::Value(v) => serde_json::from_value(v)
+                .map_err(|e| format!("'{rel}' in the captured tree has the wrong shape: {e}")),
+            Captured::Unavailable(reason) => Err(reason),
+        }
+    }
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Captured {
+    Value(serde_json::Value),
+    Unavailable(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_values_and_reports_missing_files() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("proc/sys/vm")).unwrap();
+        fs::write(dir.path().join("proc/sys/vm/swappiness"), "60\n").unwrap();
+        let root = Root::tree(dir.path()).unwrap();
+        assert_eq!(root.read_value("proc/sys/vm/swappiness").unwrap(), "60");
+        assert_eq!(root.read_optional("proc/sys/vm/nope").unwrap(), None);
+        let err = root.read_string("/proc/sys/vm/nope").unwrap_err();
+        assert!(err.is_not_found());
+        assert!(err.to_string().contains("proc/sys/vm/nope"));
+    }
+
+    #[test]
+    fn refuses_oversized_files() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("proc")).unwrap();
+        let big = vec![b'x'; (MAX_FILE_BYTES + 10) as usize];
+        fs::write(dir.path().join("proc/big"), &big).unwrap();
+        let root = Root::tree(dir.path()).unwrap();
+        assert!(matches!(
+            root.read_string("proc/big"),
+            Err(ReadError::TooLarge { .. })
+        ));
+        assert_eq!(root.read_head("proc/big", 16).unwrap().len(), 16);
+    }
+
+    #[test]
+    fn captured_values_missing_from_a_tree_say_how_to_get_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::tree(dir.path()).unwrap();
+        let v: Result<u32, String> = root.captured("uname", || Ok(1));
+        assert!(v.unwrap_err().contains("--capture"));
+    }
+
+    #[test]
+    fn tree_must_be_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        fs::write(&file, "x").unwrap();
+        assert!(Root::tree(&file).is_err());
+        assert!(
+            Root::tree(&dir.path().join("missing"))
+                .unwrap_err()
+                .is_not_found()
+        );
+    }
+}

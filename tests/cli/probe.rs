@@ -1,0 +1,186 @@
+use std::path::Path;
+
+use crate::util::*;
+
+/// The board boxes and their golden `probe --json` output.
+const BOXES: &[&str] = &["pogoplug-v4", "rpi2-luks", "rk3399-raid5", "buildhost"];
+
+/// Removes the values that change from run to run.
+fn normalized(json: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(json).expect("probe --json is JSON");
+    let obj = v.as_object_mut().expect("top-level object");
+    for key in ["timestamp", "timestamp_unix", "tool_version"] {
+        obj.insert(key.into(), serde_json::Value::Null);
+    }
+    v
+}
+
+fn probe_json(root: &Path) -> String {
+    let o = nastune()
+        .args(["probe", "--json", "--no-store", "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}: {}", root.display(), stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn fixture_boxes_match_their_golden_output() {
+    for name in BOXES {
+        let root = fixtures().join("boxes").join(name);
+        let actual = normalized(&probe_json(&root));
+        let mut text = serde_json::to_string_pretty(&actual).unwrap();
+        text.push('\n');
+        assert_golden(
+            &fixtures().join("golden").join(format!("{name}.probe.json")),
+            &text,
+        );
+    }
+}
+
+#[test]
+fn fixture_boxes_probe_every_section_ok() {
+    for name in BOXES {
+        let v = normalized(&probe_json(&fixtures().join("boxes").join(name)));
+        for (key, section) in v.as_object().unwrap() {
+            if let Some(status) = section.get("status") {
+                assert_eq!(status, "ok", "{name}: section '{key}' is {section}");
+            }
+        }
+    }
+}
+
+#[test]
+fn capture_of_this_machine_reads_back_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("cap");
+    let o = nastune()
+        .args(["probe", "--json", "--no-store", "--capture"])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("captured"), "{}", stderr(&o));
+    let mut live = normalized(&stdout(&o));
+    let mut back = normalized(&probe_json(&cap));
+    assert_eq!(live["source"], "live");
+    assert_eq!(back["source"], "tree");
+    live["source"] = serde_json::Value::Null;
+    back["source"] = serde_json::Value::Null;
+    assert_eq!(live, back, "capture did not read back to the same snapshot");
+
+    // A second capture into the same place must not overwrite anything.
+    let o = nastune()
+        .args(["probe", "--no-store", "--capture"])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not empty"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_empty_tree_reports_every_section_instead_of_failing() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = nastune()
+        .args(["probe", "--no-store", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("Not probed"), "{text}");
+    assert!(text.contains("proc/cpuinfo"), "{text}");
+}
+
+#[test]
+fn missing_root_is_a_clear_error() {
+    let o = nastune()
+        .args(["probe", "--no-store", "--root", "/nonexistent/tree"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'/nonexistent/tree'"), "{}", stderr(&o));
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error() {
+    let o = nastune().args(["probe", "--frobnicate"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--frobnicate"));
+}
+
+type Mutation = dyn Fn(&[u8]) -> Vec<u8>;
+
+/// Every file of every fixture box, replaced in turn by hostile variants: the
+/// probe must finish (no panic) and report a problem rather than invent data.
+#[test]
+fn malformed_files_never_panic() {
+    let variants: [&Mutation; 5] = [
+        &|_| Vec::new(),
+        &|b| b[..b.len() / 2].to_vec(),
+        &|b| {
+            b.iter()
+                .map(|c| if c.is_ascii_digit() { b'x' } else { *c })
+                .collect()
+        },
+        &|b| {
+            b.iter()
+                .map(|c| if c.is_ascii_digit() { b'9' } else { *c })
+                .chain(b"99999999999999999999999".iter().copied())
+                .collect()
+        },
+        &|b| b.iter().rev().copied().collect(),
+    ];
+    for name in BOXES {
+        let src = fixtures().join("boxes").join(name);
+        let files = list_files(&src);
+        let work = tempfile::tempdir().unwrap();
+        let tree = work.path().join("t");
+        copy_tree(&src, &tree);
+        for file in &files {
+            let rel = file.strip_prefix(&src).unwrap();
+            let target = tree.join(rel);
+            let original = std::fs::read(&target).unwrap();
+            for v in &variants {
+                std::fs::write(&target, v(&original)).unwrap();
+                let root = nastune::root::Root::tree(&tree);
+                if let Ok(root) = root {
+                    let snap = nastune::probe::probe(&root);
+                    let _ = nastune::report::probe_text::render(&snap);
+                    serde_json::to_string(&snap).unwrap();
+                }
+            }
+            std::fs::write(&target, &original).unwrap();
+        }
+    }
+}
+
+fn list_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                stack.push(e.path());
+            } else if t.is_file() {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn copy_tree(src: &Path, dst: &Path) {
+    let st = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(src)
+        .arg(dst)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
