@@ -128,7 +128,8 @@ pub fn parse_cpuinfo(text: &str) -> Result<CpuInfo, ParseError> {
     let mut info = CpuInfo::default();
     let mut processors = 0u32;
     let mut all_flags: Vec<&str> = Vec::new();
-    let mut arm_part = None;
+    // ARM cores by part number, in order, so big.LITTLE shows both kinds.
+    let mut arm_parts: Vec<(String, u32)> = Vec::new();
     let mut arm_implementer = None;
     for line in text.lines() {
         let Some((key, value)) = split_colon(line) else {
@@ -141,7 +142,10 @@ pub fn parse_cpuinfo(text: &str) -> Result<CpuInfo, ParseError> {
             "model name" if info.model.is_none() => info.model = Some(value.to_string()),
             "Hardware" => info.hardware = Some(value.to_string()),
             "CPU architecture" => info.arm_architecture = Some(value.to_string()),
-            "CPU part" if arm_part.is_none() => arm_part = Some(value.to_string()),
+            "CPU part" => match arm_parts.iter_mut().find(|(p, _)| p == value) {
+                Some((_, n)) => *n += 1,
+                None => arm_parts.push((value.to_string(), 1)),
+            },
             "CPU implementer" if arm_implementer.is_none() => {
                 arm_implementer = Some(value.to_string())
             }
@@ -163,11 +167,8 @@ pub fn parse_cpuinfo(text: &str) -> Result<CpuInfo, ParseError> {
         Some(_) => "arm".into(),
         None => "x86".into(),
     };
-    if info.model.is_none()
-        && arm_implementer.as_deref() == Some("0x41")
-        && let Some(name) = arm_part.as_deref().and_then(arm_core_name)
-    {
-        info.model = Some(name.to_string());
+    if info.model.is_none() && arm_implementer.as_deref() == Some("0x41") {
+        info.model = arm_model(&arm_parts);
     }
     info.flags = INTERESTING_FLAGS
         .iter()
@@ -175,6 +176,24 @@ pub fn parse_cpuinfo(text: &str) -> Result<CpuInfo, ParseError> {
         .map(|f| f.to_string())
         .collect();
     Ok(info)
+}
+
+/// `Cortex-A53` for one kind of core, `Cortex-A53 x4 + Cortex-A72 x2` for big.LITTLE.
+fn arm_model(parts: &[(String, u32)]) -> Option<String> {
+    let names: Option<Vec<(&str, u32)>> = parts
+        .iter()
+        .map(|(p, n)| arm_core_name(p).map(|name| (name, *n)))
+        .collect();
+    match names?.as_slice() {
+        [] => None,
+        [(name, _)] => Some(name.to_string()),
+        many => Some(
+            many.iter()
+                .map(|(name, n)| format!("{name} x{n}"))
+                .collect::<Vec<_>>()
+                .join(" + "),
+        ),
+    }
 }
 
 /// ARM Ltd core names by `CPU part` (aarch64 cpuinfo has no model name).
@@ -233,7 +252,7 @@ CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0x
     #[test]
     fn aarch64_core_named_from_part() {
         let i = parse_cpuinfo(RK3399).unwrap();
-        assert_eq!(i.model.as_deref(), Some("Cortex-A53"));
+        assert_eq!(i.model.as_deref(), Some("Cortex-A53 x1 + Cortex-A72 x1"));
         assert_eq!(i.family, "aarch64");
         assert_eq!(i.logical_cpus, 2);
         assert_eq!(

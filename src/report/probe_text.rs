@@ -61,7 +61,7 @@ fn host(out: &mut String, h: &Host) {
 fn cpu(out: &mut String, c: &Cpu) {
     let _ = writeln!(
         out,
-        "  model         {} x{}{}",
+        "  model         {}, {} logical CPUs{}",
         opt(&c.model),
         c.logical_cpus,
         c.hardware
