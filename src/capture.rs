@@ -54,7 +54,7 @@ pub enum CaptureError {
         .0.display()
     )]
     NotEmpty(PathBuf),
-    #[error("cannot write capture at '{}': {source}", path.display())]
+    #[error("cannot write capture at '{}'", path.display())]
     Write { path: PathBuf, source: io::Error },
     #[error("too many symlinks while resolving '{0}'")]
     LinkLoop(String),

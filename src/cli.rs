@@ -52,6 +52,9 @@ nastune probe --capture /tmp/mybox    # send this tree with a bug report\n  \
 nastune probe --root /tmp/mybox       # read a captured tree back"
     )]
     Probe(ProbeArgs),
+    /// List, show or remove stored runs
+    #[command(subcommand)]
+    History(HistoryCommand),
     /// Generate the man page or shell completions
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -68,6 +71,45 @@ pub struct ProbeArgs {
     /// Copy every file the probe reads into DIR (must be new or empty)
     #[arg(long, value_name = "DIR")]
     pub capture: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// List stored runs, newest first
+    List(HistoryListArgs),
+    /// Show one run with its stored documents
+    Show(HistoryShowArgs),
+    /// Remove runs and their documents from the store
+    Rm(HistoryRmArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryListArgs {
+    /// Only runs of this kind (probe, bench-disk, ...)
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// At most this many runs
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub limit: u32,
+    /// JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryShowArgs {
+    /// The run id (from `history list`)
+    pub run: i64,
+    /// JSON instead of a summary
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryRmArgs {
+    /// Run ids to remove
+    #[arg(required = true, num_args = 1..)]
+    pub runs: Vec<i64>,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,7 @@
 //! One file per subcommand: arguments in, a plan, the run, a report out.
 
 pub mod generate;
+pub mod history;
 pub mod probe;
 
 use std::process::ExitCode;
@@ -11,6 +12,7 @@ use crate::store::{Store, StoreError};
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Probe(args) => probe::run(&args, &cli.global),
+        Command::History(cmd) => history::run(&cmd, &cli.global),
         Command::Generate(args) => generate::run(&args),
     }
 }

@@ -1,9 +1,9 @@
-//! Numbered schema migrations, tracked in `PRAGMA user_version`. Each runs in one
-//! transaction, so a crash leaves the database at the previous version.
+//! Numbered schema migrations, tracked in `PRAGMA user_version`. All pending ones
+//! run in one transaction, so a crash leaves the database at the previous version.
 
 use std::path::Path;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, TransactionBehavior};
 
 use super::{StoreError, classify};
 
@@ -34,16 +34,18 @@ pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 
 pub fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let err = |e| classify(path, e);
-    let current: i64 = conn
+    // IMMEDIATE takes the write lock before reading the version, so two processes
+    // opening a new database at once do not both run migration 1.
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(err)?;
+    let current: i64 = tx
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(err)?;
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(current.max(0) as usize) {
-        let version = index as i64 + 1;
-        let tx = conn.transaction().map_err(err)?;
         tx.execute_batch(sql).map_err(err)?;
-        tx.pragma_update(None, "user_version", version)
+        tx.pragma_update(None, "user_version", index as i64 + 1)
             .map_err(err)?;
-        tx.commit().map_err(err)?;
     }
-    Ok(())
+    tx.commit().map_err(err)
 }

@@ -30,14 +30,14 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
-    #[error("cannot create the database directory '{}': {source}", path.display())]
+    #[error("cannot create the database directory '{}'", path.display())]
     CreateDir {
         path: PathBuf,
         source: std::io::Error,
     },
     #[error("cannot find a data directory: set XDG_DATA_HOME or HOME, or pass --db PATH")]
     NoDataDir,
-    #[error("database '{}': {source}", path.display())]
+    #[error("database '{}'", path.display())]
     Sql {
         path: PathBuf,
         source: rusqlite::Error,
@@ -142,10 +142,27 @@ impl Store {
 
     fn configure(&self) -> Result<(), StoreError> {
         // WAL lets a watch and a report run at once; a small cache suits 128 MiB boxes.
+        // Switching to WAL needs an exclusive lock and SQLite does not call the busy
+        // handler for it, so a second process opening a new database retries here.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+            {
+                Ok(_) => break,
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(self.sql_err(e)),
+            }
+        }
         self.conn
             .execute_batch(
-                "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
-                 PRAGMA foreign_keys = ON; PRAGMA cache_size = -2000;",
+                "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -2000;",
             )
             .map_err(|e| self.sql_err(e))
     }
@@ -216,17 +233,26 @@ impl Store {
             .ok_or(StoreError::NoSuchRun(id))
     }
 
-    /// Runs, newest first.
-    pub fn runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
+    /// Deletes a run and its documents; `Ok(false)` when there was no such run.
+    pub fn delete_run(&self, id: RunId) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute("DELETE FROM runs WHERE id = ?1", [id])
+            .map_err(|e| self.sql_err(e))?;
+        Ok(n > 0)
+    }
+
+    /// Runs of one kind (or all), newest first.
+    pub fn runs_of(&self, kind: Option<&str>, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
         let mut stmt = self
             .conn
             .prepare(
                 "SELECT id, kind, started_unix, finished_unix, status, host_id, tool_version, command \
-                 FROM runs ORDER BY id DESC LIMIT ?1",
+                 FROM runs WHERE ?1 IS NULL OR kind = ?1 ORDER BY id DESC LIMIT ?2",
             )
             .map_err(|e| self.sql_err(e))?;
         let rows = stmt
-            .query_map([limit], row_to_run)
+            .query_map(params![kind, limit], row_to_run)
             .map_err(|e| self.sql_err(e))?;
         rows.collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.sql_err(e))
@@ -300,6 +326,13 @@ mod tests {
         let docs = store.documents(id).unwrap();
         assert_eq!(docs, vec![("snapshot".into(), 1, "{\"a\":1}".into())]);
         assert!(matches!(store.run(999), Err(StoreError::NoSuchRun(999))));
+        let other = store.begin_run("bench-disk", "abc", "x").unwrap();
+        assert_eq!(store.runs_of(None, 10).unwrap().len(), 2);
+        assert_eq!(store.runs_of(Some("probe"), 10).unwrap()[0].id, id);
+        assert!(store.delete_run(id).unwrap());
+        assert!(!store.delete_run(id).unwrap());
+        assert!(store.documents(id).unwrap().is_empty(), "documents cascade");
+        assert_eq!(store.runs_of(None, 10).unwrap()[0].id, other);
     }
 
     #[test]

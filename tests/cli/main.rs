@@ -5,5 +5,6 @@
 mod util;
 
 mod generate;
+mod history;
 mod probe;
 mod store;

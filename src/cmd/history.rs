@@ -1,0 +1,92 @@
+//! `nastune history list|show|rm`: what the store holds.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use serde::Serialize;
+
+use crate::cli::{GlobalArgs, HistoryCommand};
+use crate::store::{RunRecord, Store};
+
+pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let Some(store) = super::open_store(global)? else {
+        bail!("'history' reads the store; drop --no-store");
+    };
+    let out = match cmd {
+        HistoryCommand::List(a) => {
+            let runs = store.runs_of(a.kind.as_deref(), a.limit)?;
+            if a.json {
+                json_line(&ListDoc {
+                    schema_version: 1,
+                    runs: &runs,
+                })?
+            } else {
+                crate::report::history_text::render_list(&runs)
+            }
+        }
+        HistoryCommand::Show(a) => show(&store, a.run, a.json)?,
+        HistoryCommand::Rm(a) => {
+            let mut out = String::new();
+            for id in &a.runs {
+                if !store.delete_run(*id)? {
+                    bail!(
+                        "run {id} not found; nothing after it was removed ('nastune history list' shows the ids)"
+                    );
+                }
+                out.push_str(&format!("removed run {id}\n"));
+            }
+            out
+        }
+    };
+    crate::output::write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct ListDoc<'a> {
+    schema_version: u32,
+    runs: &'a [RunRecord],
+}
+
+#[derive(Serialize)]
+struct ShowDoc {
+    schema_version: u32,
+    run: RunRecord,
+    documents: Vec<StoredDoc>,
+}
+
+#[derive(Serialize)]
+struct StoredDoc {
+    kind: String,
+    schema_version: u32,
+    body: serde_json::Value,
+}
+
+fn show(store: &Store, id: i64, json: bool) -> anyhow::Result<String> {
+    let run = store.run(id)?;
+    let mut documents = Vec::new();
+    for (kind, schema_version, body) in store.documents(id)? {
+        let body = serde_json::from_str(&body)
+            .with_context(|| format!("run {id}: stored '{kind}' document is not valid JSON"))?;
+        documents.push(StoredDoc {
+            kind,
+            schema_version,
+            body,
+        });
+    }
+    if json {
+        return json_line(&ShowDoc {
+            schema_version: 1,
+            run,
+            documents,
+        });
+    }
+    let kinds: Vec<&str> = documents.iter().map(|d| d.kind.as_str()).collect();
+    Ok(crate::report::history_text::render_run(&run, &kinds))
+}
+
+fn json_line<T: Serialize>(v: &T) -> anyhow::Result<String> {
+    let mut s = serde_json::to_string_pretty(v)?;
+    s.push('\n');
+    Ok(s)
+}

@@ -1,0 +1,52 @@
+//! Text for `nastune history`.
+
+use std::fmt::Write;
+
+use crate::store::RunRecord;
+
+pub fn render_list(runs: &[RunRecord]) -> String {
+    if runs.is_empty() {
+        return "no runs stored yet; 'nastune probe' makes the first one\n".into();
+    }
+    let mut out = format!(
+        "{:>6}  {:<20}  {:<12}  {:<9}  {}\n",
+        "RUN", "STARTED (UTC)", "KIND", "STATUS", "COMMAND"
+    );
+    for r in runs {
+        let _ = writeln!(
+            out,
+            "{:>6}  {:<20}  {:<12}  {:<9}  {}",
+            r.id,
+            crate::time::rfc3339_utc(r.started_unix.max(0) as u64),
+            r.kind,
+            r.status,
+            r.command
+        );
+    }
+    out
+}
+
+pub fn render_run(r: &RunRecord, documents: &[&str]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "run        {}", r.id);
+    let _ = writeln!(out, "kind       {}", r.kind);
+    let _ = writeln!(out, "status     {}", r.status);
+    let _ = writeln!(
+        out,
+        "started    {}",
+        crate::time::rfc3339_utc(r.started_unix.max(0) as u64)
+    );
+    if let Some(f) = r.finished_unix {
+        let _ = writeln!(
+            out,
+            "finished   {} ({} s)",
+            crate::time::rfc3339_utc(f.max(0) as u64),
+            f - r.started_unix
+        );
+    }
+    let _ = writeln!(out, "host       {}", r.host_id);
+    let _ = writeln!(out, "version    {}", r.tool_version);
+    let _ = writeln!(out, "command    {}", r.command);
+    let _ = writeln!(out, "documents  {}", documents.join(", "));
+    out
+}
