@@ -52,6 +52,14 @@ nastune probe --capture /tmp/mybox    # send this tree with a bug report\n  \
 nastune probe --root /tmp/mybox       # read a captured tree back"
     )]
     Probe(ProbeArgs),
+    /// Find misconfigurations and explain them, with the arithmetic
+    #[command(
+        long_about = "Turn a probe of this box into findings: what is misconfigured or \
+outdated for Linux 6.x and Samba 4.x, why, and the typed change that fixes it.\n\n\
+Exit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage or runtime error.\n\nExamples:\n  \
+nastune advise\n  nastune advise --list\n  nastune advise --json --fail-on warning"
+    )]
+    Advise(AdviseArgs),
     /// List, show or remove stored runs
     #[command(subcommand)]
     History(HistoryCommand),
@@ -71,6 +79,22 @@ pub struct ProbeArgs {
     /// Copy every file the probe reads into DIR (must be new or empty)
     #[arg(long, value_name = "DIR")]
     pub capture: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct AdviseArgs {
+    /// Read the system from this tree (with proc/, sys/, etc/) instead of /
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Print the rule registry instead of evaluating it
+    #[arg(long)]
+    pub list: bool,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with status 1 when a finding is at or above this severity
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<crate::advise::Severity>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -122,6 +146,8 @@ pub struct GenerateArgs {
 pub enum GenerateWhat {
     /// The man page (roff) on stdout
     Man,
+    /// docs/rules.md (Markdown) on stdout, from the rule registry
+    RulesDoc,
     /// Completions for SHELL on stdout
     Completions {
         #[arg(value_enum)]

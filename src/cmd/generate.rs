@@ -11,6 +11,7 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
     let mut out = Vec::new();
     match &args.what {
         GenerateWhat::Man => render_man(&mut out)?,
+        GenerateWhat::RulesDoc => out = crate::report::advise_text::rules_markdown().into_bytes(),
         GenerateWhat::Completions { shell } => {
             clap_complete::generate(*shell, &mut Cli::command(), "nastune", &mut out)
         }

@@ -1,5 +1,6 @@
 //! One file per subcommand: arguments in, a plan, the run, a report out.
 
+pub mod advise;
 pub mod generate;
 pub mod history;
 pub mod probe;
@@ -12,6 +13,7 @@ use crate::store::{Store, StoreError};
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Probe(args) => probe::run(&args, &cli.global),
+        Command::Advise(args) => advise::run(&args, &cli.global),
         Command::History(cmd) => history::run(&cmd, &cli.global),
         Command::Generate(args) => generate::run(&args),
     }

@@ -1,5 +1,6 @@
 //! Presentation: plain data in, text out. Nothing here reads the system.
 
+pub mod advise_text;
 pub mod format;
 pub mod history_text;
 pub mod probe_text;

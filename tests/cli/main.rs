@@ -4,6 +4,7 @@
 
 mod util;
 
+mod advise;
 mod generate;
 mod history;
 mod probe;

@@ -1,0 +1,227 @@
+//! Advice: rules that turn a [`Snapshot`] (and measurements, when present) into
+//! findings a careful expert would write. Each rule is a data row with a stable id
+//! and a pure `evaluate` function; the registry is [`RULES`].
+//!
+//! Knowledge is current for Linux 6.x and Samba 4.x (see docs/rules.md, generated
+//! from this registry).
+
+mod cpu;
+mod memory;
+
+use serde::Serialize;
+
+use crate::probe::Snapshot;
+
+/// How much a finding matters. Ordered: `--fail-on warning` also fails on critical.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Notice,
+    Warning,
+    Critical,
+}
+
+/// What applying the recommendation takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    /// A runtime value that can be set and reverted at once.
+    RuntimeSafe,
+    /// Needs a remount or a service restart.
+    NeedsRestart,
+    /// Never applied automatically (reshape, re-encrypt, mkfs, hardware).
+    AdviceOnly,
+}
+
+/// A recommended change, typed so `tune` can apply it and journal the old value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Change {
+    Sysctl {
+        key: String,
+        value: String,
+    },
+    /// A sysfs attribute, path relative to /sys.
+    SysfsAttribute {
+        path: String,
+        value: String,
+    },
+    /// A udev rule that sets an attribute on matching devices at every add/change.
+    UdevRule {
+        subsystem: String,
+        matches: Vec<(String, String)>,
+        attribute: String,
+        value: String,
+    },
+    MountOption {
+        mount_point: String,
+        add: Vec<String>,
+        remove: Vec<String>,
+    },
+    /// `value: None` removes the parameter.
+    SmbConf {
+        section: String,
+        parameter: String,
+        value: Option<String>,
+    },
+    Ethtool {
+        interface: String,
+        setting: String,
+        value: String,
+    },
+    AdviceOnly {
+        action: String,
+    },
+}
+
+/// One fact that triggered a finding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    pub fact: String,
+    pub value: String,
+}
+
+impl Evidence {
+    pub fn new(fact: impl Into<String>, value: impl ToString) -> Self {
+        Evidence {
+            fact: fact.into(),
+            value: value.to_string(),
+        }
+    }
+}
+
+/// The static description of a rule, shown by `advise --list` and docs/rules.md.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleInfo {
+    pub id: &'static str,
+    pub area: &'static str,
+    pub title: &'static str,
+    pub severity: Severity,
+    pub risk: Risk,
+    /// What the rule checks, in one or two sentences.
+    pub checks: &'static str,
+    pub references: &'static [&'static str],
+}
+
+/// What a rule found on this box.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub rule_id: &'static str,
+    pub title: String,
+    pub severity: Severity,
+    pub risk: Risk,
+    pub evidence: Vec<Evidence>,
+    /// Canonical names of the settings concerned (`sysctl:vm.swappiness`,
+    /// `sysfs:block/sda/queue/scheduler`, `smb.conf:[global]:socket options`).
+    pub settings: Vec<String>,
+    pub recommendation: Vec<Change>,
+    /// Why, with the arithmetic shown.
+    pub rationale: String,
+    pub references: Vec<&'static str>,
+}
+
+/// Everything rules may look at.
+pub struct Context<'a> {
+    pub snapshot: &'a Snapshot,
+}
+
+/// A rule: its description and a pure evaluation.
+pub struct Rule {
+    pub info: RuleInfo,
+    pub evaluate: fn(&RuleInfo, &Context) -> Vec<Finding>,
+}
+
+impl Finding {
+    /// A finding carrying the rule's defaults; callers fill in the specifics.
+    pub fn of(info: &RuleInfo, title: impl Into<String>, rationale: impl Into<String>) -> Self {
+        Finding {
+            rule_id: info.id,
+            title: title.into(),
+            severity: info.severity,
+            risk: info.risk,
+            evidence: Vec::new(),
+            settings: Vec::new(),
+            recommendation: Vec::new(),
+            rationale: rationale.into(),
+            references: info.references.to_vec(),
+        }
+    }
+
+    pub fn evidence(mut self, fact: impl Into<String>, value: impl ToString) -> Self {
+        self.evidence.push(Evidence::new(fact, value));
+        self
+    }
+
+    pub fn setting(mut self, name: impl Into<String>) -> Self {
+        self.settings.push(name.into());
+        self
+    }
+
+    pub fn change(mut self, c: Change) -> Self {
+        self.recommendation.push(c);
+        self
+    }
+
+    pub fn severity(mut self, s: Severity) -> Self {
+        self.severity = s;
+        self
+    }
+}
+
+/// Every rule nastune knows, grouped by area.
+pub fn rules() -> Vec<&'static Rule> {
+    let mut all: Vec<&'static Rule> = Vec::new();
+    all.extend(cpu::RULES);
+    all.extend(memory::RULES);
+    all
+}
+
+/// Runs every rule; findings sorted by severity (highest first), then id.
+pub fn evaluate(ctx: &Context) -> Vec<Finding> {
+    let mut out: Vec<Finding> = rules()
+        .into_iter()
+        .flat_map(|r| (r.evaluate)(&r.info, ctx))
+        .collect();
+    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.rule_id.cmp(b.rule_id)));
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use crate::probe::Snapshot;
+    use crate::root::Root;
+
+    /// Probes a fixture box by name.
+    pub fn snapshot_of(boxname: &str) -> Snapshot {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/boxes")
+            .join(boxname);
+        crate::probe::probe(&Root::tree(&dir).expect("fixture box"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_ids_are_unique_kebab_case() {
+        let mut seen = std::collections::BTreeSet::new();
+        for r in rules() {
+            let id = r.info.id;
+            assert!(seen.insert(id), "duplicate rule id '{id}'");
+            assert!(
+                id.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                    && !id.starts_with('-')
+                    && !id.ends_with('-'),
+                "rule id '{id}' is not kebab-case"
+            );
+            assert!(
+                !r.info.references.is_empty(),
+                "rule '{id}' has no reference"
+            );
+        }
+    }
+}

@@ -1,0 +1,77 @@
+use crate::util::*;
+
+fn advise(boxname: &str, extra: &[&str]) -> std::process::Output {
+    let root = fixtures().join("boxes").join(boxname);
+    nastune()
+        .args(["advise", "--no-store", "--root"])
+        .arg(root)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn fail_on_sets_the_exit_code() {
+    // The Pi's io pressure is a warning.
+    let o = advise("rpi2-luks", &["--fail-on", "warning"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = advise("rpi2-luks", &["--fail-on", "critical"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = advise("rpi2-luks", &["--fail-on", "dire"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("dire"));
+}
+
+#[test]
+fn json_findings_carry_evidence_and_typed_changes() {
+    let o = advise("pogoplug-v4", &["--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    let ids: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule_id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"small-ram-without-zram"), "{ids:?}");
+    assert!(ids.contains(&"cpu-without-aes"), "{ids:?}");
+    let zram = &v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "small-ram-without-zram")
+        .unwrap();
+    assert_eq!(zram["recommendation"][0]["kind"], "advice_only");
+    assert_eq!(zram["risk"], "advice_only");
+}
+
+#[test]
+fn advise_runs_are_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fixtures().join("boxes/rk3399-raid5");
+    let o = run_with_db(dir.path(), &["advise", "--root", root.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_with_db(
+        dir.path(),
+        &["history", "list", "--kind", "advise", "--json"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn rules_doc_is_generated_from_the_registry() {
+    let o = nastune().args(["generate", "rules-doc"]).output().unwrap();
+    assert!(o.status.success());
+    let list = nastune().args(["advise", "--list"]).output().unwrap();
+    for line in stdout(&list).lines() {
+        let id = line.split_whitespace().next().unwrap();
+        assert!(
+            stdout(&o).contains(&format!("## `{id}`")),
+            "rules doc lacks {id}"
+        );
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
+    assert_golden(&path, &stdout(&o));
+}
