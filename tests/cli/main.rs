@@ -5,5 +5,6 @@
 mod util;
 
 mod generate;
+mod netns;
 mod probe;
 mod store;
