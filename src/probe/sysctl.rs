@@ -74,6 +74,9 @@ pub struct ConfigSetting {
     pub value: String,
     /// The `-key` form: a failure to set it is ignored.
     pub ignore_failure: bool,
+    /// `-key` with no value (systemd 249+): this key is left out of an earlier
+    /// glob assignment such as `net.ipv4.conf.*.rp_filter = 2`.
+    pub exclude: bool,
 }
 
 /// One parsed `key = value` line.
@@ -83,6 +86,8 @@ pub struct Assignment {
     pub value: String,
     pub line: u32,
     pub ignore_failure: bool,
+    /// `-key` with no value: leave this key out of an earlier glob assignment.
+    pub exclude: bool,
 }
 
 pub fn read_sysctl(root: &Root) -> Result<Sysctl, ProbeError> {
@@ -118,6 +123,7 @@ pub fn read_sysctl(root: &Root) -> Result<Sysctl, ProbeError> {
                 line: a.line,
                 value: a.value,
                 ignore_failure: a.ignore_failure,
+                exclude: a.exclude,
             });
         }
     }
@@ -150,7 +156,7 @@ fn config_files(root: &Root) -> Result<Vec<String>, ProbeError> {
 }
 
 /// Parses a sysctl.conf / sysctl.d file: `key = value`, `#` and `;` comments,
-/// a leading `-` to ignore failures, and keys written with `/` (normalised to
+/// a leading `-` to ignore failures (alone, without a value: a glob exclusion), and keys written with `/` (normalised to
 /// dots, with any dots inside a component becoming slashes, as sysctl(8) does).
 /// Bad lines come back as problems rather than failing the whole file.
 pub fn parse_sysctl_conf(text: &str) -> (Vec<Assignment>, Vec<String>) {
@@ -163,7 +169,22 @@ pub fn parse_sysctl_conf(text: &str) -> (Vec<Assignment>, Vec<String>) {
             continue;
         }
         let Some((key, value)) = line.split_once('=') else {
-            problems.push(format!("line {line_no}: no '=' in '{line}'"));
+            // `-key` alone excludes the key from an earlier glob (systemd 249+).
+            if let Some(key) = line
+                .strip_prefix('-')
+                .map(str::trim)
+                .filter(|k| !k.is_empty())
+            {
+                out.push(Assignment {
+                    key: normalize_key(key),
+                    value: String::new(),
+                    line: line_no,
+                    ignore_failure: true,
+                    exclude: true,
+                });
+            } else {
+                problems.push(format!("line {line_no}: no '=' in '{line}'"));
+            }
             continue;
         };
         let (key, ignore_failure) = match key.trim().strip_prefix('-') {
@@ -179,6 +200,7 @@ pub fn parse_sysctl_conf(text: &str) -> (Vec<Assignment>, Vec<String>) {
             value: value.trim().to_string(),
             line: line_no,
             ignore_failure,
+            exclude: false,
         });
     }
     (out, problems)
@@ -211,6 +233,8 @@ mod tests {
                     net.core.rmem_max = 4194304\n\
                     vm/swappiness=10\n\
                     -net.ipv4.conf.all.rp_filter = 2\n\
+                    net.ipv4.conf.*.promote_secondaries = 1\n\
+                    -net.ipv4.conf.all.promote_secondaries\n\
                     net/ipv4/conf/eth0.100/rp_filter = 1\n\
                     net.ipv4.tcp_rmem = 4096\t131072  6291456\n\
                     kernel.core_pattern = |/bin/x %p = y\n\
@@ -224,6 +248,8 @@ mod tests {
                 "net.core.rmem_max",
                 "vm.swappiness",
                 "net.ipv4.conf.all.rp_filter",
+                "net.ipv4.conf.*.promote_secondaries",
+                "net.ipv4.conf.all.promote_secondaries",
                 "net.ipv4.conf.eth0/100.rp_filter",
                 "net.ipv4.tcp_rmem",
                 "kernel.core_pattern",
@@ -233,10 +259,14 @@ mod tests {
         assert_eq!(a[0].line, 4);
         assert_eq!(a[1].value, "10");
         assert!(a[2].ignore_failure && !a[0].ignore_failure);
-        assert_eq!(a[4].value, "4096\t131072  6291456");
-        assert_eq!(a[5].value, "|/bin/x %p = y");
+        assert!(a[4].exclude && a[4].value.is_empty() && !a[3].exclude);
+        assert_eq!(a[6].value, "4096\t131072  6291456");
+        assert_eq!(a[7].value, "|/bin/x %p = y");
         assert_eq!(problems.len(), 2, "{problems:?}");
-        assert!(problems[0].contains("line 10") && problems[0].contains("'this line is broken'"));
+        assert!(
+            problems[0].contains("line 12") && problems[0].contains("'this line is broken'"),
+            "{problems:?}"
+        );
     }
 
     #[test]

@@ -6,5 +6,6 @@ mod util;
 
 mod generate;
 mod netns;
+mod netsys_fixtures;
 mod probe;
 mod store;
