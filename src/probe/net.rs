@@ -476,6 +476,58 @@ mod tests {
         assert!(parse_speed("s", "fast").is_err());
     }
 
+    /// A tree without statistics/ falls back to /proc/net/dev; a replayed EINVAL on
+    /// speed is "unknown"; a missing ethtool capture is unsupported, not a failure.
+    #[test]
+    fn tree_without_sysfs_statistics_uses_proc_net_dev() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        let dev = p.join("sys/devices/virtual/net/eth0");
+        std::fs::create_dir_all(&dev).unwrap();
+        std::fs::create_dir_all(p.join("sys/class/net")).unwrap();
+        std::os::unix::fs::symlink(
+            "../../devices/virtual/net/eth0",
+            p.join("sys/class/net/eth0"),
+        )
+        .unwrap();
+        for (f, v) in [("ifindex", "2"), ("mtu", "1500"), ("carrier", "1")] {
+            std::fs::write(dev.join(f), v).unwrap();
+        }
+        std::fs::create_dir_all(p.join("proc/net")).unwrap();
+        std::fs::write(p.join("proc/net/dev"), PROC_NET_DEV).unwrap();
+        std::fs::create_dir_all(p.join(".nastune")).unwrap();
+        std::fs::write(
+            p.join(".nastune/read-errors.json"),
+            r#"{"sys/class/net/eth0/speed": "Invalid argument (os error 22)"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            p.join(".nastune/qdisc.json"),
+            r#"{"unavailable": "cannot open a NETLINK_ROUTE socket: denied"}"#,
+        )
+        .unwrap();
+        let n = read_network(&Root::tree(p).unwrap(), Some("armv7l")).unwrap();
+        let i = &n.interfaces[0];
+        assert!(i.is_virtual);
+        assert_eq!(i.speed_mbit_per_sec, None);
+        assert_eq!(i.carrier, Some(true));
+        assert_eq!(i.mtu_bytes, Some(1500));
+        assert_eq!(i.counters.source, CounterSource::ProcNetDev);
+        assert_eq!(i.counters.rx_bytes, Some(4_294_967_290));
+        assert_eq!(i.counter_bits, Some(32));
+        assert_eq!(i.qdisc, None);
+        assert!(
+            n.qdisc_unavailable
+                .as_deref()
+                .unwrap()
+                .contains("NETLINK_ROUTE")
+        );
+        assert!(
+            matches!(&i.ethtool, Outcome::Unsupported { reason } if reason.contains("--capture"))
+        );
+        assert!(matches!(n.softnet, Outcome::Unsupported { .. }));
+    }
+
     #[test]
     fn counter_width_from_architecture() {
         assert_eq!(counter_bits(Some("armv5tel")).0, Some(32));
