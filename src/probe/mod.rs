@@ -7,8 +7,13 @@
 //! functions that are pure and tested on literal kernel text.
 
 pub mod cpu;
+pub mod crypto;
+pub mod ethtool;
 pub mod host;
 pub mod memory;
+pub mod net;
+pub mod qdisc;
+pub mod sysctl;
 pub mod text;
 
 use serde::{Deserialize, Serialize};
@@ -85,6 +90,9 @@ pub struct Snapshot {
     pub host: Outcome<host::Host>,
     pub cpu: Outcome<cpu::Cpu>,
     pub memory: Outcome<memory::Memory>,
+    pub network: Outcome<net::Network>,
+    pub sysctl: Outcome<sysctl::Sysctl>,
+    pub kernel_crypto: Outcome<crypto::KernelCrypto>,
 }
 
 impl Snapshot {
@@ -94,6 +102,13 @@ impl Snapshot {
             ("host", self.host.status(), self.host.problem()),
             ("cpu", self.cpu.status(), self.cpu.problem()),
             ("memory", self.memory.status(), self.memory.problem()),
+            ("network", self.network.status(), self.network.problem()),
+            ("sysctl", self.sysctl.status(), self.sysctl.problem()),
+            (
+                "kernel_crypto",
+                self.kernel_crypto.status(),
+                self.kernel_crypto.problem(),
+            ),
         ]
     }
 }
@@ -103,6 +118,7 @@ pub fn probe(root: &Root) -> Snapshot {
     let now = crate::time::now_unix();
     let host = Outcome::from(host::read_host(root));
     let host_id = host::read_host_id(root);
+    let architecture = host.data().and_then(|h| h.architecture.clone());
     Snapshot {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -117,6 +133,9 @@ pub fn probe(root: &Root) -> Snapshot {
         host,
         cpu: cpu::read_cpu(root).into(),
         memory: memory::read_memory(root).into(),
+        network: net::read_network(root, architecture.as_deref()).into(),
+        sysctl: sysctl::read_sysctl(root).into(),
+        kernel_crypto: crypto::read_crypto(root).into(),
     }
 }
 

@@ -3,4 +3,5 @@
 pub mod advise_text;
 pub mod format;
 pub mod history_text;
+pub mod netsys_text;
 pub mod probe_text;

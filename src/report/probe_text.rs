@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::format;
+use super::{format, netsys_text};
 use crate::probe::{Outcome, Snapshot, cpu::Cpu, host::Host, memory::Memory};
 
 pub fn render(s: &Snapshot) -> String {
@@ -10,6 +10,14 @@ pub fn render(s: &Snapshot) -> String {
     section(&mut out, "Host", &s.host, host);
     section(&mut out, "CPU", &s.cpu, cpu);
     section(&mut out, "Memory", &s.memory, memory);
+    section(&mut out, "Network", &s.network, netsys_text::network);
+    section(&mut out, "Sysctl", &s.sysctl, netsys_text::sysctl);
+    section(
+        &mut out,
+        "Kernel crypto",
+        &s.kernel_crypto,
+        netsys_text::kernel_crypto,
+    );
     let problems: Vec<_> = s
         .section_statuses()
         .into_iter()

@@ -7,5 +7,7 @@ mod util;
 mod advise;
 mod generate;
 mod history;
+mod netns;
+mod netsys_fixtures;
 mod probe;
 mod store;

@@ -1,0 +1,490 @@
+//! Driver info, offload features and ring sizes through the `SIOCETHTOOL` ioctl.
+//! The ioctl works on old vendor NAS kernels where ethtool-over-netlink (5.6+) does
+//! not; libc has the request number but not the structs, so they are here, laid
+//! out as in `include/uapi/linux/ethtool.h`.
+//!
+//! Each item is asked separately: a driver that lacks ring sizes (lo, veth, usbnet)
+//! still reports its features, and the reason it lacks rings is kept per item.
+
+use serde::{Deserialize, Serialize};
+
+use super::Outcome;
+
+/// Features worth showing: the kernel names behind `ethtool -k`'s rx/tx checksum,
+/// scatter-gather, TSO, GSO, GRO and LRO lines. The full set (~60) is noise here.
+pub const INTERESTING_FEATURES: &[&str] = &[
+    "rx-checksum",
+    "tx-checksum-ipv4",
+    "tx-checksum-ip-generic",
+    "tx-checksum-ipv6",
+    "tx-scatter-gather",
+    "tx-tcp-segmentation",
+    "tx-tcp6-segmentation",
+    "tx-generic-segmentation",
+    "tx-udp-segmentation",
+    "rx-gro",
+    "rx-gro-hw",
+    "rx-lro",
+    "rx-hashing",
+];
+
+/// What the ethtool ioctl told about one interface; stored as
+/// `.nastune/ethtool/<ifname>.json` in a capture.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Ethtool {
+    pub driver_info: Outcome<DriverInfo>,
+    pub rings: Outcome<Rings>,
+    pub features: Outcome<Vec<Feature>>,
+}
+
+/// `ETHTOOL_GDRVINFO`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DriverInfo {
+    pub driver: String,
+    pub version: String,
+    pub firmware_version: String,
+    pub bus_info: String,
+}
+
+/// `ETHTOOL_GRINGPARAM`: descriptors per ring, current and the hardware maximum.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Rings {
+    pub rx_pending: u32,
+    pub rx_max: u32,
+    pub tx_pending: u32,
+    pub tx_max: u32,
+}
+
+/// One offload feature: whether it is on, and whether it can be changed at all
+/// (ethtool's `[fixed]`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Feature {
+    pub name: String,
+    pub active: bool,
+    pub fixed: bool,
+}
+
+// Command numbers and sizes from include/uapi/linux/ethtool.h.
+const ETHTOOL_GDRVINFO: u32 = 0x03;
+const ETHTOOL_GRINGPARAM: u32 = 0x10;
+const ETHTOOL_GSTRINGS: u32 = 0x1b;
+const ETHTOOL_GSSET_INFO: u32 = 0x37;
+const ETHTOOL_GFEATURES: u32 = 0x3a;
+const ETH_SS_FEATURES: u32 = 4;
+const ETH_GSTRING_LEN: usize = 32;
+/// No kernel has more than a few hundred feature bits; refuse absurd counts.
+const MAX_FEATURES: u32 = 1024;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct EthtoolDrvinfo {
+    pub cmd: u32,
+    pub driver: [u8; 32],
+    pub version: [u8; 32],
+    pub fw_version: [u8; 32],
+    pub bus_info: [u8; 32],
+    pub erom_version: [u8; 32],
+    pub reserved2: [u8; 12],
+    pub n_priv_flags: u32,
+    pub n_stats: u32,
+    pub testinfo_len: u32,
+    pub eedump_len: u32,
+    pub regdump_len: u32,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EthtoolRingparam {
+    pub cmd: u32,
+    pub rx_max_pending: u32,
+    pub rx_mini_max_pending: u32,
+    pub rx_jumbo_max_pending: u32,
+    pub tx_max_pending: u32,
+    pub rx_pending: u32,
+    pub rx_mini_pending: u32,
+    pub rx_jumbo_pending: u32,
+    pub tx_pending: u32,
+}
+
+/// Header of `struct ethtool_sset_info`; one `u32` count per set bit follows.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EthtoolSsetInfo {
+    pub cmd: u32,
+    pub reserved: u32,
+    pub sset_mask: u64,
+    pub data: [u32; 1],
+}
+
+/// Header of `struct ethtool_gstrings`; `len` strings of 32 bytes follow.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EthtoolGstrings {
+    pub cmd: u32,
+    pub string_set: u32,
+    pub len: u32,
+}
+
+/// Header of `struct ethtool_gfeatures`; `size` blocks follow.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EthtoolGfeatures {
+    pub cmd: u32,
+    pub size: u32,
+}
+
+/// `struct ethtool_get_features_block`: one 32-feature slice of the bitmaps.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FeaturesBlock {
+    pub available: u32,
+    pub requested: u32,
+    pub active: u32,
+    pub never_changed: u32,
+}
+
+/// Reads everything for `ifname` on the running system (in the caller's network
+/// namespace). `Err` only when no ioctl can be made at all.
+pub fn live_ethtool(ifname: &str) -> Result<Ethtool, String> {
+    let sock = Socket::new()?;
+    let req = Request::new(&sock, ifname)?;
+    Ok(Ethtool {
+        driver_info: item("driver info", req.drvinfo()),
+        rings: item("ring sizes", req.rings()),
+        features: item("offload features", req.features()),
+    })
+}
+
+/// Turns an ioctl result into a per-item outcome: "the driver does not do this"
+/// is unsupported, anything else failed.
+fn item<T>(what: &str, r: std::io::Result<T>) -> Outcome<T> {
+    match r {
+        Ok(data) => Outcome::Ok { data },
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Outcome::Unsupported {
+            reason: format!("the driver does not report {what} (EOPNOTSUPP)"),
+        },
+        Err(e) => Outcome::Failed {
+            error: format!("ethtool ioctl for {what} failed: {e}"),
+        },
+    }
+}
+
+struct Socket(libc::c_int);
+
+impl Socket {
+    fn new() -> Result<Self, String> {
+        // SAFETY: plain socket(2) call; the fd is owned by Socket and closed on drop.
+        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(format!(
+                "cannot open a socket for ethtool ioctls: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(Socket(fd))
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        // SAFETY: we own the fd.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+struct Request<'a> {
+    sock: &'a Socket,
+    name: [libc::c_char; libc::IFNAMSIZ],
+}
+
+impl<'a> Request<'a> {
+    fn new(sock: &'a Socket, ifname: &str) -> Result<Self, String> {
+        let bytes = ifname.as_bytes();
+        if bytes.is_empty() || bytes.len() >= libc::IFNAMSIZ || bytes.contains(&0) {
+            return Err(format!(
+                "'{ifname}' is not a valid interface name (1 to 15 bytes, no NUL)"
+            ));
+        }
+        let mut name = [0 as libc::c_char; libc::IFNAMSIZ];
+        for (d, s) in name.iter_mut().zip(bytes) {
+            *d = *s as libc::c_char;
+        }
+        Ok(Request { sock, name })
+    }
+
+    /// Runs one ethtool command whose struct starts at `data`.
+    ///
+    /// # Safety
+    /// `data` must point to a buffer laid out as the kernel expects for the
+    /// command in its first `u32`, large enough for what the kernel writes back.
+    unsafe fn ioctl(&self, data: *mut u8) -> std::io::Result<()> {
+        // SAFETY: ifreq is plain old data.
+        let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+        ifr.ifr_name = self.name;
+        ifr.ifr_ifru.ifru_data = data.cast();
+        // SAFETY: SIOCETHTOOL reads ifr and the buffer it points to; the caller
+        // guarantees the buffer's layout and size.
+        let rc = unsafe { libc::ioctl(self.sock.0, libc::SIOCETHTOOL as _, &mut ifr) };
+        if rc < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    }
+
+    fn drvinfo(&self) -> std::io::Result<DriverInfo> {
+        // SAFETY: all-zero is a valid EthtoolDrvinfo.
+        let mut d: EthtoolDrvinfo = unsafe { std::mem::zeroed() };
+        d.cmd = ETHTOOL_GDRVINFO;
+        // SAFETY: d is a complete struct ethtool_drvinfo.
+        unsafe { self.ioctl((&raw mut d).cast())? };
+        Ok(DriverInfo {
+            driver: c_text(&d.driver),
+            version: c_text(&d.version),
+            firmware_version: c_text(&d.fw_version),
+            bus_info: c_text(&d.bus_info),
+        })
+    }
+
+    fn rings(&self) -> std::io::Result<Rings> {
+        let mut r = EthtoolRingparam {
+            cmd: ETHTOOL_GRINGPARAM,
+            ..Default::default()
+        };
+        // SAFETY: r is a complete struct ethtool_ringparam.
+        unsafe { self.ioctl((&raw mut r).cast())? };
+        Ok(Rings {
+            rx_pending: r.rx_pending,
+            rx_max: r.rx_max_pending,
+            tx_pending: r.tx_pending,
+            tx_max: r.tx_max_pending,
+        })
+    }
+
+    fn feature_count(&self) -> std::io::Result<u32> {
+        let mut s = EthtoolSsetInfo {
+            cmd: ETHTOOL_GSSET_INFO,
+            sset_mask: 1 << ETH_SS_FEATURES,
+            ..Default::default()
+        };
+        // SAFETY: one set is asked for, so the kernel writes one u32 into data.
+        unsafe { self.ioctl((&raw mut s).cast())? };
+        if s.sset_mask & (1 << ETH_SS_FEATURES) == 0 {
+            return Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP));
+        }
+        if s.data[0] > MAX_FEATURES {
+            return Err(std::io::Error::other(format!(
+                "kernel reports '{}' feature names; more than {MAX_FEATURES} is not plausible",
+                s.data[0]
+            )));
+        }
+        Ok(s.data[0])
+    }
+
+    fn feature_names(&self, count: u32) -> std::io::Result<Vec<String>> {
+        let header = size_of::<EthtoolGstrings>();
+        let mut buf = AlignedBuf::new(header + count as usize * ETH_GSTRING_LEN);
+        buf.put(EthtoolGstrings {
+            cmd: ETHTOOL_GSTRINGS,
+            string_set: ETH_SS_FEATURES,
+            len: count,
+        });
+        // SAFETY: the buffer holds the header and `count` strings.
+        unsafe { self.ioctl(buf.as_mut_ptr())? };
+        let bytes = buf.bytes();
+        Ok(bytes[header..]
+            .chunks_exact(ETH_GSTRING_LEN)
+            .take(count as usize)
+            .map(c_text)
+            .collect())
+    }
+
+    fn features(&self) -> std::io::Result<Vec<Feature>> {
+        let count = self.feature_count()?;
+        let names = self.feature_names(count)?;
+        let blocks = count.div_ceil(32);
+        let header = size_of::<EthtoolGfeatures>();
+        let mut buf = AlignedBuf::new(header + blocks as usize * size_of::<FeaturesBlock>());
+        buf.put(EthtoolGfeatures {
+            cmd: ETHTOOL_GFEATURES,
+            size: blocks,
+        });
+        // SAFETY: the buffer holds the header and `blocks` feature blocks.
+        unsafe { self.ioctl(buf.as_mut_ptr())? };
+        let parsed = parse_feature_blocks(&buf.bytes()[header..], blocks as usize);
+        Ok(select_features(&names, &parsed))
+    }
+}
+
+/// A zeroed byte buffer aligned for the u64 inside ethtool structs.
+struct AlignedBuf {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl AlignedBuf {
+    fn new(len: usize) -> Self {
+        AlignedBuf {
+            words: vec![0; len.div_ceil(8)],
+            len,
+        }
+    }
+
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.words.as_mut_ptr().cast()
+    }
+
+    /// Writes a header struct at the start.
+    fn put<T: Copy>(&mut self, header: T) {
+        assert!(size_of::<T>() <= self.len, "header larger than buffer");
+        // SAFETY: the buffer is at least size_of::<T>() bytes and 8-aligned.
+        unsafe { std::ptr::write(self.words.as_mut_ptr().cast::<T>(), header) };
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the Vec holds at least `len` initialised bytes.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len) }
+    }
+}
+
+/// Reads `n` feature blocks (4 native-endian u32 each) from kernel bytes.
+pub fn parse_feature_blocks(bytes: &[u8], n: usize) -> Vec<FeaturesBlock> {
+    let word = |c: &[u8], i: usize| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&c[i * 4..i * 4 + 4]);
+        u32::from_ne_bytes(w)
+    };
+    bytes
+        .chunks_exact(size_of::<FeaturesBlock>())
+        .take(n)
+        .map(|c| FeaturesBlock {
+            available: word(c, 0),
+            requested: word(c, 1),
+            active: word(c, 2),
+            never_changed: word(c, 3),
+        })
+        .collect()
+}
+
+/// Pairs feature names with their bits and keeps [`INTERESTING_FEATURES`], in
+/// that order. Fixed means what ethtool prints as `[fixed]`: not changeable.
+pub fn select_features(names: &[String], blocks: &[FeaturesBlock]) -> Vec<Feature> {
+    INTERESTING_FEATURES
+        .iter()
+        .filter_map(|want| {
+            let i = names.iter().position(|n| n == want)?;
+            let block = blocks.get(i / 32)?;
+            let bit = 1u32 << (i % 32);
+            Some(Feature {
+                name: want.to_string(),
+                active: block.active & bit != 0,
+                fixed: block.available & bit == 0 || block.never_changed & bit != 0,
+            })
+        })
+        .collect()
+}
+
+/// A NUL-padded C string field as text (lossy: drivers put odd bytes there).
+fn c_text(bytes: &[u8]) -> String {
+    let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    /// Sizes and offsets from pahole on the kernel's uapi structs; they are the
+    /// same on 32- and 64-bit ABIs (the u64 in sset_info sits at offset 8 either way).
+    #[test]
+    fn structs_match_the_kernel_abi() {
+        assert_eq!(size_of::<EthtoolDrvinfo>(), 196);
+        assert_eq!(offset_of!(EthtoolDrvinfo, driver), 4);
+        assert_eq!(offset_of!(EthtoolDrvinfo, bus_info), 100);
+        assert_eq!(offset_of!(EthtoolDrvinfo, n_priv_flags), 176);
+        assert_eq!(offset_of!(EthtoolDrvinfo, regdump_len), 192);
+        assert_eq!(size_of::<EthtoolRingparam>(), 36);
+        assert_eq!(offset_of!(EthtoolRingparam, rx_pending), 20);
+        assert_eq!(offset_of!(EthtoolRingparam, tx_pending), 32);
+        assert_eq!(offset_of!(EthtoolSsetInfo, sset_mask), 8);
+        assert_eq!(offset_of!(EthtoolSsetInfo, data), 16);
+        assert_eq!(size_of::<EthtoolGstrings>(), 12);
+        assert_eq!(size_of::<EthtoolGfeatures>(), 8);
+        assert_eq!(size_of::<FeaturesBlock>(), 16);
+    }
+
+    fn block_bytes(blocks: &[[u32; 4]]) -> Vec<u8> {
+        blocks
+            .iter()
+            .flat_map(|b| b.iter().flat_map(|w| w.to_ne_bytes()))
+            .collect()
+    }
+
+    #[test]
+    fn features_pair_names_with_bits() {
+        // Bit 0 sg (changeable, on), bit 1 tso (fixed off), bit 33 rx-gro (on, 2nd block).
+        let mut names: Vec<String> = (0..40).map(|i| format!("f{i}")).collect();
+        names[0] = "tx-scatter-gather".into();
+        names[1] = "tx-tcp-segmentation".into();
+        names[33] = "rx-gro".into();
+        let bytes = block_bytes(&[[0b01, 0b01, 0b01, 0], [0b10, 0b10, 0b10, 0]]);
+        let blocks = parse_feature_blocks(&bytes, 2);
+        assert_eq!(blocks.len(), 2);
+        let f = select_features(&names, &blocks);
+        assert_eq!(
+            f,
+            vec![
+                Feature {
+                    name: "tx-scatter-gather".into(),
+                    active: true,
+                    fixed: false
+                },
+                Feature {
+                    name: "tx-tcp-segmentation".into(),
+                    active: false,
+                    fixed: true
+                },
+                Feature {
+                    name: "rx-gro".into(),
+                    active: true,
+                    fixed: false
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn short_kernel_replies_drop_features_instead_of_panicking() {
+        let names = vec!["rx-gro".to_string(); 1];
+        let blocks = parse_feature_blocks(&[1, 2, 3], 1);
+        assert!(blocks.is_empty());
+        assert!(select_features(&names, &blocks).is_empty());
+    }
+
+    #[test]
+    fn c_text_stops_at_nul() {
+        assert_eq!(c_text(b"veth\0\0junk"), "veth");
+        assert_eq!(c_text(b"full"), "full");
+    }
+
+    #[test]
+    fn interface_names_are_checked() {
+        let sock = Socket::new().unwrap();
+        assert!(Request::new(&sock, "").is_err());
+        assert!(Request::new(&sock, "a-name-longer-than-15").is_err());
+        assert!(Request::new(&sock, "eth0").is_ok());
+    }
+
+    #[test]
+    fn loopback_has_features_but_no_rings() {
+        let e = live_ethtool("lo").unwrap();
+        assert!(
+            matches!(e.rings, Outcome::Unsupported { .. }),
+            "lo rings: {:?}",
+            e.rings
+        );
+        let f = e.features.data().expect("lo reports features");
+        assert!(f.iter().any(|f| f.name == "tx-scatter-gather"), "{f:?}");
+    }
+}

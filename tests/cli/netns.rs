@@ -1,0 +1,191 @@
+//! A real probe of a shaped veth pair inside a throw-away network namespace:
+//! MTU, root qdisc (rtnetlink), ethtool features (ioctl) and carrier must be what
+//! `ip` and `tc` set. Needs root; skips with the reason otherwise.
+
+use std::process::Command;
+
+use crate::util::*;
+
+/// Deletes the namespace (and the veth pair in it) even when the test fails.
+struct Netns(String);
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+fn run(args: &[&str]) -> Result<(), String> {
+    let o = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|e| format!("cannot run '{}': {e}", args[0]))?;
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "'{}' failed: {}",
+            args.join(" "),
+            stderr(&o).trim()
+        ))
+    }
+}
+
+/// Creates the namespace, or says why this machine cannot.
+fn setup(ns: &str) -> Result<Netns, String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("not root: network namespaces need CAP_SYS_ADMIN".into());
+    }
+    run(&["ip", "netns", "add", ns])?;
+    let guard = Netns(ns.to_string());
+    run(&[
+        "ip", "-n", ns, "link", "add", "nsa0", "type", "veth", "peer", "name", "nsb0",
+    ])
+    .map_err(|e| format!("veth unavailable: {e}"))?;
+    run(&["ip", "-n", ns, "link", "set", "nsa0", "mtu", "1400"])?;
+    run(&["ip", "-n", ns, "link", "set", "nsa0", "up"])?;
+    run(&["ip", "-n", ns, "link", "set", "nsb0", "up"])?;
+    run(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
+    run(&[
+        "tc", "-n", ns, "qdisc", "add", "dev", "nsa0", "root", "tbf", "rate", "100mbit", "burst",
+        "32kbit", "latency", "50ms",
+    ])
+    .map_err(|e| format!("tbf unavailable: {e}"))?;
+    Ok(guard)
+}
+
+#[test]
+fn probe_sees_a_shaped_veth_in_a_namespace() {
+    let ns = format!("nastune-test-{}", std::process::id());
+    let _guard = match setup(&ns) {
+        Ok(g) => g,
+        Err(why) => {
+            println!("SKIPPED probe_sees_a_shaped_veth_in_a_namespace: {why}");
+            return;
+        }
+    };
+    let o = Command::new("ip")
+        .args(["netns", "exec", &ns])
+        .arg(env!("CARGO_BIN_EXE_nastune"))
+        .args(["probe", "--json", "--no-store"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["network"]["status"], "ok", "{}", v["network"]);
+    let ifaces = v["network"]["data"]["interfaces"].as_array().unwrap();
+    let names: Vec<&str> = ifaces.iter().map(|i| i["name"].as_str().unwrap()).collect();
+    // Only this namespace's devices: sysfs was remounted by `ip netns exec`.
+    assert_eq!(names, vec!["lo", "nsa0", "nsb0"]);
+    let a = &ifaces[1];
+    assert_eq!(a["mtu_bytes"], 1400, "{a}");
+    assert_eq!(a["qdisc"], "tbf", "{a}");
+    assert_eq!(a["carrier"], true, "{a}");
+    assert_eq!(a["is_virtual"], true, "{a}");
+    assert_eq!(a["operstate"], "up", "{a}");
+    // veth reports 10000 Mbit/s full duplex since 4.x.
+    assert!(a["speed_mbit_per_sec"].as_u64().is_some(), "{a}");
+    let eth = &a["ethtool"]["data"];
+    assert_eq!(eth["driver_info"]["data"]["driver"], "veth", "{a}");
+    let features = eth["features"]["data"].as_array().expect("features read");
+    let find = |name: &str| {
+        features
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {features:?}"))
+    };
+    // veth's defaults: checksums and scatter-gather on and changeable.
+    assert_eq!(find("tx-scatter-gather")["active"], true);
+    assert_eq!(find("tx-scatter-gather")["fixed"], false);
+    assert_eq!(find("rx-checksum")["active"], true);
+    // The other end and lo: qdisc noqueue (veth has no queue by default).
+    assert_eq!(ifaces[2]["qdisc"], "noqueue", "{}", ifaces[2]);
+    assert_eq!(ifaces[0]["qdisc"], "noqueue", "{}", ifaces[0]);
+    assert_eq!(ifaces[0]["is_virtual"], true);
+    // Counters: the namespace is fresh, and a 64-bit build host has 64-bit counters.
+    assert!(a["counters"]["rx_bytes"].as_u64().is_some(), "{a}");
+    assert_eq!(a["counters"]["source"], "sysfs");
+}
+
+/// `ethtool -k` line names for the features it prints under another name.
+const ETHTOOL_K_NAMES: &[(&str, &str)] = &[
+    ("rx-checksumming", "rx-checksum"),
+    ("generic-segmentation-offload", "tx-generic-segmentation"),
+    ("generic-receive-offload", "rx-gro"),
+    ("large-receive-offload", "rx-lro"),
+    ("receive-hashing", "rx-hashing"),
+];
+
+/// `(kernel feature name, on, fixed)` from `ethtool -k` output.
+fn parse_ethtool_k(text: &str) -> Vec<(String, bool, bool)> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let (name, state) = l.trim().split_once(':')?;
+            let name = ETHTOOL_K_NAMES
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map_or(name, |(_, kernel)| kernel);
+            let state = state.trim();
+            Some((
+                name.to_string(),
+                state.starts_with("on"),
+                state.contains("[fixed]"),
+            ))
+        })
+        .collect()
+}
+
+/// The ioctl reader against the peer tool, feature by feature, on the veth and lo.
+#[test]
+fn ethtool_features_match_ethtool_k() {
+    let ns = format!("nastune-k-{}", std::process::id());
+    let _guard = match setup(&ns) {
+        Ok(g) => g,
+        Err(why) => {
+            println!("SKIPPED ethtool_features_match_ethtool_k: {why}");
+            return;
+        }
+    };
+    if Command::new("ethtool").arg("--version").output().is_err() {
+        println!(
+            "SKIPPED ethtool_features_match_ethtool_k: ethtool is not installed (.ci/apt-packages lists it)"
+        );
+        return;
+    }
+    let o = Command::new("ip")
+        .args(["netns", "exec", &ns])
+        .arg(env!("CARGO_BIN_EXE_nastune"))
+        .args(["probe", "--json", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for iface in v["network"]["data"]["interfaces"].as_array().unwrap() {
+        let name = iface["name"].as_str().unwrap();
+        let k = Command::new("ip")
+            .args(["netns", "exec", &ns, "ethtool", "-k", name])
+            .output()
+            .unwrap();
+        assert!(k.status.success(), "{}", stderr(&k));
+        let peer = parse_ethtool_k(&stdout(&k));
+        let ours = iface["ethtool"]["data"]["features"]["data"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: no features: {iface}"));
+        assert!(ours.len() >= 8, "{name}: {ours:?}");
+        for f in ours {
+            let fname = f["name"].as_str().unwrap();
+            let (_, on, fixed) = peer
+                .iter()
+                .find(|(n, _, _)| n == fname)
+                .unwrap_or_else(|| panic!("{name}: ethtool -k has no '{fname}'"));
+            assert_eq!(f["active"], *on, "{name} {fname}: ours {f}, ethtool {on}");
+            assert_eq!(
+                f["fixed"], *fixed,
+                "{name} {fname}: ours {f}, ethtool fixed {fixed}"
+            );
+        }
+    }
+}
