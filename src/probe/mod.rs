@@ -6,9 +6,14 @@
 //! Each area has `read_*(&Root)` functions that do I/O and `parse_*(&str)`
 //! functions that are pure and tested on literal kernel text.
 
+pub mod block;
 pub mod cpu;
+pub mod dm;
+pub mod filesystems;
 pub mod host;
+pub mod md;
 pub mod memory;
+pub mod storage;
 pub mod text;
 
 use serde::{Deserialize, Serialize};
@@ -85,6 +90,8 @@ pub struct Snapshot {
     pub host: Outcome<host::Host>,
     pub cpu: Outcome<cpu::Cpu>,
     pub memory: Outcome<memory::Memory>,
+    pub storage: Outcome<storage::Storage>,
+    pub filesystems: Outcome<filesystems::Filesystems>,
 }
 
 impl Snapshot {
@@ -94,6 +101,12 @@ impl Snapshot {
             ("host", self.host.status(), self.host.problem()),
             ("cpu", self.cpu.status(), self.cpu.problem()),
             ("memory", self.memory.status(), self.memory.problem()),
+            ("storage", self.storage.status(), self.storage.problem()),
+            (
+                "filesystems",
+                self.filesystems.status(),
+                self.filesystems.problem(),
+            ),
         ]
     }
 }
@@ -103,6 +116,18 @@ pub fn probe(root: &Root) -> Snapshot {
     let now = crate::time::now_unix();
     let host = Outcome::from(host::read_host(root));
     let host_id = host::read_host_id(root);
+    let memory: Outcome<memory::Memory> = memory::read_memory(root).into();
+    let filesystems: Outcome<filesystems::Filesystems> = filesystems::read_filesystems(root).into();
+    // Storage reuses what those sections read, so a capture sees each file once.
+    let swaps: Vec<String> = memory
+        .data()
+        .map(|m| m.swaps.iter().map(|s| s.device.clone()).collect())
+        .unwrap_or_default();
+    let storage = storage::read_storage(
+        root,
+        filesystems.data().map(|f| f.mounts.as_slice()),
+        &swaps,
+    );
     Snapshot {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -116,7 +141,9 @@ pub fn probe(root: &Root) -> Snapshot {
         },
         host,
         cpu: cpu::read_cpu(root).into(),
-        memory: memory::read_memory(root).into(),
+        memory,
+        storage,
+        filesystems,
     }
 }
 

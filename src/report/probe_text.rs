@@ -5,11 +5,20 @@ use std::fmt::Write;
 use super::format;
 use crate::probe::{Outcome, Snapshot, cpu::Cpu, host::Host, memory::Memory};
 
+mod storage;
+
 pub fn render(s: &Snapshot) -> String {
     let mut out = String::new();
     section(&mut out, "Host", &s.host, host);
     section(&mut out, "CPU", &s.cpu, cpu);
     section(&mut out, "Memory", &s.memory, memory);
+    section(&mut out, "Storage", &s.storage, storage::storage);
+    section(
+        &mut out,
+        "Filesystems",
+        &s.filesystems,
+        storage::filesystems,
+    );
     let problems: Vec<_> = s
         .section_statuses()
         .into_iter()
