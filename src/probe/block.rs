@@ -78,11 +78,18 @@ pub struct BlockScan {
 pub fn read_block_devices(root: &Root) -> Result<BlockScan, crate::root::ReadError> {
     let mut scan = BlockScan::default();
     for name in root.read_dir("sys/block")? {
-        let disk = read_disk(root, &name);
-        if disk.size_bytes == 0 && disk.problems.is_empty() && disk.holders.is_empty() {
+        // Size first: unbound loop devices are many and say nothing.
+        if root
+            .read_optional(&format!("sys/block/{name}/size"))
+            .ok()
+            .flatten()
+            .as_deref()
+            == Some("0")
+        {
             scan.empty.push(name);
             continue;
         }
+        let disk = read_disk(root, &name);
         let partitions = read_partitions(root, &disk);
         scan.devices.push(disk);
         scan.devices.extend(partitions);

@@ -2,6 +2,8 @@
 //! device, with which options, how full (statvfs), and the RAID geometry the
 //! filesystem was told about (XFS sunit/swidth, ext4 stride/stripe-width).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::text::parse_u64;
@@ -106,16 +108,20 @@ pub struct MountInfo {
 pub fn read_filesystems(root: &Root) -> Result<Filesystems, ProbeError> {
     let text = root.read_string("proc/self/mountinfo")?;
     let mut mounts = Vec::new();
+    // Bind mounts share a device: read its superblock once.
+    let mut superblocks = BTreeMap::new();
     for m in parse_mountinfo(&text)? {
         if PSEUDO.contains(&m.fs_type.as_str()) {
             continue;
         }
-        mounts.push(read_filesystem(root, m));
+        mounts.push(read_filesystem(root, m, &mut superblocks));
     }
     Ok(Filesystems { mounts })
 }
 
-fn read_filesystem(root: &Root, m: MountInfo) -> Filesystem {
+type Superblocks = BTreeMap<String, Result<ExtSuperblock, String>>;
+
+fn read_filesystem(root: &Root, m: MountInfo, superblocks: &mut Superblocks) -> Filesystem {
     let device = if m.major_minor.starts_with("0:") {
         None
     } else {
@@ -139,7 +145,7 @@ fn read_filesystem(root: &Root, m: MountInfo) -> Filesystem {
     let options = m.super_options.iter().chain(&m.mount_options);
     let (geometry, geometry_unavailable) = match m.fs_type.as_str() {
         "xfs" => (Some(xfs_geometry(options)), None),
-        "ext2" | "ext3" | "ext4" => ext_geometry(root, device.as_deref(), options),
+        "ext2" | "ext3" | "ext4" => ext_geometry(root, device.as_deref(), options, superblocks),
         _ => (None, None),
     };
     Filesystem {
@@ -182,6 +188,7 @@ fn ext_geometry<'a>(
     root: &Root,
     device: Option<&str>,
     options: impl Iterator<Item = &'a String>,
+    superblocks: &mut Superblocks,
 ) -> (Option<Geometry>, Option<String>) {
     let mount_stripe = option_u64(options, "stripe");
     let mut g = Geometry {
@@ -190,10 +197,14 @@ fn ext_geometry<'a>(
     };
     let sb = match device {
         None => Err("no block device to read the superblock from".to_string()),
-        Some(dev) => root
-            .read_head(&format!("dev/{dev}"), EXT_HEAD_BYTES)
-            .map_err(|e| format!("{e} (reading a device needs root and access to /dev)"))
-            .and_then(|head| parse_ext_superblock(&head).map_err(|e| format!("{dev}: {e}"))),
+        Some(dev) => superblocks
+            .entry(dev.to_string())
+            .or_insert_with(|| {
+                root.read_head(&format!("dev/{dev}"), EXT_HEAD_BYTES)
+                    .map_err(|e| format!("{e} (reading a device needs root and access to /dev)"))
+                    .and_then(|head| parse_ext_superblock(&head).map_err(|e| format!("{dev}: {e}")))
+            })
+            .clone(),
     };
     let why = match sb {
         Ok(sb) => {

@@ -122,8 +122,7 @@ fn device(out: &mut String, d: &BlockDevice) {
             .into_iter()
             .filter_map(|v| v.as_deref())
             .collect();
-        let _ = writeln!(
-            out,
+        let line = format!(
             "  {:<13} {} {}{} {}",
             d.name,
             format::bytes(d.size_bytes),
@@ -134,6 +133,7 @@ fn device(out: &mut String, d: &BlockDevice) {
                 .unwrap_or_default(),
             ident.join(" ")
         );
+        let _ = writeln!(out, "{}", line.trim_end());
         if let Some(q) = &d.queue {
             let _ = writeln!(
                 out,
@@ -188,7 +188,9 @@ pub fn filesystems(out: &mut String, f: &Filesystems) {
 
 fn geometry(out: &mut String, m: &Filesystem) {
     if let Some(g) = &m.geometry
-        && (g.stripe_unit_bytes.is_some() || g.ext4_mount_stripe_blocks.is_some())
+        && (g.stripe_unit_bytes.unwrap_or(0) > 0
+            || g.stripe_width_bytes.unwrap_or(0) > 0
+            || g.ext4_mount_stripe_blocks.is_some())
     {
         let mut line = format!(
             "  {:<13} RAID geometry: stripe unit {}, stripe width {}",
