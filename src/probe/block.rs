@@ -78,16 +78,15 @@ pub struct BlockScan {
 pub fn read_block_devices(root: &Root) -> Result<BlockScan, crate::root::ReadError> {
     let mut scan = BlockScan::default();
     for name in root.read_dir("sys/block")? {
-        // Size first: unbound loop devices are many and say nothing.
-        if root
-            .read_optional(&format!("sys/block/{name}/size"))
-            .ok()
-            .flatten()
-            .as_deref()
-            == Some("0")
-        {
-            scan.empty.push(name);
-            continue;
+        // Size first: unbound loop devices are many and say nothing. A device
+        // without one vanished while we looked (loop devices come and go).
+        match root.read_optional(&format!("sys/block/{name}/size")) {
+            Ok(None) => continue,
+            Ok(Some(size)) if size == "0" => {
+                scan.empty.push(name);
+                continue;
+            }
+            _ => {}
         }
         let disk = read_disk(root, &name);
         let partitions = read_partitions(root, &disk);

@@ -6,4 +6,5 @@ mod util;
 
 mod generate;
 mod probe;
+mod probe_storage;
 mod store;
