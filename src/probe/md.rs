@@ -109,7 +109,12 @@ fn parse_header(name: &str, rest: &str) -> Result<MdStatArray, ParseError> {
     match words.next() {
         Some("active") => a.active = true,
         Some("inactive") => {}
-        _ => return Err(ParseError::value(format!("/proc/mdstat {name}"), rest)),
+        _ => {
+            return Err(ParseError::value(
+                format!("/proc/mdstat {name}"),
+                rest.trim(),
+            ));
+        }
     }
     for w in words {
         if w.starts_with('(') {
@@ -441,6 +446,33 @@ unused devices: <none>\n";
         assert_eq!(a.raid_disks.unwrap() - a.working_disks.unwrap(), 1);
         assert_eq!(a.sync.as_ref().unwrap().action, "recovery");
         assert_eq!(a.sync.as_ref().unwrap().percent, Some(0.4));
+    }
+
+    #[test]
+    fn degraded_array_from_mdstat_alone() {
+        // A kernel or capture without /sys/block/md1/md: mdstat still tells the story.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        std::fs::write(dir.path().join("proc/mdstat"), MDSTAT).unwrap();
+        let root = Root::tree(dir.path()).unwrap();
+        let (arrays, problem) = read_md_arrays(&root, &[]);
+        assert_eq!(problem, None);
+        let md1 = arrays.iter().find(|a| a.name == "md1").unwrap();
+        assert!(md1.degraded);
+        assert_eq!(md1.degraded_disks, Some(1));
+        assert_eq!(md1.member_map.as_deref(), Some("UUU_"));
+        assert_eq!(md1.chunk_bytes, Some(64 * 1024));
+        assert_eq!(md1.members[0].device, "sda1");
+        let failed = md1.members.iter().find(|m| m.device == "sdd1").unwrap();
+        assert_eq!(failed.state.as_deref(), Some("faulty"));
+        let md0 = arrays.iter().find(|a| a.name == "md0").unwrap();
+        assert!(!md0.degraded);
+        assert_eq!(md0.state.as_deref(), Some("active"));
+
+        std::fs::write(dir.path().join("proc/mdstat"), "md0 : sleeping\n").unwrap();
+        let (arrays, problem) = read_md_arrays(&root, &[]);
+        assert!(arrays.is_empty());
+        assert!(problem.unwrap().contains("'sleeping'"));
     }
 
     #[test]
