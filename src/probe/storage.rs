@@ -64,7 +64,18 @@ pub fn read_storage(
         .collect();
     let (md_arrays, mdstat_problem) = md::read_md_arrays(root, &disk_names);
     let dm_devices = dm::read_dm_devices(root, &disk_names);
-    let chains = build_chains(&scan.devices, mounts.unwrap_or(&[]), swaps);
+    // Swap on dm-crypt is listed as /dev/mapper/<name>; chains use kernel names.
+    let swaps: Vec<String> = swaps
+        .iter()
+        .map(|s| match s.strip_prefix("/dev/mapper/") {
+            Some(n) => dm_devices
+                .iter()
+                .find(|d| d.name.as_deref() == Some(n))
+                .map_or_else(|| s.clone(), |d| d.device.clone()),
+            None => s.clone(),
+        })
+        .collect();
+    let chains = build_chains(&scan.devices, mounts.unwrap_or(&[]), &swaps);
     Outcome::Ok {
         data: Storage {
             devices: scan.devices,
@@ -204,6 +215,30 @@ mod tests {
         );
         assert!(chains[0].swap);
         assert!(!chains[1].swap);
+    }
+
+    #[test]
+    fn swap_on_a_mapper_name_marks_the_dm_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let dm = dir.path().join("sys/devices/virtual/block/dm-0");
+        std::fs::create_dir_all(dm.join("dm")).unwrap();
+        std::fs::write(dm.join("size"), "2048\n").unwrap();
+        std::fs::write(dm.join("dm/name"), "cryptswap\n").unwrap();
+        std::fs::write(dm.join("dm/uuid"), "CRYPT-PLAIN-cryptswap\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("sys/block")).unwrap();
+        std::os::unix::fs::symlink(
+            "../devices/virtual/block/dm-0",
+            dir.path().join("sys/block/dm-0"),
+        )
+        .unwrap();
+        let root = Root::tree(dir.path()).unwrap();
+        let s = read_storage(&root, None, &["/dev/mapper/cryptswap".to_string()]);
+        let s = s.data().unwrap();
+        assert_eq!(s.chains.len(), 1);
+        assert!(s.chains[0].swap);
+        assert_eq!(s.dm_devices[0].format.as_deref(), Some("plain"));
+        assert!(s.dm_devices[0].crypt_unavailable.is_some());
+        assert_eq!(s.devices[0].transport, "dm");
     }
 
     #[test]
