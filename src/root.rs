@@ -143,8 +143,9 @@ impl Root {
 
     fn replayed(&self, rel: &str) -> Result<(), ReadError> {
         match self.replayed_errors.get(rel.trim_start_matches('/')) {
+            // Named as on the live box, so a capture reads back to the same text.
             Some(message) => Err(ReadError::Io {
-                path: self.path(rel),
+                path: Path::new("/").join(rel.trim_start_matches('/')),
                 message: message.clone(),
             }),
             None => Ok(()),

@@ -6,13 +6,18 @@
 //! Each area has `read_*(&Root)` functions that do I/O and `parse_*(&str)`
 //! functions that are pure and tested on literal kernel text.
 
+pub mod block;
 pub mod cpu;
 pub mod crypto;
+pub mod dm;
 pub mod ethtool;
+pub mod filesystems;
 pub mod host;
+pub mod md;
 pub mod memory;
 pub mod net;
 pub mod qdisc;
+pub mod storage;
 pub mod sysctl;
 pub mod text;
 
@@ -93,6 +98,8 @@ pub struct Snapshot {
     pub network: Outcome<net::Network>,
     pub sysctl: Outcome<sysctl::Sysctl>,
     pub kernel_crypto: Outcome<crypto::KernelCrypto>,
+    pub storage: Outcome<storage::Storage>,
+    pub filesystems: Outcome<filesystems::Filesystems>,
 }
 
 impl Snapshot {
@@ -109,6 +116,12 @@ impl Snapshot {
                 self.kernel_crypto.status(),
                 self.kernel_crypto.problem(),
             ),
+            ("storage", self.storage.status(), self.storage.problem()),
+            (
+                "filesystems",
+                self.filesystems.status(),
+                self.filesystems.problem(),
+            ),
         ]
     }
 }
@@ -119,6 +132,18 @@ pub fn probe(root: &Root) -> Snapshot {
     let host = Outcome::from(host::read_host(root));
     let host_id = host::read_host_id(root);
     let architecture = host.data().and_then(|h| h.architecture.clone());
+    let memory: Outcome<memory::Memory> = memory::read_memory(root).into();
+    let filesystems: Outcome<filesystems::Filesystems> = filesystems::read_filesystems(root).into();
+    // Storage reuses what those sections read, so a capture sees each file once.
+    let swaps: Vec<String> = memory
+        .data()
+        .map(|m| m.swaps.iter().map(|s| s.device.clone()).collect())
+        .unwrap_or_default();
+    let storage = storage::read_storage(
+        root,
+        filesystems.data().map(|f| f.mounts.as_slice()),
+        &swaps,
+    );
     Snapshot {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -132,10 +157,12 @@ pub fn probe(root: &Root) -> Snapshot {
         },
         host,
         cpu: cpu::read_cpu(root).into(),
-        memory: memory::read_memory(root).into(),
         network: net::read_network(root, architecture.as_deref()).into(),
         sysctl: sysctl::read_sysctl(root).into(),
         kernel_crypto: crypto::read_crypto(root).into(),
+        memory,
+        storage,
+        filesystems,
     }
 }
 

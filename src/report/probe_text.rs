@@ -5,6 +5,8 @@ use std::fmt::Write;
 use super::{format, netsys_text};
 use crate::probe::{Outcome, Snapshot, cpu::Cpu, host::Host, memory::Memory};
 
+mod storage;
+
 pub fn render(s: &Snapshot) -> String {
     let mut out = String::new();
     section(&mut out, "Host", &s.host, host);
@@ -17,6 +19,13 @@ pub fn render(s: &Snapshot) -> String {
         "Kernel crypto",
         &s.kernel_crypto,
         netsys_text::kernel_crypto,
+    );
+    section(&mut out, "Storage", &s.storage, storage::storage);
+    section(
+        &mut out,
+        "Filesystems",
+        &s.filesystems,
+        storage::filesystems,
     );
     let problems: Vec<_> = s
         .section_statuses()

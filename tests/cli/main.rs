@@ -10,4 +10,5 @@ mod history;
 mod netns;
 mod netsys_fixtures;
 mod probe;
+mod probe_storage;
 mod store;
