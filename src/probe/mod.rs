@@ -7,8 +7,12 @@
 //! functions that are pure and tested on literal kernel text.
 
 pub mod cpu;
+pub mod exports;
+pub mod file_services;
 pub mod host;
 pub mod memory;
+pub mod smart;
+pub mod smb;
 pub mod text;
 
 use serde::{Deserialize, Serialize};
@@ -85,6 +89,8 @@ pub struct Snapshot {
     pub host: Outcome<host::Host>,
     pub cpu: Outcome<cpu::Cpu>,
     pub memory: Outcome<memory::Memory>,
+    pub file_services: Outcome<file_services::FileServices>,
+    pub smart: Outcome<smart::Smart>,
 }
 
 impl Snapshot {
@@ -94,6 +100,12 @@ impl Snapshot {
             ("host", self.host.status(), self.host.problem()),
             ("cpu", self.cpu.status(), self.cpu.problem()),
             ("memory", self.memory.status(), self.memory.problem()),
+            (
+                "file_services",
+                self.file_services.status(),
+                self.file_services.problem(),
+            ),
+            ("smart", self.smart.status(), self.smart.problem()),
         ]
     }
 }
@@ -117,6 +129,10 @@ pub fn probe(root: &Root) -> Snapshot {
         host,
         cpu: cpu::read_cpu(root).into(),
         memory: memory::read_memory(root).into(),
+        file_services: file_services::read_file_services(root).into(),
+        smart: smart::read_smart(root).unwrap_or_else(|e| Outcome::Failed {
+            error: e.to_string(),
+        }),
     }
 }
 

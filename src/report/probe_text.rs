@@ -5,11 +5,20 @@ use std::fmt::Write;
 use super::format;
 use crate::probe::{Outcome, Snapshot, cpu::Cpu, host::Host, memory::Memory};
 
+mod services;
+
 pub fn render(s: &Snapshot) -> String {
     let mut out = String::new();
     section(&mut out, "Host", &s.host, host);
     section(&mut out, "CPU", &s.cpu, cpu);
     section(&mut out, "Memory", &s.memory, memory);
+    section(
+        &mut out,
+        "File services",
+        &s.file_services,
+        services::file_services,
+    );
+    section(&mut out, "SMART", &s.smart, services::smart);
     let problems: Vec<_> = s
         .section_statuses()
         .into_iter()
