@@ -6,4 +6,5 @@ mod util;
 
 mod generate;
 mod probe;
+mod services;
 mod store;
