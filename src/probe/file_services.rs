@@ -29,9 +29,12 @@ pub fn read_file_services(root: &Root) -> Result<FileServices, ProbeError> {
     let samba = smb::read_samba(root)?;
     let nfs = exports::read_nfs(root)?;
     Ok(FileServices {
-        samba_absent: samba
-            .is_none()
-            .then(|| format!("'/{}' does not exist (Samba not installed)", smb::SMB_CONF)),
+        samba_absent: samba.is_none().then(|| {
+            format!(
+                "'/{}' does not exist (no Samba configuration)",
+                smb::SMB_CONF
+            )
+        }),
         samba,
         nfs_absent: nfs.is_none().then(|| {
             format!(

@@ -2,8 +2,10 @@
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
+mod ttar;
 mod util;
 
+mod foreign;
 mod generate;
 mod probe;
 mod services;
