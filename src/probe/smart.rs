@@ -120,8 +120,10 @@ pub fn read_smart(root: &Root) -> Result<Outcome<Smart>, ProbeError> {
             continue;
         }
         let bin = PathBuf::from(&smartctl);
-        let json: Result<serde_json::Value, String> =
-            root.captured(&format!("smartctl/{name}"), || run_smartctl(&bin, &name));
+        let json: Result<serde_json::Value, String> = root
+            .captured(&format!("smartctl/{name}"), || {
+                run_smartctl(&bin, &name, TIMEOUT)
+            });
         let health = match json {
             Ok(v) => health_from_json(&v),
             Err(reason) => Outcome::Unsupported { reason },
@@ -184,7 +186,7 @@ fn is_executable(p: &Path) -> bool {
 
 /// Runs `smartctl --json=c -x -n standby /dev/NAME` with a time and size limit.
 /// `-n standby` keeps sleeping disks asleep: smartctl then exits with status 2.
-fn run_smartctl(bin: &Path, name: &str) -> Result<serde_json::Value, String> {
+fn run_smartctl(bin: &Path, name: &str, timeout: Duration) -> Result<serde_json::Value, String> {
     let dev = format!("/dev/{name}");
     let mut child = Command::new(bin)
         .args(["--json=c", "-x", "-n", "standby", &dev])
@@ -202,7 +204,7 @@ fn run_smartctl(bin: &Path, name: &str) -> Result<serde_json::Value, String> {
         let result = stdout.take(MAX_OUTPUT_BYTES + 1).read_to_end(&mut buf);
         result.map(|_| buf)
     });
-    let deadline = Instant::now() + TIMEOUT;
+    let deadline = Instant::now() + timeout;
     loop {
         match child.try_wait() {
             Ok(Some(_)) => break,
@@ -212,8 +214,8 @@ fn run_smartctl(bin: &Path, name: &str) -> Result<serde_json::Value, String> {
                 let _ = child.wait();
                 let _ = reader.join();
                 return Err(format!(
-                    "smartctl did not finish within {} s on '{dev}'",
-                    TIMEOUT.as_secs()
+                    "smartctl did not finish within {} ms on '{dev}'",
+                    timeout.as_millis()
                 ));
             }
             Err(e) => return Err(format!("waiting for smartctl on '{dev}': {e}")),
@@ -502,10 +504,44 @@ mod tests {
 
     #[test]
     fn runner_reports_a_missing_binary_and_non_json_output() {
-        let e = run_smartctl(Path::new("/nonexistent/smartctl"), "sda").unwrap_err();
+        let t = Duration::from_secs(10);
+        let e = run_smartctl(Path::new("/nonexistent/smartctl"), "sda", t).unwrap_err();
         assert!(e.contains("/nonexistent/smartctl"), "{e}");
         // `true` prints nothing: not JSON.
-        let e = run_smartctl(Path::new("/bin/true"), "sda").unwrap_err();
+        let e = run_smartctl(Path::new("/bin/true"), "sda", t).unwrap_err();
         assert!(e.contains("no JSON"), "{e}");
+    }
+
+    #[test]
+    fn runner_bounds_output_size_and_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = |name: &str, body: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+            let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+            std::fs::set_permissions(&path, mode).unwrap();
+            path
+        };
+        // A script just written can be briefly busy (ETXTBSY) while another
+        // test thread forks; retry that, nothing else.
+        let run = |bin: &Path, timeout: Duration| {
+            for _ in 0..20 {
+                match run_smartctl(bin, "sda", timeout) {
+                    Err(e) if e.contains("busy") => std::thread::sleep(Duration::from_millis(50)),
+                    other => return other,
+                }
+            }
+            Err("script stayed busy".into())
+        };
+        // Endless output is cut at the size limit.
+        let endless = script("endless", "exec yes");
+        let e = run(&endless, Duration::from_secs(20)).unwrap_err();
+        assert!(e.contains("more than 1048576 bytes"), "{e}");
+        // A tool that hangs silently is killed at the deadline.
+        let hang = script("hang", "exec sleep 30");
+        let start = Instant::now();
+        let e = run(&hang, Duration::from_millis(300)).unwrap_err();
+        assert!(e.contains("did not finish within 300 ms"), "{e}");
+        assert!(start.elapsed() < Duration::from_secs(10));
     }
 }

@@ -159,12 +159,26 @@ impl Document {
     /// Sets `param` in `section`: the last existing line is rewritten in place
     /// (indentation and spacing around `=` kept), otherwise a line is added after
     /// the section's last parameter, and a missing section is added at the end.
-    pub fn set(&mut self, section: &str, param: &str, value: &str) {
+    pub fn set(&mut self, section: &str, param: &str, value: &str) -> Result<(), EditError> {
+        for (what, text) in [("section", section), ("parameter", param), ("value", value)] {
+            if text.contains(['\n', '\r']) || text.trim_end().ends_with('\\') {
+                return Err(EditError::Unwritable {
+                    what,
+                    text: text.to_string(),
+                });
+            }
+        }
+        if param.contains('=') || section.contains([']', '[']) || param.trim().is_empty() {
+            return Err(EditError::Unwritable {
+                what: "name",
+                text: format!("{section}/{param}"),
+            });
+        }
         let nl = self.newline();
         if let Some(&i) = self.find(section, param).last() {
             let line = &self.lines[i];
             let LineKind::Param { key, .. } = &line.kind else {
-                return;
+                return Ok(());
             };
             // An inverse synonym (`writeable` for `read only`) cannot keep its key.
             let key = if is_inverse_synonym(key, param) {
@@ -192,13 +206,13 @@ impl Document {
                     value: value.trim().to_string(),
                 },
             };
-            return;
+            return Ok(());
         }
         let ranges = self.section_ranges(section);
         let Some(&(header, start, end)) = ranges.last().filter(|r| r.0.is_some() || r.2 > r.1)
         else {
             self.append_section(section, param, value, nl);
-            return;
+            return Ok(());
         };
         let params: Vec<usize> = (start..end)
             .filter(|&i| matches!(self.lines[i].kind, LineKind::Param { .. }))
@@ -223,6 +237,7 @@ impl Document {
                 },
             },
         );
+        Ok(())
     }
 
     /// Removes every line of `param` in `section`; returns how many.
@@ -243,13 +258,20 @@ impl Document {
         found.len()
     }
 
-    /// Before inserting at `at`, the line before it must end with a newline.
+    /// Before inserting at `at`, the line before it must end with a newline. A
+    /// last line ending in `\` would then continue into the inserted one, so it
+    /// gets an empty line to continue into, which is what it had at end of file.
     fn ensure_terminated(&mut self, at: usize, nl: &str) {
         if at > 0
             && let Some(prev) = self.lines.get_mut(at - 1)
             && terminator_of(&prev.raw).is_empty()
         {
             prev.raw.push_str(nl);
+            let continues =
+                !matches!(prev.kind, LineKind::Comment) && prev.raw.trim_end().ends_with('\\');
+            if continues {
+                prev.raw.push_str(nl);
+            }
         }
     }
 
@@ -289,6 +311,14 @@ impl fmt::Display for Document {
         }
         Ok(())
     }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum EditError {
+    #[error(
+        "cannot write {what} '{text}' into smb.conf: it must be one line, not end in '\\', and names cannot contain '=', '[' or ']'"
+    )]
+    Unwritable { what: &'static str, text: String },
 }
 
 /// Section names compare case-insensitively, as Samba's do.

@@ -177,7 +177,7 @@ fn includes_followed_loops_missing_and_macros_reported() {
 #[test]
 fn set_replaces_in_place_keeping_everything_else() {
     let mut doc = Document::parse(DEBIAN);
-    doc.set("global", "Max Log Size", "50");
+    doc.set("global", "Max Log Size", "50").unwrap();
     let out = doc.to_string();
     assert!(
         out.contains("\n   max log size = 50\n"),
@@ -198,8 +198,8 @@ fn set_replaces_in_place_keeping_everything_else() {
 #[test]
 fn set_appends_to_section_or_adds_section() {
     let mut doc = Document::parse(DEBIAN);
-    doc.set("printers", "use sendfile", "yes");
-    doc.set("media", "path", "/srv/media");
+    doc.set("printers", "use sendfile", "yes").unwrap();
+    doc.set("media", "path", "/srv/media").unwrap();
     let out = doc.to_string();
     assert!(
         out.contains("   create mask = 0700\n   use sendfile = yes\n\n# Windows clients"),
@@ -216,8 +216,8 @@ fn set_appends_to_section_or_adds_section() {
 #[test]
 fn edits_keep_crlf_spacing_and_missing_final_newline() {
     let mut doc = Document::parse("[global]\r\n\tworkgroup=OLD\r\n[data]\r\n path = /srv");
-    doc.set("global", "workgroup", "NEW");
-    doc.set("data", "read only", "no");
+    doc.set("global", "workgroup", "NEW").unwrap();
+    doc.set("data", "read only", "no").unwrap();
     assert_eq!(
         doc.to_string(),
         "[global]\r\n\tworkgroup=NEW\r\n[data]\r\n path = /srv\r\n read only = no\r\n"
@@ -238,8 +238,8 @@ fn set_on_a_continued_line_and_inverse_synonym() {
     let mut doc = Document::parse(
         "[global]\n  socket options = TCP_NODELAY \\\n     SO_RCVBUF=8192\n[s]\n  writable = yes\n",
     );
-    doc.set("global", "socket options", "TCP_NODELAY");
-    doc.set("s", "read only", "yes");
+    doc.set("global", "socket options", "TCP_NODELAY").unwrap();
+    doc.set("s", "read only", "yes").unwrap();
     assert_eq!(
         doc.to_string(),
         "[global]\n  socket options = TCP_NODELAY\n[s]\n  read only = yes\n"
@@ -261,10 +261,88 @@ fn remove_takes_every_duplicate_in_every_copy_of_the_section() {
 #[test]
 fn global_params_before_any_header_can_be_edited() {
     let mut doc = Document::parse("workgroup = A\n[s]\npath = /s\n");
-    doc.set("global", "workgroup", "B");
-    doc.set("global", "deadtime", "15");
+    doc.set("global", "workgroup", "B").unwrap();
+    doc.set("global", "deadtime", "15").unwrap();
     assert_eq!(
         doc.to_string(),
         "workgroup = B\ndeadtime = 15\n[s]\npath = /s\n"
     );
+}
+
+/// Deterministic pseudo-random smb.conf-like text from tricky pieces.
+fn random_text(seed: &mut u64, len: usize) -> String {
+    const PIECES: &[&str] = &[
+        "[",
+        "]",
+        "=",
+        "\\",
+        "\n",
+        "\r\n",
+        "\r",
+        "#",
+        ";",
+        " ",
+        "\t",
+        "global",
+        "share",
+        "read only",
+        "writeable",
+        "include",
+        "yes",
+        "é",
+        "📷",
+        "%m",
+        "/srv",
+        "\u{0}",
+    ];
+    let mut out = String::new();
+    for _ in 0..len {
+        // xorshift64
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        out.push_str(PIECES[(*seed % PIECES.len() as u64) as usize]);
+    }
+    out
+}
+
+#[test]
+fn random_input_round_trips_and_edits_touch_only_their_lines() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15;
+    for round in 0..2000 {
+        let text = random_text(&mut seed, (round % 60) + 1);
+        let doc = Document::parse(&text);
+        assert_eq!(doc.to_string(), text, "{text:?}");
+        let _ = resolve(&text, no_includes);
+
+        let mut edited = doc.clone();
+        edited.set("share", "read only", "no").unwrap();
+        assert_eq!(edited.get("share", "readonly"), Some("no"), "{text:?}");
+        let again = Document::parse(&edited.to_string());
+        assert_eq!(again.get("share", "read only"), Some("no"), "{text:?}");
+        let removed = edited.remove("share", "read only");
+        assert!(removed >= 1, "{text:?}");
+        assert_eq!(edited.get("share", "read only"), None, "{text:?}");
+    }
+}
+
+#[test]
+fn edits_refuse_unwritable_text_and_respect_a_final_backslash() {
+    let mut doc = Document::parse("[s]\na = b \\");
+    doc.set("s", "read only", "no").unwrap();
+    let again = Document::parse(&doc.to_string());
+    assert_eq!(again.get("s", "a"), Some("b"));
+    assert_eq!(again.get("s", "read only"), Some("no"));
+    for (section, param, value) in [
+        ("s", "x", "two\nlines"),
+        ("s", "x", "ends in \\"),
+        ("s", "x = y", "v"),
+        ("a]b", "x", "v"),
+        ("s", " ", "v"),
+    ] {
+        let before = doc.to_string();
+        let e = doc.set(section, param, value).unwrap_err();
+        assert!(e.to_string().contains("cannot write"), "{e}");
+        assert_eq!(doc.to_string(), before);
+    }
 }
