@@ -19,6 +19,9 @@ pub const SMB_CONF: &str = "etc/samba/smb.conf";
 const SAMBA_DIR: &str = "etc/samba";
 /// Deeper include chains are a configuration error; Samba stops too.
 const MAX_INCLUDE_DEPTH: usize = 16;
+/// Files read in all; includes that fan out (A includes B twice, B includes C
+/// twice, ...) would otherwise grow exponentially within the depth limit.
+const MAX_FILES: usize = 64;
 
 /// The effective Samba configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -62,7 +65,8 @@ pub struct SmbInclude {
     /// The value as written.
     pub target: String,
     /// `read`, `missing`, `loop`, `macro` (contains `%` substitutions, which
-    /// depend on the client, so it is not followed), `too_deep` or `unreadable`.
+    /// depend on the client, so it is not followed), `too_deep`, `too_many` or
+    /// `unreadable`.
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
@@ -226,6 +230,11 @@ impl Builder {
             ("missing", Some("empty include".to_string()))
         } else if self.stack.contains(&rel) {
             ("loop", Some(format!("'{}' includes itself", display(&rel))))
+        } else if self.out.files_read.len() >= MAX_FILES {
+            (
+                "too_many",
+                Some(format!("more than {MAX_FILES} files read; not followed")),
+            )
         } else if self.stack.len() >= MAX_INCLUDE_DEPTH {
             (
                 "too_deep",

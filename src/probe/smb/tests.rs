@@ -346,3 +346,18 @@ fn edits_refuse_unwritable_text_and_respect_a_final_backslash() {
         assert_eq!(doc.to_string(), before);
     }
 }
+
+#[test]
+fn include_fan_out_and_depth_are_bounded() {
+    // Every file includes the next one twice: 2^20 reads without a limit.
+    let s = resolve("include = f1\n", |rel| {
+        let n: u32 = rel.trim_start_matches("etc/samba/f").parse().unwrap();
+        Ok(format!("include = f{}\ninclude = f{}\n", n + 1, n + 1))
+    });
+    assert!(s.files_read.len() <= 64, "{}", s.files_read.len());
+    assert!(
+        s.includes
+            .iter()
+            .any(|i| i.status == "too_deep" || i.status == "too_many")
+    );
+}
