@@ -11,12 +11,16 @@ pub mod cpu;
 pub mod crypto;
 pub mod dm;
 pub mod ethtool;
+pub mod exports;
+pub mod file_services;
 pub mod filesystems;
 pub mod host;
 pub mod md;
 pub mod memory;
 pub mod net;
 pub mod qdisc;
+pub mod smart;
+pub mod smb;
 pub mod storage;
 pub mod sysctl;
 pub mod text;
@@ -100,6 +104,8 @@ pub struct Snapshot {
     pub kernel_crypto: Outcome<crypto::KernelCrypto>,
     pub storage: Outcome<storage::Storage>,
     pub filesystems: Outcome<filesystems::Filesystems>,
+    pub file_services: Outcome<file_services::FileServices>,
+    pub smart: Outcome<smart::Smart>,
 }
 
 impl Snapshot {
@@ -122,6 +128,12 @@ impl Snapshot {
                 self.filesystems.status(),
                 self.filesystems.problem(),
             ),
+            (
+                "file_services",
+                self.file_services.status(),
+                self.file_services.problem(),
+            ),
+            ("smart", self.smart.status(), self.smart.problem()),
         ]
     }
 }
@@ -163,6 +175,10 @@ pub fn probe(root: &Root) -> Snapshot {
         memory,
         storage,
         filesystems,
+        file_services: file_services::read_file_services(root).into(),
+        smart: smart::read_smart(root).unwrap_or_else(|e| Outcome::Failed {
+            error: e.to_string(),
+        }),
     }
 }
 

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use super::{format, netsys_text};
 use crate::probe::{Outcome, Snapshot, cpu::Cpu, host::Host, memory::Memory};
 
+mod services;
 mod storage;
 
 pub fn render(s: &Snapshot) -> String {
@@ -27,6 +28,13 @@ pub fn render(s: &Snapshot) -> String {
         &s.filesystems,
         storage::filesystems,
     );
+    section(
+        &mut out,
+        "File services",
+        &s.file_services,
+        services::file_services,
+    );
+    section(&mut out, "SMART", &s.smart, services::smart);
     let problems: Vec<_> = s
         .section_statuses()
         .into_iter()

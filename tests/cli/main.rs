@@ -2,13 +2,16 @@
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
+mod ttar;
 mod util;
 
 mod advise;
+mod foreign;
 mod generate;
 mod history;
 mod netns;
 mod netsys_fixtures;
 mod probe;
 mod probe_storage;
+mod services;
 mod store;

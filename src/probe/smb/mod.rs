@@ -1,0 +1,289 @@
+//! Samba configuration: a lossless [`document::Document`] per file, and a
+//! semantic view of the whole configuration with `include =` followed the way
+//! Samba does (the included text takes the place of the include line, and the
+//! section it ends in stays current).
+
+pub mod document;
+pub mod params;
+
+use serde::{Deserialize, Serialize};
+
+use super::file_services::ConfigProblem;
+use crate::root::{ReadError, Root};
+use document::{Document, LineKind, same_section};
+use params::{canonical_name, invert};
+
+/// Where Samba's main configuration lives, relative to the root.
+pub const SMB_CONF: &str = "etc/samba/smb.conf";
+/// Relative includes are resolved against this directory.
+const SAMBA_DIR: &str = "etc/samba";
+/// Deeper include chains are a configuration error; Samba stops too.
+const MAX_INCLUDE_DEPTH: usize = 16;
+/// Files read in all; includes that fan out (A includes B twice, B includes C
+/// twice, ...) would otherwise grow exponentially within the depth limit.
+const MAX_FILES: usize = 64;
+
+/// The effective Samba configuration.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Samba {
+    /// Every file read, main configuration first (`/etc/samba/smb.conf`).
+    pub files_read: Vec<String>,
+    /// `[global]` parameters, canonical names, last value wins.
+    pub global: Vec<SmbParam>,
+    /// Every other section (`[homes]`, `[printers]` and shares), in file order;
+    /// repeated sections are merged.
+    pub shares: Vec<SmbShare>,
+    pub includes: Vec<SmbInclude>,
+    pub problems: Vec<ConfigProblem>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SmbParam {
+    /// Canonical name (`read only`, `server max protocol`).
+    pub name: String,
+    /// The value for the canonical name; an inverse synonym's boolean is flipped
+    /// (`writeable = yes` gives `read only` = `no`).
+    pub value: String,
+    /// The name as written, when it differs from the canonical one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_as: Option<String>,
+    pub file: String,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SmbShare {
+    pub name: String,
+    pub path: Option<String>,
+    pub params: Vec<SmbParam>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SmbInclude {
+    pub file: String,
+    pub line: usize,
+    /// The value as written.
+    pub target: String,
+    /// `read`, `missing`, `loop`, `macro` (contains `%` substitutions, which
+    /// depend on the client, so it is not followed), `too_deep`, `too_many` or
+    /// `unreadable`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// Reads smb.conf and its includes; `Ok(None)` when there is no smb.conf.
+pub fn read_samba(root: &Root) -> Result<Option<Samba>, ReadError> {
+    let main = match root.read_string(SMB_CONF) {
+        Ok(t) => t,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(resolve(&main, |rel| root.read_string(rel))))
+}
+
+/// Builds the semantic view from the main file's text; `load` reads an
+/// included file given its path relative to the root.
+pub fn resolve(main: &str, mut load: impl FnMut(&str) -> Result<String, ReadError>) -> Samba {
+    let mut b = Builder {
+        sections: vec![("global".into(), Vec::new())],
+        current: 0,
+        stack: Vec::new(),
+        out: Samba {
+            files_read: Vec::new(),
+            global: Vec::new(),
+            shares: Vec::new(),
+            includes: Vec::new(),
+            problems: Vec::new(),
+        },
+    };
+    b.process(SMB_CONF, main, &mut load);
+    let mut sections = b.sections.into_iter();
+    if let Some((_, global)) = sections.next() {
+        b.out.global = global;
+    }
+    b.out.shares = sections
+        .map(|(name, params)| SmbShare {
+            path: params
+                .iter()
+                .find(|p| p.name == "path")
+                .map(|p| p.value.clone()),
+            name,
+            params,
+        })
+        .collect();
+    b.out
+}
+
+struct Builder {
+    /// `(name, params)`; index 0 is `[global]`.
+    sections: Vec<(String, Vec<SmbParam>)>,
+    current: usize,
+    /// Files being processed, for include loop detection.
+    stack: Vec<String>,
+    out: Samba,
+}
+
+fn display(rel: &str) -> String {
+    format!("/{rel}")
+}
+
+impl Builder {
+    fn process(
+        &mut self,
+        rel: &str,
+        text: &str,
+        load: &mut dyn FnMut(&str) -> Result<String, ReadError>,
+    ) {
+        let file = display(rel);
+        self.out.files_read.push(file.clone());
+        self.stack.push(rel.to_string());
+        let doc = Document::parse(text);
+        let mut seen_section = self.stack.len() > 1;
+        for line in doc.lines() {
+            match &line.kind {
+                LineKind::Blank | LineKind::Comment => {}
+                LineKind::Invalid { reason } => self.problem(&file, line.number, reason.clone()),
+                LineKind::Section { name } => {
+                    seen_section = true;
+                    self.current = match self
+                        .sections
+                        .iter()
+                        .position(|(n, _)| same_section(n, name))
+                    {
+                        Some(i) => i,
+                        None => {
+                            self.sections.push((name.clone(), Vec::new()));
+                            self.sections.len() - 1
+                        }
+                    };
+                }
+                LineKind::Param { key, value } => {
+                    if !seen_section {
+                        seen_section = true;
+                        self.problem(
+                            &file,
+                            line.number,
+                            format!(
+                                "parameter '{key}' comes before any section header; Samba treats it as [global]"
+                            ),
+                        );
+                    }
+                    let (name, inverse) = canonical_name(key);
+                    if name == "include" {
+                        self.include(&file, line.number, value, load);
+                        continue;
+                    }
+                    let param = SmbParam {
+                        value: if inverse {
+                            invert(value)
+                        } else {
+                            value.clone()
+                        },
+                        written_as: (key != &name).then(|| key.clone()),
+                        name,
+                        file: file.clone(),
+                        line: line.number,
+                    };
+                    self.set_param(param);
+                }
+            }
+        }
+        self.stack.pop();
+    }
+
+    fn set_param(&mut self, param: SmbParam) {
+        let section_name = self.sections[self.current].0.clone();
+        let params = &mut self.sections[self.current].1;
+        match params.iter_mut().find(|p| p.name == param.name) {
+            Some(old) => {
+                let message = format!(
+                    "'{}' in [{section_name}] is set again (first at {}:{}); the last value '{}' wins",
+                    param.name, old.file, old.line, param.value
+                );
+                let (file, line) = (param.file.clone(), param.line);
+                *old = param;
+                self.problem(&file, line, message);
+            }
+            None => params.push(param),
+        }
+    }
+
+    fn include(
+        &mut self,
+        file: &str,
+        line: usize,
+        target: &str,
+        load: &mut dyn FnMut(&str) -> Result<String, ReadError>,
+    ) {
+        let rel = if let Some(abs) = target.strip_prefix('/') {
+            abs.to_string()
+        } else {
+            format!("{SAMBA_DIR}/{target}")
+        };
+        let (status, detail) = if target.contains('%') {
+            (
+                "macro",
+                Some("depends on the client (% substitution); not followed".to_string()),
+            )
+        } else if target.is_empty() {
+            ("missing", Some("empty include".to_string()))
+        } else if self.stack.contains(&rel) {
+            ("loop", Some(format!("'{}' includes itself", display(&rel))))
+        } else if self.out.files_read.len() >= MAX_FILES {
+            (
+                "too_many",
+                Some(format!("more than {MAX_FILES} files read; not followed")),
+            )
+        } else if self.stack.len() >= MAX_INCLUDE_DEPTH {
+            (
+                "too_deep",
+                Some(format!("more than {MAX_INCLUDE_DEPTH} nested includes")),
+            )
+        } else {
+            match load(&rel) {
+                Ok(text) => {
+                    self.out.includes.push(SmbInclude {
+                        file: file.to_string(),
+                        line,
+                        target: target.to_string(),
+                        status: "read".into(),
+                        detail: None,
+                    });
+                    self.process(&rel, &text, load);
+                    return;
+                }
+                Err(e) if e.is_not_found() => ("missing", Some(e.to_string())),
+                Err(e) => ("unreadable", Some(e.to_string())),
+            }
+        };
+        if status != "macro" {
+            self.problem(
+                file,
+                line,
+                format!(
+                    "include '{target}': {}",
+                    detail.clone().unwrap_or_else(|| status.to_string())
+                ),
+            );
+        }
+        self.out.includes.push(SmbInclude {
+            file: file.to_string(),
+            line,
+            target: target.to_string(),
+            status: status.into(),
+            detail,
+        });
+    }
+
+    fn problem(&mut self, file: &str, line: usize, message: String) {
+        self.out.problems.push(ConfigProblem {
+            file: file.to_string(),
+            line,
+            message,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests;
