@@ -111,7 +111,7 @@ fn unknown_flag_is_a_usage_error() {
     assert!(stderr(&o).contains("--frobnicate"));
 }
 
-type Mutation = dyn Fn(&[u8]) -> Vec<u8>;
+type Mutation = dyn Fn(&[u8]) -> Vec<u8> + Sync;
 
 /// Every file of every fixture box, replaced in turn by hostile variants: the
 /// probe must finish (no panic) and report a problem rather than invent data.
@@ -133,27 +133,34 @@ fn malformed_files_never_panic() {
         },
         &|b| b.iter().rev().copied().collect(),
     ];
-    for name in BOXES {
-        let src = fixtures().join("boxes").join(name);
-        let files = list_files(&src);
-        let work = tempfile::tempdir().unwrap();
-        let tree = work.path().join("t");
-        copy_tree(&src, &tree);
-        for file in &files {
-            let rel = file.strip_prefix(&src).unwrap();
-            let target = tree.join(rel);
-            let original = std::fs::read(&target).unwrap();
-            for v in &variants {
-                std::fs::write(&target, v(&original)).unwrap();
-                let root = nastune::root::Root::tree(&tree);
-                if let Ok(root) = root {
-                    let snap = nastune::probe::probe(&root);
-                    let _ = nastune::report::probe_text::render(&snap);
-                    serde_json::to_string(&snap).unwrap();
-                }
-            }
-            std::fs::write(&target, &original).unwrap();
+    // One thread per box: each mutates its own copy of the tree.
+    std::thread::scope(|scope| {
+        for name in BOXES {
+            let variants = &variants;
+            scope.spawn(move || mutate_box(name, variants));
         }
+    });
+}
+
+fn mutate_box(name: &str, variants: &[&Mutation]) {
+    let src = fixtures().join("boxes").join(name);
+    let files = list_files(&src);
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("t");
+    copy_tree(&src, &tree);
+    for file in &files {
+        let rel = file.strip_prefix(&src).unwrap();
+        let target = tree.join(rel);
+        let original = std::fs::read(&target).unwrap();
+        for v in variants {
+            std::fs::write(&target, v(&original)).unwrap();
+            if let Ok(root) = nastune::root::Root::tree(&tree) {
+                let snap = nastune::probe::probe(&root);
+                let _ = nastune::report::probe_text::render(&snap);
+                serde_json::to_string(&snap).unwrap();
+            }
+        }
+        std::fs::write(&target, &original).unwrap();
     }
 }
 
