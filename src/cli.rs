@@ -52,6 +52,8 @@ nastune probe --capture /tmp/mybox    # send this tree with a bug report\n  \
 nastune probe --root /tmp/mybox       # read a captured tree back"
     )]
     Probe(ProbeArgs),
+    /// Measure what the box does: disk
+    Bench(BenchArgs),
     /// Generate the man page or shell completions
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -68,6 +70,19 @@ pub struct ProbeArgs {
     /// Copy every file the probe reads into DIR (must be new or empty)
     #[arg(long, value_name = "DIR")]
     pub capture: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub command: BenchCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Storage throughput, IOPS, latency and the CPU they cost
+    #[command(long_about = crate::cmd::bench_disk::LONG_ABOUT)]
+    Disk(crate::cmd::bench_disk::DiskArgs),
 }
 
 #[derive(Debug, Args)]
