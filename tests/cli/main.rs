@@ -4,6 +4,7 @@
 
 mod util;
 
+mod bench_disk;
 mod generate;
 mod probe;
 mod store;
