@@ -229,15 +229,33 @@ pub struct CpuSample {
     pub kthreads: Option<KernelThreads>,
 }
 
-pub fn sample(root: &Root) -> CpuSample {
+/// Samples at the start of a window: our own CPU last, so the /proc scan is
+/// not charged to the I/O that follows.
+pub fn sample_start(root: &Root) -> CpuSample {
+    let kthreads = read_kernel_threads(root).ok();
+    let system = read_system(root);
     CpuSample {
         process: process_cpu(),
-        system: root
-            .read_string("proc/stat")
-            .ok()
-            .and_then(|t| parse_proc_stat(&t).ok()),
+        system,
+        kthreads,
+    }
+}
+
+/// Samples at the end of a window: our own CPU first, for the same reason.
+pub fn sample_end(root: &Root) -> CpuSample {
+    let process = process_cpu();
+    let system = read_system(root);
+    CpuSample {
+        process,
+        system,
         kthreads: read_kernel_threads(root).ok(),
     }
+}
+
+fn read_system(root: &Root) -> Option<SystemTicks> {
+    root.read_string("proc/stat")
+        .ok()
+        .and_then(|t| parse_proc_stat(&t).ok())
 }
 
 /// CPU used over an interval.

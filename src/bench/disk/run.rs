@@ -139,7 +139,7 @@ fn run_pass(
         let mut before = w
             .ramp_time
             .is_zero()
-            .then(|| (cpu::sample(b.root), read_stats(), Instant::now()));
+            .then(|| (cpu::sample_start(b.root), read_stats(), Instant::now()));
         barrier.wait();
         let start = Instant::now();
         while before.is_none() {
@@ -148,7 +148,7 @@ fn run_pass(
                 || interrupt::interrupted()
                 || handles.iter().all(|h| h.is_finished())
             {
-                before = Some((cpu::sample(b.root), read_stats(), Instant::now()));
+                before = Some((cpu::sample_start(b.root), read_stats(), Instant::now()));
             } else {
                 progress(name, t.as_secs_f64() / planned);
                 thread::sleep(Duration::from_millis(50).min(w.ramp_time - t));
@@ -173,8 +173,8 @@ fn run_pass(
         }
         let end = Instant::now();
         let (cpu_before, stats_before, t0) = before.ok_or("no start sample")?;
-        let cpu_after = cpu::sample(b.root);
         let stats_after = read_stats();
+        let cpu_after = cpu::sample_end(b.root);
         progress(name, 1.0);
         if let Some(e) = first_err {
             return Err(e);
