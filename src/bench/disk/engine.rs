@@ -132,7 +132,11 @@ pub fn probe_uring() -> Result<(), io::Error> {
 }
 
 /// Opens an engine of `kind` for one job.
-pub fn open(kind: EngineKind, file: std::fs::File, bufs: Buffers) -> io::Result<Box<dyn Engine>> {
+pub fn open(
+    kind: EngineKind,
+    file: std::fs::File,
+    bufs: Buffers,
+) -> io::Result<Box<dyn Engine + Send>> {
     match kind {
         EngineKind::Psync => Ok(Box::new(super::psync::Psync::new(file, bufs))),
         EngineKind::Null => {

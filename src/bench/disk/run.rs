@@ -130,7 +130,10 @@ fn run_pass(
                     if r.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
-                    r
+                    // The engine goes back to the caller, which drops it after the
+                    // window closes: tearing down an io_uring is kernel work
+                    // (iou_exit) that is not part of the I/O being measured.
+                    r.map(|r| (r, eng))
                 })
             })
             .collect();
@@ -160,9 +163,13 @@ fn run_pass(
         }
         let mut merged = JobResult::default();
         let mut first_err = None;
+        let mut engines = Vec::new();
         for h in handles {
             match h.join() {
-                Ok(Ok(r)) => merge_jobs(&mut merged, &r),
+                Ok(Ok((r, eng))) => {
+                    merge_jobs(&mut merged, &r);
+                    engines.push(eng);
+                }
                 Ok(Err(e)) => {
                     first_err.get_or_insert(e);
                 }
@@ -175,6 +182,7 @@ fn run_pass(
         let (cpu_before, stats_before, t0) = before.ok_or("no start sample")?;
         let stats_after = read_stats();
         let cpu_after = cpu::sample_end(b.root);
+        drop(engines);
         progress(name, 1.0);
         if let Some(e) = first_err {
             return Err(e);
