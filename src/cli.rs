@@ -63,6 +63,8 @@ nastune advise\n  nastune advise --list\n  nastune advise --json --fail-on warni
     /// List, show or remove stored runs
     #[command(subcommand)]
     History(HistoryCommand),
+    /// Measure what the box does: disk
+    Bench(BenchArgs),
     /// Generate the man page or shell completions
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -134,6 +136,19 @@ pub struct HistoryRmArgs {
     /// Run ids to remove
     #[arg(required = true, num_args = 1..)]
     pub runs: Vec<i64>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub command: BenchCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Storage throughput, IOPS, latency and the CPU they cost
+    #[command(long_about = crate::cmd::bench_disk::LONG_ABOUT)]
+    Disk(crate::cmd::bench_disk::DiskArgs),
 }
 
 #[derive(Debug, Args)]

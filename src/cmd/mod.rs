@@ -1,13 +1,14 @@
 //! One file per subcommand: arguments in, a plan, the run, a report out.
 
 pub mod advise;
+pub mod bench_disk;
 pub mod generate;
 pub mod history;
 pub mod probe;
 
 use std::process::ExitCode;
 
-use crate::cli::{Cli, Command, GlobalArgs};
+use crate::cli::{BenchCommand, Cli, Command, GlobalArgs};
 use crate::store::{Store, StoreError};
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -15,6 +16,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Probe(args) => probe::run(&args, &cli.global),
         Command::Advise(args) => advise::run(&args, &cli.global),
         Command::History(cmd) => history::run(&cmd, &cli.global),
+        Command::Bench(args) => match &args.command {
+            BenchCommand::Disk(a) => bench_disk::run(a, &cli.global),
+        },
         Command::Generate(args) => generate::run(&args),
     }
 }

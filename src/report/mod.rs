@@ -1,6 +1,7 @@
 //! Presentation: plain data in, text out. Nothing here reads the system.
 
 pub mod advise_text;
+pub mod bench_disk_text;
 pub mod format;
 pub mod history_text;
 pub mod netsys_text;

@@ -1,0 +1,191 @@
+//! `nastune bench disk`: fio-style workloads with an engine chosen at run time
+//! (io_uring, psync, null), latency histograms, CPU (ours, the system's, kernel
+//! threads') and what every layer of the block stack really moved.
+
+pub mod buffers;
+pub mod engine;
+pub mod job;
+pub mod null;
+pub mod psync;
+pub mod run;
+pub mod safety;
+pub mod suites;
+pub mod target;
+#[cfg(feature = "io-uring")]
+pub mod uring;
+pub mod verify;
+pub mod workload;
+pub mod writecache;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::bench::cpu::CpuUsage;
+use crate::bench::diskstats::{Layer, LayerIo};
+use crate::bench::histogram::{Histogram, REPORTED_PERCENTILES};
+
+pub use workload::{Rw, Workload};
+
+/// Version of the JSON document (`--json` and the store).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Latency summary with fio's field names (`N`, `percentile` keyed "99.900000").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyStats {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub stddev: f64,
+    #[serde(rename = "N")]
+    pub n: u64,
+    pub percentile: BTreeMap<String, u64>,
+}
+
+impl LatencyStats {
+    pub fn from_histogram(h: &Histogram) -> Option<Self> {
+        let percentile = REPORTED_PERCENTILES
+            .iter()
+            .filter_map(|p| Some((format!("{p:.6}"), h.percentile(*p)?)))
+            .collect();
+        Some(LatencyStats {
+            min: h.min()?,
+            max: h.max()?,
+            mean: h.mean()?,
+            stddev: h.stddev()?,
+            n: h.count(),
+            percentile,
+        })
+    }
+
+    /// The value at percentile `p` (one of [`REPORTED_PERCENTILES`]).
+    pub fn at(&self, p: f64) -> Option<u64> {
+        self.percentile.get(&format!("{p:.6}")).copied()
+    }
+}
+
+/// One direction (read or write) of a test, with fio's names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DirResult {
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    pub short_ios: u64,
+    pub bw_bytes: f64,
+    pub iops: f64,
+    pub runtime_ms: u64,
+    pub clat_ns: Option<LatencyStats>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SyncResult {
+    pub total_syncs: u64,
+    pub lat_ns: Option<LatencyStats>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PassSummary {
+    pub bw_bytes: f64,
+    pub iops: f64,
+}
+
+/// How much repeated passes (`--loops`) differed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Spread {
+    pub passes: Vec<PassSummary>,
+    pub bw_min: f64,
+    pub bw_max: f64,
+    pub bw_mean: f64,
+    /// Standard deviation as percent of the mean.
+    pub bw_stddev_pct: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestStatus {
+    Ok,
+    Skipped,
+    Failed,
+    Interrupted,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TestResult {
+    pub name: String,
+    pub status: TestStatus,
+    pub reason: Option<String>,
+    pub workload: Workload,
+    pub passes: u32,
+    pub read: Option<DirResult>,
+    pub write: Option<DirResult>,
+    pub sync: Option<SyncResult>,
+    /// Measured wall time, all passes.
+    pub job_runtime_ms: u64,
+    /// This process's CPU as percent of one CPU (fio's usr_cpu / sys_cpu).
+    pub usr_cpu: f64,
+    pub sys_cpu: f64,
+    /// Our CPU time (user + system) per I/O.
+    pub cpu_ns_per_io: Option<f64>,
+    /// All CPUs' busy time per I/O: includes interrupts and kernel threads.
+    pub system_cpu_ns_per_io: Option<f64>,
+    pub cpu: Option<CpuUsage>,
+    /// What each layer of the block stack moved, all passes.
+    pub devices: Vec<LayerIo>,
+    pub spread: Option<Spread>,
+    pub verify: Option<verify::VerifyResult>,
+    pub notes: Vec<String>,
+}
+
+impl TestResult {
+    pub fn not_run(name: String, workload: Workload, status: TestStatus, reason: String) -> Self {
+        TestResult {
+            name,
+            status,
+            reason: Some(reason),
+            workload,
+            passes: 0,
+            read: None,
+            write: None,
+            sync: None,
+            job_runtime_ms: 0,
+            usr_cpu: 0.0,
+            sys_cpu: 0.0,
+            cpu_ns_per_io: None,
+            system_cpu_ns_per_io: None,
+            cpu: None,
+            devices: Vec::new(),
+            spread: None,
+            verify: None,
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn total_ios(&self) -> u64 {
+        self.read.as_ref().map_or(0, |d| d.total_ios)
+            + self.write.as_ref().map_or(0, |d| d.total_ios)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineInfo {
+    pub name: &'static str,
+    pub requested: Option<&'static str>,
+    /// Why the engine differs from the default, e.g. io_uring fell back to psync.
+    pub note: Option<String>,
+}
+
+/// The whole `bench disk` document.
+#[derive(Debug, Serialize)]
+pub struct DiskBench {
+    pub schema_version: u32,
+    pub tool_version: &'static str,
+    pub timestamp: String,
+    pub timestamp_unix: u64,
+    pub host_id: String,
+    pub target: target::Target,
+    /// The block stack under the target, top first.
+    pub layers: Vec<Layer>,
+    pub engine: EngineInfo,
+    pub suite: Option<&'static str>,
+    pub tests: Vec<TestResult>,
+    pub interrupted: bool,
+}

@@ -1,0 +1,395 @@
+//! Runs one test: settle, start the jobs together, sample CPU and diskstats at
+//! the edges of the measured window, merge the jobs, repeat for `--loops`.
+
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::buffers::Buffers;
+use super::engine::{self, EngineKind};
+use super::job::{self, DirCounts, JobPlan, JobResult};
+use super::target::Target;
+use super::verify::{self, VerifyResult, WrittenBlocks};
+use super::{
+    DirResult, LatencyStats, PassSummary, Spread, SyncResult, TestResult, TestStatus, Workload,
+};
+use crate::bench::cpu::{self, CpuUsage};
+use crate::bench::diskstats::{self, Layer, LayerIo};
+use crate::bench::interrupt;
+use crate::root::Root;
+
+/// What a test runs on.
+pub struct Bench<'a> {
+    pub root: &'a Root,
+    pub target: &'a Target,
+    pub engine: EngineKind,
+    pub layers: &'a [Layer],
+    /// Pause after `sync` before each pass, so the last test's writeback does not leak in.
+    pub settle: Duration,
+}
+
+/// Progress of the running test: 0.0 to 1.0 of its planned time.
+pub type Progress<'p> = &'p mut dyn FnMut(&str, f64);
+
+struct Pass {
+    jobs: JobResult,
+    elapsed: Duration,
+    cpu: CpuUsage,
+    devices: Vec<LayerIo>,
+    verify: Option<VerifyResult>,
+}
+
+fn settle(b: &Bench<'_>) {
+    // SAFETY: sync(2) has no preconditions.
+    unsafe { libc::sync() };
+    b.target.invalidate_cache();
+    thread::sleep(b.settle);
+}
+
+fn merge_dir(into: &mut DirCounts, from: &DirCounts) {
+    into.clat_ns.merge(&from.clat_ns);
+    into.bytes += from.bytes;
+    into.ios += from.ios;
+    into.short_ios += from.short_ios;
+}
+
+fn merge_jobs(into: &mut JobResult, from: &JobResult) {
+    merge_dir(&mut into.read, &from.read);
+    merge_dir(&mut into.write, &from.write);
+    into.sync_ns.merge(&from.sync_ns);
+    match (&mut into.written, &from.written) {
+        (Some(a), Some(b)) => a.merge(b),
+        (None, Some(b)) => into.written = Some(b.clone()),
+        _ => {}
+    }
+}
+
+fn sum_layers(into: &mut Vec<LayerIo>, from: &[LayerIo]) {
+    for l in from {
+        match into.iter_mut().find(|x| x.name == l.name) {
+            Some(x) => {
+                x.reads += l.reads;
+                x.read_bytes += l.read_bytes;
+                x.writes += l.writes;
+                x.write_bytes += l.write_bytes;
+                x.flushes += l.flushes;
+            }
+            None => into.push(l.clone()),
+        }
+    }
+}
+
+fn run_pass(
+    b: &Bench<'_>,
+    name: &str,
+    w: &Workload,
+    pass: u32,
+    progress: Progress<'_>,
+) -> Result<Pass, String> {
+    settle(b);
+    let stop = AtomicBool::new(false);
+    let barrier = Barrier::new(w.numjobs as usize + 1);
+    let planned = (w.ramp_time + w.runtime).as_secs_f64().max(0.001);
+    let read_stats = || diskstats::read_diskstats(b.root).ok();
+
+    thread::scope(|s| {
+        let handles: Vec<_> = (0..w.numjobs)
+            .map(|j| {
+                let (stop, barrier) = (&stop, &barrier);
+                s.spawn(move || {
+                    let setup = (|| {
+                        let file = b.target.open_for_io(w.direct, w.rw.writes()).map_err(|e| {
+                            format!("cannot open '{}': {e}", b.target.path.display())
+                        })?;
+                        let bufs = Buffers::new(
+                            w.iodepth as usize,
+                            w.bs as usize,
+                            b.target.memory_align_bytes as usize,
+                            0x9e37_79b9 ^ u64::from(j) << 32 ^ u64::from(pass),
+                        )
+                        .map_err(|e| e.to_string())?;
+                        engine::open(b.engine, file, bufs).map_err(|e| {
+                            format!("cannot set up the {} engine: {e}", b.engine.name())
+                        })
+                    })();
+                    // Everyone meets at the barrier, even a job that failed to set up.
+                    barrier.wait();
+                    let mut eng = setup?;
+                    let start = Instant::now();
+                    let plan = JobPlan {
+                        workload: w,
+                        index: j,
+                        size: b.target.size_bytes,
+                        ramp_end: start + w.ramp_time,
+                        end: start + w.ramp_time + w.runtime,
+                        stop,
+                        seed: 0x2545_f491 ^ u64::from(j) << 40 ^ u64::from(pass) << 8 ^ 1,
+                    };
+                    let r = job::run(eng.as_mut(), &plan).map_err(|e| e.to_string());
+                    if r.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    // The engine goes back to the caller, which drops it after the
+                    // window closes: tearing down an io_uring is kernel work
+                    // (iou_exit) that is not part of the I/O being measured.
+                    r.map(|r| (r, eng))
+                })
+            })
+            .collect();
+
+        // Without warm-up, sample before the jobs start so no I/O escapes the window.
+        let mut before = w
+            .ramp_time
+            .is_zero()
+            .then(|| (cpu::sample_start(b.root), read_stats(), Instant::now()));
+        barrier.wait();
+        let start = Instant::now();
+        while before.is_none() {
+            let t = start.elapsed();
+            if t >= w.ramp_time
+                || interrupt::interrupted()
+                || handles.iter().all(|h| h.is_finished())
+            {
+                before = Some((cpu::sample_start(b.root), read_stats(), Instant::now()));
+            } else {
+                progress(name, t.as_secs_f64() / planned);
+                thread::sleep(Duration::from_millis(50).min(w.ramp_time - t));
+            }
+        }
+        while !handles.iter().all(|h| h.is_finished()) {
+            progress(name, (start.elapsed().as_secs_f64() / planned).min(1.0));
+            thread::sleep(Duration::from_millis(100));
+        }
+        let mut merged = JobResult::default();
+        let mut first_err = None;
+        let mut engines = Vec::new();
+        for h in handles {
+            match h.join() {
+                Ok(Ok((r, eng))) => {
+                    merge_jobs(&mut merged, &r);
+                    engines.push(eng);
+                }
+                Ok(Err(e)) => {
+                    first_err.get_or_insert(e);
+                }
+                Err(_) => {
+                    first_err.get_or_insert("a job thread panicked".to_string());
+                }
+            }
+        }
+        let end = Instant::now();
+        let (cpu_before, stats_before, t0) = before.ok_or("no start sample")?;
+        let stats_after = read_stats();
+        let cpu_after = cpu::sample_end(b.root);
+        drop(engines);
+        progress(name, 1.0);
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+        let devices = match (stats_before, stats_after) {
+            (Some(x), Some(y)) => diskstats::layer_io(b.layers, &x, &y),
+            _ => Vec::new(),
+        };
+        let verify = match &merged.written {
+            Some(written) if !interrupt::interrupted() => Some(verify_pass(b, w, written)?),
+            _ => None,
+        };
+        Ok(Pass {
+            elapsed: end - t0,
+            cpu: cpu::usage(&cpu_before, &cpu_after),
+            devices,
+            verify,
+            jobs: merged,
+        })
+    })
+}
+
+fn verify_pass(
+    b: &Bench<'_>,
+    w: &Workload,
+    written: &WrittenBlocks,
+) -> Result<VerifyResult, String> {
+    let file = b
+        .target
+        .open_for_io(w.direct, false)
+        .map_err(|e| format!("verify: cannot open '{}': {e}", b.target.path.display()))?;
+    verify::verify(
+        &file,
+        written,
+        w.bs as usize,
+        b.target.memory_align_bytes as usize,
+    )
+    .map_err(|e| format!("verify: reading back failed: {e}"))
+}
+
+fn dir_result(d: &DirCounts, elapsed: Duration) -> Option<DirResult> {
+    if d.ios == 0 {
+        return None;
+    }
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    Some(DirResult {
+        io_bytes: d.bytes,
+        total_ios: d.ios,
+        short_ios: d.short_ios,
+        bw_bytes: d.bytes as f64 / secs,
+        iops: d.ios as f64 / secs,
+        runtime_ms: elapsed.as_millis() as u64,
+        clat_ns: LatencyStats::from_histogram(&d.clat_ns),
+    })
+}
+
+fn spread(passes: &[PassSummary]) -> Option<Spread> {
+    if passes.len() < 2 {
+        return None;
+    }
+    let bws: Vec<f64> = passes.iter().map(|p| p.bw_bytes).collect();
+    let n = bws.len() as f64;
+    let mean = bws.iter().sum::<f64>() / n;
+    let var = bws.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some(Spread {
+        passes: passes.to_vec(),
+        bw_min: bws.iter().copied().fold(f64::INFINITY, f64::min),
+        bw_max: bws.iter().copied().fold(0.0, f64::max),
+        bw_mean: mean,
+        bw_stddev_pct: if mean > 0.0 {
+            var.sqrt() * 100.0 / mean
+        } else {
+            0.0
+        },
+    })
+}
+
+/// Runs `loops` passes of a workload and summarises them.
+pub fn run_test(
+    b: &Bench<'_>,
+    name: &str,
+    w: &Workload,
+    loops: u32,
+    progress: Progress<'_>,
+) -> TestResult {
+    let mut total = JobResult::default();
+    let mut elapsed = Duration::ZERO;
+    let mut devices: Vec<LayerIo> = Vec::new();
+    let mut summaries = Vec::new();
+    let (mut user_ns, mut sys_ns, mut busy_ns) = (0u64, 0u64, 0u64);
+    let mut last_cpu: Option<CpuUsage> = None;
+    let mut verify: Option<VerifyResult> = None;
+    let mut passes = 0;
+    for pass in 0..loops.max(1) {
+        if interrupt::interrupted() {
+            break;
+        }
+        let label = if loops > 1 {
+            format!("{name} ({}/{loops})", pass + 1)
+        } else {
+            name.to_string()
+        };
+        let p = match run_pass(b, &label, w, pass, progress) {
+            Ok(p) => p,
+            Err(e) => {
+                return TestResult::not_run(name.to_string(), w.clone(), TestStatus::Failed, e);
+            }
+        };
+        passes += 1;
+        let ios = p.jobs.read.ios + p.jobs.write.ios;
+        let secs = p.elapsed.as_secs_f64().max(1e-9);
+        summaries.push(PassSummary {
+            bw_bytes: (p.jobs.read.bytes + p.jobs.write.bytes) as f64 / secs,
+            iops: ios as f64 / secs,
+        });
+        merge_jobs(&mut total, &p.jobs);
+        elapsed += p.elapsed;
+        sum_layers(&mut devices, &p.devices);
+        user_ns += p.cpu.process_user_ns;
+        sys_ns += p.cpu.process_sys_ns;
+        busy_ns += p.cpu.system.map_or(0, |s| s.busy_ns);
+        if let Some(v) = p.verify {
+            let acc = verify.get_or_insert_with(VerifyResult::default);
+            acc.blocks_checked += v.blocks_checked;
+            acc.mismatches += v.mismatches;
+            if acc.first_mismatch.is_none() {
+                acc.first_mismatch = v.first_mismatch;
+            }
+        }
+        last_cpu = Some(p.cpu);
+    }
+    let ios = total.read.ios + total.write.ios;
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let per_io = |ns: u64| (ios > 0).then(|| ns as f64 / ios as f64);
+    let mut notes = Vec::new();
+    if b.engine != EngineKind::Null && w.iodepth > 1 && b.engine == EngineKind::Psync {
+        notes.push(format!(
+            "psync runs one I/O at a time: --iodepth {} had no effect",
+            w.iodepth
+        ));
+    }
+    if let Some(v) = &verify
+        && v.mismatches > 0
+    {
+        notes.push(format!("verify found {} bad blocks", v.mismatches));
+    }
+    let status = if interrupt::interrupted() {
+        TestStatus::Interrupted
+    } else {
+        TestStatus::Ok
+    };
+    let sync = (total.sync_ns.count() > 0).then(|| SyncResult {
+        total_syncs: total.sync_ns.count(),
+        lat_ns: LatencyStats::from_histogram(&total.sync_ns),
+    });
+    TestResult {
+        name: name.to_string(),
+        status,
+        reason: None,
+        workload: w.clone(),
+        passes,
+        read: dir_result(&total.read, elapsed),
+        write: dir_result(&total.write, elapsed),
+        sync,
+        job_runtime_ms: elapsed.as_millis() as u64,
+        usr_cpu: user_ns as f64 / 1e9 / secs * 100.0,
+        sys_cpu: sys_ns as f64 / 1e9 / secs * 100.0,
+        cpu_ns_per_io: per_io(user_ns + sys_ns),
+        system_cpu_ns_per_io: last_cpu
+            .as_ref()
+            .and_then(|c| c.system.as_ref())
+            .and_then(|_| per_io(busy_ns)),
+        cpu: last_cpu,
+        devices,
+        spread: spread(&summaries),
+        verify,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::histogram::Histogram;
+
+    #[test]
+    fn spread_needs_two_passes() {
+        let p = |bw| PassSummary {
+            bw_bytes: bw,
+            iops: 1.0,
+        };
+        assert!(spread(&[p(1.0)]).is_none());
+        let s = spread(&[p(90.0), p(100.0), p(110.0)]).unwrap();
+        assert_eq!((s.bw_min, s.bw_max, s.bw_mean), (90.0, 110.0, 100.0));
+        assert!((s.bw_stddev_pct - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn direction_rates_use_the_window() {
+        let mut d = DirCounts::default();
+        assert!(dir_result(&d, Duration::from_secs(1)).is_none());
+        let mut h = Histogram::new();
+        h.record(1000);
+        d.clat_ns = h;
+        d.bytes = 8192;
+        d.ios = 2;
+        let r = dir_result(&d, Duration::from_secs(2)).unwrap();
+        assert_eq!((r.bw_bytes, r.iops, r.runtime_ms), (4096.0, 1.0, 2000));
+    }
+}

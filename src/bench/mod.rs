@@ -1,0 +1,8 @@
+//! Measurements of what the box does. Pieces every bench shares live here:
+//! latency histograms, CPU sampling, block-device counters, Ctrl-C handling.
+
+pub mod cpu;
+pub mod disk;
+pub mod diskstats;
+pub mod histogram;
+pub mod interrupt;

@@ -1,0 +1,196 @@
+//! The terminal table for `bench disk`.
+
+use std::fmt::Write;
+
+use crate::bench::disk::{DirResult, DiskBench, TestResult, TestStatus};
+use crate::report::format;
+
+/// Nanoseconds as `850 ns`, `85.2 µs`, `12.3 ms`, `1.50 s`.
+pub fn latency(ns: u64) -> String {
+    match ns {
+        0..1_000 => format!("{ns} ns"),
+        1_000..1_000_000 => format!("{:.1} µs", ns as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} ms", ns as f64 / 1e6),
+        _ => format!("{:.2} s", ns as f64 / 1e9),
+    }
+}
+
+/// Bytes per second in MB/s (10^6, as disk vendors and CrystalDiskMark count).
+pub fn rate(bytes_per_sec: f64) -> String {
+    format!("{:.1} MB/s", bytes_per_sec / 1e6)
+}
+
+fn row(out: &mut String, name: &str, dir: &str, d: &DirResult, cpu: Option<f64>) {
+    let p = |q: f64| {
+        d.clat_ns
+            .as_ref()
+            .and_then(|c| c.at(q))
+            .map_or("-".into(), latency)
+    };
+    let max = d.clat_ns.as_ref().map_or("-".into(), |c| latency(c.max));
+    let cpu = cpu.map_or("-".into(), |ns| format!("{:.1} µs", ns / 1e3));
+    let _ = writeln!(
+        out,
+        "{name:<30} {dir:<5} {:>12} {:>10.0} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        rate(d.bw_bytes),
+        d.iops,
+        p(50.0),
+        p(99.0),
+        p(99.9),
+        p(99.99),
+        max,
+        cpu
+    );
+}
+
+fn test(out: &mut String, t: &TestResult) {
+    match t.status {
+        TestStatus::Skipped | TestStatus::Failed => {
+            let what = if t.status == TestStatus::Skipped {
+                "skipped"
+            } else {
+                "FAILED"
+            };
+            let _ = writeln!(
+                out,
+                "{:<30} {what}: {}",
+                t.name,
+                t.reason.as_deref().unwrap_or("")
+            );
+            return;
+        }
+        TestStatus::Ok | TestStatus::Interrupted => {}
+    }
+    let mut first = true;
+    for (dir, d) in [("read", &t.read), ("write", &t.write)] {
+        if let Some(d) = d {
+            let name = if first { t.name.as_str() } else { "" };
+            row(
+                out,
+                name,
+                dir,
+                d,
+                if first { t.cpu_ns_per_io } else { None },
+            );
+            first = false;
+        }
+    }
+    if first {
+        let _ = writeln!(out, "{:<30} no I/O completed", t.name);
+    }
+    if let Some(s) = t.sync.as_ref().and_then(|s| s.lat_ns.as_ref()) {
+        let _ = writeln!(
+            out,
+            "{:<30} sync  {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "",
+            format!("{} calls", s.n),
+            "",
+            s.at(50.0).map_or("-".into(), latency),
+            s.at(99.0).map_or("-".into(), latency),
+            s.at(99.9).map_or("-".into(), latency),
+            s.at(99.99).map_or("-".into(), latency),
+            latency(s.max)
+        );
+    }
+    let mut detail = Vec::new();
+    if let Some(sys) = t.cpu.as_ref().and_then(|c| c.system.as_ref()) {
+        detail.push(format!(
+            "system cpu: usr {:.1}% sys {:.1}% iowait {:.1}% irq {:.1}% softirq {:.1}%",
+            sys.user_pct, sys.sys_pct, sys.iowait_pct, sys.irq_pct, sys.softirq_pct
+        ));
+    }
+    if let Some(c) = &t.cpu
+        && !c.kernel_threads.is_empty()
+    {
+        let k: Vec<String> = c
+            .kernel_threads
+            .iter()
+            .map(|k| format!("{} {}", k.comm, latency(k.cpu_ns)))
+            .collect();
+        detail.push(format!("kernel threads: {}", k.join(", ")));
+    }
+    for l in &t.devices {
+        detail.push(format!(
+            "{}{} ({}): read {} in {} I/Os, wrote {} in {} I/Os, {} flushes",
+            "  ".repeat(l.depth as usize),
+            l.name,
+            l.kind,
+            format::bytes(l.read_bytes),
+            l.reads,
+            format::bytes(l.write_bytes),
+            l.writes,
+            l.flushes
+        ));
+    }
+    if let Some(s) = &t.spread {
+        detail.push(format!(
+            "{} passes: {} to {} (mean {}, ±{:.1}%)",
+            s.passes.len(),
+            rate(s.bw_min),
+            rate(s.bw_max),
+            rate(s.bw_mean),
+            s.bw_stddev_pct
+        ));
+    }
+    if let Some(v) = &t.verify {
+        detail.push(format!(
+            "verify: {} blocks checked, {} bad",
+            v.blocks_checked, v.mismatches
+        ));
+    }
+    detail.extend(t.notes.iter().cloned());
+    for d in detail {
+        let _ = writeln!(out, "    {d}");
+    }
+}
+
+pub fn render(doc: &DiskBench) -> String {
+    let mut out = String::new();
+    let t = &doc.target;
+    let _ = writeln!(
+        out,
+        "target: {} ({:?}, {}, block {} B){}",
+        t.path.display(),
+        t.kind,
+        format::bytes(t.size_bytes),
+        t.logical_block_bytes,
+        t.device
+            .as_deref()
+            .map_or(String::new(), |d| format!(" on {d}"))
+    );
+    let _ = writeln!(
+        out,
+        "engine: {}{}",
+        doc.engine.name,
+        doc.engine
+            .note
+            .as_deref()
+            .map_or(String::new(), |n| format!(" ({n})"))
+    );
+    let _ = writeln!(
+        out,
+        "\n{:<30} {:<5} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "test", "dir", "bandwidth", "IOPS", "p50", "p99", "p99.9", "p99.99", "max", "cpu/IO"
+    );
+    for test_result in &doc.tests {
+        test(&mut out, test_result);
+    }
+    if doc.interrupted {
+        let _ = writeln!(out, "\ninterrupted: results above are partial");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        assert_eq!(latency(850), "850 ns");
+        assert_eq!(latency(85_200), "85.2 µs");
+        assert_eq!(latency(12_300_000), "12.3 ms");
+        assert_eq!(latency(1_500_000_000), "1.50 s");
+        assert_eq!(rate(123_456_789.0), "123.5 MB/s");
+    }
+}

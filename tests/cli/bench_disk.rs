@@ -1,0 +1,463 @@
+//! `bench disk` end to end: the pipeline with the null engine, the engine
+//! fallback, Ctrl-C cleanup, and (as root) every raw-device refusal and the
+//! byte counts on real loop devices.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::*;
+
+fn bench(args: &[&str]) -> Output {
+    nastune()
+        .args(["bench", "disk", "--no-store"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Whitespace-separated options followed by the target.
+fn spec(options: &str, target: &str) -> Vec<String> {
+    options
+        .split_whitespace()
+        .chain([target])
+        .map(String::from)
+        .collect()
+}
+
+fn bench_spec(options: &str, target: &str) -> Output {
+    nastune()
+        .args(["bench", "disk", "--no-store"])
+        .args(spec(options, target))
+        .output()
+        .unwrap()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(o));
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+fn leftover_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect()
+}
+
+#[test]
+fn null_engine_runs_the_whole_pipeline_and_removes_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = bench_spec(
+        "--engine null --rw randrw --iodepth 8 --runtime 300ms --size 4M --json",
+        d,
+    );
+    let v = json(&o);
+    assert_eq!(v["engine"]["name"], "null");
+    assert_eq!(v["target"]["kind"], "temp_file");
+    let t = &v["tests"][0];
+    assert_eq!(t["status"], "ok");
+    for dir in ["read", "write"] {
+        let ios = t[dir]["total_ios"].as_u64().unwrap();
+        assert!(ios > 100, "{dir}: {ios} I/Os");
+        assert_eq!(t[dir]["io_bytes"].as_u64().unwrap(), ios * 4096);
+        let p = &t[dir]["clat_ns"]["percentile"];
+        assert!(p["50.000000"].as_u64().unwrap() <= p["99.990000"].as_u64().unwrap());
+    }
+    assert!(t["usr_cpu"].as_f64().unwrap() > 0.0, "{t}");
+    assert!(
+        leftover_files(dir.path()).is_empty(),
+        "{:?}",
+        leftover_files(dir.path())
+    );
+}
+
+#[test]
+fn bad_options_are_refused_before_any_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = bench(&["--rw", "read", "--bs", "4q", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'4q'"), "{}", stderr(&o));
+    let o = bench(&["--rw", "randread", "--verify", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--verify"), "{}", stderr(&o));
+    let o = bench(&["--bs", "8k", d]);
+    assert_eq!(o.status.code(), Some(2), "--bs without --rw");
+    let o = bench(&["--rw", "read", "/nonexistent/nastune"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    assert!(leftover_files(dir.path()).is_empty());
+}
+
+#[test]
+fn falls_back_to_psync_when_io_uring_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let args = spec(
+        "--rw randread --iodepth 4 --runtime 300ms --size 4M --json",
+        d,
+    );
+    let o = nastune()
+        .args(["bench", "disk", "--no-store"])
+        .args(&args)
+        .env("NASTUNE_URING_ERRNO", "38")
+        .output()
+        .unwrap();
+    let v = json(&o);
+    assert_eq!(v["engine"]["name"], "psync");
+    assert!(
+        stderr(&o).contains("falling back to psync"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(v["tests"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+    // Asked for explicitly, io_uring failing is an error, not a silent switch.
+    let o = nastune()
+        .args(["bench", "disk", "--no-store", "--engine", "io_uring"])
+        .args(&args)
+        .env("NASTUNE_URING_ERRNO", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("io_uring is not available"),
+        "{}",
+        stderr(&o)
+    );
+    // Forced psync works and says it ran at depth 1.
+    let v = json(&bench_spec(
+        "--engine psync --rw write --iodepth 4 --end-fsync --runtime 300ms --size 4M --json",
+        d,
+    ));
+    assert_eq!(v["engine"]["name"], "psync");
+    let t = &v["tests"][0];
+    assert!(t["write"]["total_ios"].as_u64().unwrap() > 0);
+    assert_eq!(t["sync"]["total_syncs"], 1, "end fsync timed once: {t}");
+    assert!(
+        t["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("one I/O at a time")
+    );
+}
+
+#[test]
+fn verify_reads_back_what_was_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let v = json(&bench_spec(
+        "--rw randwrite --verify --iodepth 4 --runtime 300ms --size 4M --json",
+        d,
+    ));
+    let t = &v["tests"][0];
+    assert!(t["verify"]["blocks_checked"].as_u64().unwrap() > 0, "{t}");
+    assert_eq!(t["verify"]["mismatches"], 0);
+}
+
+#[test]
+fn sigint_removes_the_temporary_file_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = nastune()
+        .args([
+            "bench",
+            "disk",
+            "--no-store",
+            "--rw",
+            "randread",
+            "--runtime",
+            "60",
+            "--size",
+            "8M",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while leftover_files(dir.path()).is_empty() {
+        assert!(Instant::now() < deadline, "no temporary file appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Let the layout finish and the test start.
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        leftover_files(dir.path()).is_empty(),
+        "{:?}",
+        leftover_files(dir.path())
+    );
+}
+
+// ---- real loop devices (root) ----
+
+struct Loop {
+    dev: String,
+    _img: tempfile::TempDir,
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-R")
+            .arg(self.mountpoint())
+            .output();
+        let _ = Command::new("swapoff").arg(&self.dev).output();
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).output();
+    }
+}
+
+impl Loop {
+    fn mountpoint(&self) -> PathBuf {
+        self._img.path().join("mnt")
+    }
+    fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A fresh loop device over a sparse file, or None (with the reason printed)
+/// when this is not root or loop devices are missing.
+fn loop_dev(mib: u64, tools: &[&str]) -> Option<Loop> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("SKIP: loop-device tests need root");
+        return None;
+    }
+    for t in ["losetup"].iter().chain(tools) {
+        if !have(t) {
+            println!("SKIP: '{t}' is not installed (see .ci/apt-packages)");
+            return None;
+        }
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        println!("SKIP: no /dev/loop-control");
+        return None;
+    }
+    let img = tempfile::tempdir().unwrap();
+    let file = img.path().join("disk.img");
+    std::fs::File::create(&file)
+        .unwrap()
+        .set_len(mib << 20)
+        .unwrap();
+    let o = Command::new("losetup")
+        .args(["--find", "--show", "--partscan"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        println!("SKIP: losetup failed: {}", stderr(&o));
+        return None;
+    }
+    std::fs::create_dir(img.path().join("mnt")).unwrap();
+    Some(Loop {
+        dev: stdout(&o).trim().to_string(),
+        _img: img,
+    })
+}
+
+fn sh(cmd: &str) {
+    let o = Command::new("sh").args(["-c", cmd]).output().unwrap();
+    assert!(o.status.success(), "'{cmd}' failed: {}", stderr(&o));
+}
+
+fn write_refusal(l: &Loop) -> String {
+    let o = bench(&["--rw", "write", "--runtime", "200ms", &l.dev]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "write to {} was allowed: {}",
+        l.dev,
+        stdout(&o)
+    );
+    stderr(&o)
+}
+
+/// Zeroes the first and last MiB so no signature survives from the last case.
+fn wipe(l: &Loop) {
+    let d = &l.dev;
+    sh(&format!(
+        "dd if=/dev/zero of={d} bs=1M count=1 conv=fsync status=none"
+    ));
+    sh(&format!(
+        "dd if=/dev/zero of={d} bs=1M count=1 seek=$(( $(blockdev --getsize64 {d}) / 1048576 - 1 )) conv=fsync status=none"
+    ));
+}
+
+#[test]
+fn refuses_writes_to_devices_that_carry_each_signature() {
+    let Some(l) = loop_dev(
+        320,
+        &[
+            "sfdisk",
+            "mkfs.ext4",
+            "mkfs.xfs",
+            "mkfs.btrfs",
+            "cryptsetup",
+            "mkswap",
+            "blockdev",
+        ],
+    ) else {
+        return;
+    };
+    let d = l.dev.clone();
+    let cases: [(&str, String); 8] = [
+        (
+            "GPT",
+            format!("echo 'label: gpt' | sfdisk -q --no-reread {d} || true"),
+        ),
+        (
+            "MBR",
+            format!("echo 'label: dos' | sfdisk -q --no-reread {d} || true"),
+        ),
+        ("ext2/3/4", format!("mkfs.ext4 -q -F {d}")),
+        ("XFS", format!("mkfs.xfs -q -f {d}")),
+        ("btrfs", format!("mkfs.btrfs -q -f {d}")),
+        (
+            "LUKS",
+            format!(
+                "printf pw | cryptsetup luksFormat --batch-mode --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 {d} -"
+            ),
+        ),
+        // md v1.2 superblock: magic 0xa92b4efc (little-endian) at 4 KiB, major version 1.
+        (
+            "md RAID",
+            format!(
+                "printf '\\374\\116\\053\\251\\001\\000\\000\\000' | dd of={d} bs=1 seek=4096 conv=notrunc,fsync status=none"
+            ),
+        ),
+        (
+            "swap area",
+            format!("mkswap -q {d} || mkswap {d} >/dev/null"),
+        ),
+    ];
+    for (what, cmd) in &cases {
+        wipe(&l);
+        sh(cmd);
+        let err = write_refusal(&l);
+        assert!(err.contains(what), "{what}: {err}");
+        assert!(err.contains(&format!("--destroy-data {d}")), "{err}");
+    }
+    // Reads stay allowed on a device that holds data.
+    let o = bench(&["--rw", "read", "--runtime", "200ms", &d]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // --destroy-data naming another device does not unlock this one…
+    let Some(other) = loop_dev(8, &[]) else {
+        return;
+    };
+    let o = bench(&[
+        "--rw",
+        "write",
+        "--runtime",
+        "200ms",
+        "--destroy-data",
+        &other.dev,
+        &d,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("must name the target device"),
+        "{}",
+        stderr(&o)
+    );
+    // …naming this one does.
+    let o = bench(&[
+        "--rw",
+        "write",
+        "--runtime",
+        "200ms",
+        "--destroy-data",
+        &d,
+        &d,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn refuses_writes_to_mounted_devices_partitions_and_swap() {
+    let Some(l) = loop_dev(64, &["sfdisk", "mkfs.ext4", "mkswap", "swapon", "mount"]) else {
+        return;
+    };
+    let (d, mnt) = (l.dev.clone(), l.mountpoint());
+    // The whole device mounted.
+    sh(&format!(
+        "mkfs.ext4 -q -F {d} && mount {d} {}",
+        mnt.display()
+    ));
+    let err = write_refusal(&l);
+    assert!(
+        err.contains(&format!("'{}' is mounted at '{}'", l.name(), mnt.display())),
+        "{err}"
+    );
+    sh(&format!("umount {}", mnt.display()));
+
+    // A partition mounted, the whole disk targeted.
+    sh(&format!(
+        "echo ',32M' | sfdisk -q {d} && partx -u {d} 2>/dev/null; udevadm settle 2>/dev/null; sleep 0.5; test -b {d}p1"
+    ));
+    sh(&format!(
+        "mkfs.ext4 -q -F {d}p1 && mount {d}p1 {}",
+        mnt.display()
+    ));
+    let err = write_refusal(&l);
+    assert!(
+        err.contains(&format!("'{}p1' is mounted", l.name())),
+        "{err}"
+    );
+    sh(&format!("umount {}", mnt.display()));
+
+    // Active swap on the whole device.
+    wipe(&l);
+    sh(&format!("mkswap {d} >/dev/null && swapon {d}"));
+    let err = write_refusal(&l);
+    assert!(err.contains("is active swap"), "{err}");
+    sh(&format!("swapoff {d}"));
+}
+
+#[test]
+fn device_bytes_match_the_loop_devices_diskstats() {
+    let Some(l) = loop_dev(64, &[]) else { return };
+    let d = l.dev.clone();
+    for (rw, dir, key) in [
+        ("read", "read", "read_bytes"),
+        ("write", "write", "write_bytes"),
+    ] {
+        let v = json(&bench(&[
+            "--rw",
+            rw,
+            "--bs",
+            "64k",
+            "--direct",
+            "--iodepth",
+            "4",
+            "--runtime",
+            "500ms",
+            "--destroy-data",
+            &d,
+            "--json",
+            &d,
+        ]));
+        let t = &v["tests"][0];
+        let ours = t[dir]["io_bytes"].as_u64().unwrap();
+        assert!(ours > 0);
+        let layer = t["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == l.name())
+            .unwrap_or_else(|| panic!("{t}"));
+        assert_eq!(layer[key].as_u64().unwrap(), ours, "{rw}: {layer}");
+    }
+}
