@@ -52,6 +52,8 @@ nastune probe --capture /tmp/mybox    # send this tree with a bug report\n  \
 nastune probe --root /tmp/mybox       # read a captured tree back"
     )]
     Probe(ProbeArgs),
+    /// Measure what the box does: crypto
+    Bench(BenchArgs),
     /// Generate the man page or shell completions
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -68,6 +70,19 @@ pub struct ProbeArgs {
     /// Copy every file the probe reads into DIR (must be new or empty)
     #[arg(long, value_name = "DIR")]
     pub capture: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub what: BenchCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Cipher and key-derivation speed: kernel (AF_ALG, as dm-crypt) and user space
+    #[command(long_about = crate::cmd::bench::CRYPTO_LONG_ABOUT)]
+    Crypto(crate::cmd::bench::BenchCryptoArgs),
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 //! [`probe::Snapshot`]; [`report`] turns plain data into text; [`store`] keeps every
 //! run. Collection never prints and presentation never reads the system.
 
+pub mod bench;
 pub mod capture;
 pub mod cli;
 pub mod cmd;

@@ -1,5 +1,6 @@
 //! One file per subcommand: arguments in, a plan, the run, a report out.
 
+pub mod bench;
 pub mod generate;
 pub mod probe;
 
@@ -12,6 +13,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Probe(args) => probe::run(&args, &cli.global),
         Command::Generate(args) => generate::run(&args),
+        Command::Bench(args) => bench::run(&args, &cli.global),
     }
 }
 
