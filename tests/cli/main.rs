@@ -4,6 +4,7 @@
 
 mod util;
 
+mod bench_crypto;
 mod generate;
 mod probe;
 mod store;
