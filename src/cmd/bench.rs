@@ -33,7 +33,7 @@ nastune bench crypto --self-test --require-afalg";
 #[derive(Debug, Args)]
 pub struct BenchCryptoArgs {
     /// Seconds per measured point (0.01-60)
-    #[arg(long, value_name = "SECS", default_value = "0.2", value_parser = parse_duration)]
+    #[arg(long, value_name = "SECS", default_value = "0.1", value_parser = parse_duration)]
     pub duration: Duration,
     /// Request sizes, comma-separated: multiples of 16 from 16 to 65536 (suffix k = KiB)
     #[arg(

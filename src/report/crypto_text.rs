@@ -10,7 +10,7 @@ use crate::probe::Outcome;
 const MIB: f64 = 1024.0 * 1024.0;
 
 fn request(bytes: u32) -> String {
-    if bytes >= 1024 && bytes % 1024 == 0 {
+    if bytes >= 1024 && bytes.is_multiple_of(1024) {
         format!("{} KiB", bytes / 1024)
     } else {
         format!("{bytes} B")

@@ -95,15 +95,16 @@ pub fn recommend(
             find(kernel, "xchacha12,aes-adiantum-plain64", 256).and_then(|r| r.speed_at(size));
         let essiv = find(kernel, "aes-cbc-essiv:sha256", 256).and_then(|r| r.speed_at(size));
         let best_xts = xts_512.or(xts_256);
-        if let (Some(e), Some(x)) = (essiv, best_xts) {
-            if cesa.is_some() && e > 1.2 * x {
-                notes.push(format!(
+        if let (Some(e), Some(x)) = (essiv, best_xts)
+            && cesa.is_some()
+            && e > 1.2 * x
+        {
+            notes.push(format!(
                     "aes-cbc-essiv:sha256 (256-bit) runs at {} against {} for XTS: faster here, but CBC \
 is malleable and LUKS2's default is XTS; choose it only if throughput matters more",
                     mib(e),
                     mib(x)
                 ));
-            }
         }
         match (best_xts, adi) {
             (Some(x), Some(a)) if a > 1.2 * x => {

@@ -476,11 +476,11 @@ fn kernel_crypt(
     key: &[u8],
     iv: &[u8],
     dir: Direction,
-    data: &mut Vec<u8>,
+    data: &mut [u8],
 ) -> Result<(), String> {
     let tfm = kernel::keyed(alg, key).map_err(|e| e.to_string())?;
     let mut op = tfm.op().map_err(|e| e.to_string())?;
-    let input = data.clone();
+    let input = data.to_vec();
     op.crypt(dir, iv, &input, data).map_err(|e| e.to_string())
 }
 

@@ -303,6 +303,41 @@ fn aead_alg(which: UserCipher) -> Option<&'static aead::Algorithm> {
     }
 }
 
+/// AES-CBC with an explicit 16-byte IV (NIST vectors, ESSIV), key of 16 or 32 bytes.
+pub fn cbc_with_iv(
+    key: &[u8],
+    iv: &[u8; 16],
+    buf: &mut [u8],
+    encrypt: bool,
+) -> Result<(), UserCipherError> {
+    let iv = Array::<u8, U16>::from(*iv);
+    macro_rules! run {
+        ($aes:ty, $k:expr) => {{
+            let blocks = blocks_of("aes-cbc", buf)?;
+            if encrypt {
+                cbc::Encryptor::<$aes>::inner_iv_init($k, &iv).encrypt_blocks(blocks);
+            } else {
+                cbc::Decryptor::<$aes>::inner_iv_init($k, &iv).decrypt_blocks(blocks);
+            }
+        }};
+    }
+    match key.len() {
+        16 => run!(aes::Aes128, aes128(key)?),
+        32 => run!(aes::Aes256, aes256(key)?),
+        _ => return Err(UserCipherError::Key("aes-cbc")),
+    }
+    Ok(())
+}
+
+/// One AES-256 block encryption (ESSIV's IV derivation).
+pub fn aes256_block(key: &[u8], block: &mut [u8; 16]) -> Result<(), UserCipherError> {
+    use aes::cipher::BlockCipherEncrypt;
+    let mut b = Array::<u8, U16>::from(*block);
+    aes256(key)?.encrypt_block(&mut b);
+    block.copy_from_slice(&b);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,39 +383,4 @@ mod tests {
             Err(UserCipherError::Auth("aes-gcm"))
         );
     }
-}
-
-/// AES-CBC with an explicit 16-byte IV (NIST vectors, ESSIV), key of 16 or 32 bytes.
-pub fn cbc_with_iv(
-    key: &[u8],
-    iv: &[u8; 16],
-    buf: &mut [u8],
-    encrypt: bool,
-) -> Result<(), UserCipherError> {
-    let iv = Array::<u8, U16>::from(*iv);
-    macro_rules! run {
-        ($aes:ty, $k:expr) => {{
-            let blocks = blocks_of("aes-cbc", buf)?;
-            if encrypt {
-                cbc::Encryptor::<$aes>::inner_iv_init($k, &iv).encrypt_blocks(blocks);
-            } else {
-                cbc::Decryptor::<$aes>::inner_iv_init($k, &iv).decrypt_blocks(blocks);
-            }
-        }};
-    }
-    match key.len() {
-        16 => run!(aes::Aes128, aes128(key)?),
-        32 => run!(aes::Aes256, aes256(key)?),
-        _ => return Err(UserCipherError::Key("aes-cbc")),
-    }
-    Ok(())
-}
-
-/// One AES-256 block encryption (ESSIV's IV derivation).
-pub fn aes256_block(key: &[u8], block: &mut [u8; 16]) -> Result<(), UserCipherError> {
-    use aes::cipher::BlockCipherEncrypt;
-    let mut b = Array::<u8, U16>::from(*block);
-    aes256(key)?.encrypt_block(&mut b);
-    block.copy_from_slice(&b);
-    Ok(())
 }

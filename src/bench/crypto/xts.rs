@@ -37,7 +37,7 @@ where
     }
 
     fn crypt(&self, buf: &mut [u8], sector: u64, encrypt: bool) -> Result<(), PartialBlock> {
-        if buf.is_empty() || buf.len() % 16 != 0 {
+        if buf.is_empty() || !buf.len().is_multiple_of(16) {
             return Err(PartialBlock(buf.len()));
         }
         let mut t = Array::<u8, U16>::default();
