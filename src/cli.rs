@@ -63,7 +63,7 @@ nastune advise\n  nastune advise --list\n  nastune advise --json --fail-on warni
     /// List, show or remove stored runs
     #[command(subcommand)]
     History(HistoryCommand),
-    /// Measure what the box does: disk
+    /// Measure what the box does: disk, crypto
     Bench(BenchArgs),
     /// Generate the man page or shell completions
     #[command(hide = true)]
@@ -149,6 +149,9 @@ pub enum BenchCommand {
     /// Storage throughput, IOPS, latency and the CPU they cost
     #[command(long_about = crate::cmd::bench_disk::LONG_ABOUT)]
     Disk(crate::cmd::bench_disk::DiskArgs),
+    /// Cipher and key-derivation speed: kernel (AF_ALG, as dm-crypt) and user space
+    #[command(long_about = crate::cmd::bench_crypto::CRYPTO_LONG_ABOUT)]
+    Crypto(crate::cmd::bench_crypto::BenchCryptoArgs),
 }
 
 #[derive(Debug, Args)]

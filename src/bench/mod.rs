@@ -2,6 +2,7 @@
 //! latency histograms, CPU sampling, block-device counters, Ctrl-C handling.
 
 pub mod cpu;
+pub mod crypto;
 pub mod disk;
 pub mod diskstats;
 pub mod histogram;

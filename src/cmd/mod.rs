@@ -1,6 +1,7 @@
 //! One file per subcommand: arguments in, a plan, the run, a report out.
 
 pub mod advise;
+pub mod bench_crypto;
 pub mod bench_disk;
 pub mod generate;
 pub mod history;
@@ -18,6 +19,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::History(cmd) => history::run(&cmd, &cli.global),
         Command::Bench(args) => match &args.command {
             BenchCommand::Disk(a) => bench_disk::run(a, &cli.global),
+            BenchCommand::Crypto(a) => bench_crypto::run(a, &cli.global),
         },
         Command::Generate(args) => generate::run(&args),
     }

@@ -6,6 +6,7 @@ mod ttar;
 mod util;
 
 mod advise;
+mod bench_crypto;
 mod bench_disk;
 mod foreign;
 mod generate;
