@@ -5,6 +5,7 @@
 //! Knowledge is current for Linux 6.x and Samba 4.x (see docs/rules.md, generated
 //! from this registry).
 
+pub mod bottleneck;
 mod cpu;
 mod memory;
 

@@ -160,9 +160,9 @@ fn rpi2_include_exports_and_failing_usb_bridge() {
         serde_json::json!(["/etc/samba/smb.conf", "/etc/samba/shares.conf"])
     );
     assert_eq!(samba["includes"][0]["status"], "read");
-    assert_eq!(samba["shares"][0]["path"], "/srv/vault");
+    assert_eq!(samba["shares"][0]["path"], "/srv/nas/vault");
     let nfs = &s["file_services"]["data"]["nfs"];
-    assert_eq!(nfs["exports"][0]["path"], "/srv/vault/media");
+    assert_eq!(nfs["exports"][0]["path"], "/srv/nas/media");
     assert_eq!(nfs["exports"][0]["clients"][0]["host"], "192.168.1.0/24");
 
     assert_eq!(s["smart"]["status"], "ok");
@@ -184,7 +184,7 @@ fn rpi2_include_exports_and_failing_usb_bridge() {
         .unwrap();
     let text = stdout(&text);
     assert!(text.contains("SD/eMMC cards have no SMART"), "{text}");
-    assert!(text.contains("export        /srv/vault/media"), "{text}");
+    assert!(text.contains("export        /srv/nas/media"), "{text}");
 }
 
 #[test]

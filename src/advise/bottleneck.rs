@@ -1,0 +1,499 @@
+//! The bottleneck of each data path a NAS serves: client → network → TCP stack →
+//! crypto → RAID → disk, for reads and writes. Each stage gets a ceiling from what
+//! was measured (or, for the wire, from the negotiated link speed with the framing
+//! arithmetic shown); the lowest ceiling names the limit. Stages nobody measured
+//! are listed with the measurement that would decide them.
+//!
+//! Measurements arrive as the stored JSON documents of the benches, so this works
+//! on fresh results and on runs from the store alike.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::probe::Snapshot;
+use crate::probe::storage::Chain;
+
+/// TCP/IPv4 goodput share of the wire at MTU 1500 with timestamps: payload
+/// 1500 − 20 (IP) − 32 (TCP with timestamps) = 1448 of 1538 bytes on the wire
+/// (preamble 8 + header 14 + FCS 4 + inter-frame gap 12 around the 1500).
+const TCP_PAYLOAD_PER_FRAME: f64 = 1448.0;
+const WIRE_BYTES_PER_FRAME: f64 = 1538.0;
+
+/// Request size dm-crypt issues for a 4 KiB-sector volume; the crypto figure used.
+const DM_CRYPT_REQUEST_BYTES: u64 = 4096;
+
+/// What the benches measured, extracted from their documents.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Measurements {
+    /// Sequential 1 MiB throughput on a filesystem, by bench disk.
+    pub disk: Vec<DiskFigure>,
+    /// Cipher throughput at dm-crypt's request size, by bench crypto.
+    pub crypto: Vec<CipherFigure>,
+    /// This box's own TCP ceiling over loopback, by bench net --loopback.
+    pub tcp_loopback_bytes_per_sec: Option<f64>,
+    /// Goodput measured across the network, by bench net.
+    pub network_goodput_bytes_per_sec: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DiskFigure {
+    /// The file or directory the bench ran on.
+    pub path: String,
+    /// The block device under it, when known (`dm-0`, `md0`, `sda`).
+    pub device: Option<String>,
+    pub seq_read_bytes_per_sec: Option<f64>,
+    pub seq_write_bytes_per_sec: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CipherFigure {
+    /// dm-crypt's name: `aes-xts-plain64`, `xchacha12,aes-adiantum-plain64`.
+    pub cipher: String,
+    pub key_bits: u32,
+    /// `kernel` (AF_ALG, what dm-crypt uses) or `user space`.
+    pub path: String,
+    pub encrypt_bytes_per_sec: f64,
+    pub decrypt_bytes_per_sec: f64,
+}
+
+/// Reads the figures this analysis needs from bench documents (`disk`, `crypto`,
+/// `net`); unknown kinds and shapes are ignored.
+pub fn measurements_from(docs: &[(String, Value)]) -> Measurements {
+    let mut m = Measurements::default();
+    for (kind, doc) in docs {
+        match kind.as_str() {
+            "disk" => m.disk.extend(disk_figure(doc)),
+            "crypto" => m.crypto.extend(cipher_figures(doc)),
+            "net" => read_net(doc, &mut m),
+            _ => {}
+        }
+    }
+    m
+}
+
+fn disk_figure(doc: &Value) -> Option<DiskFigure> {
+    let target = doc.get("target")?;
+    let mut fig = DiskFigure {
+        path: target.get("path")?.as_str()?.to_string(),
+        device: target
+            .get("device")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        seq_read_bytes_per_sec: None,
+        seq_write_bytes_per_sec: None,
+    };
+    for test in doc.get("tests")?.as_array()? {
+        let w = &test["workload"];
+        let sequential = matches!(w["rw"].as_str(), Some("read" | "write"));
+        if !sequential || w["bs"].as_u64().unwrap_or(0) < 128 * 1024 {
+            continue;
+        }
+        let best = |slot: &mut Option<f64>, v: Option<f64>| {
+            if let Some(v) = v.filter(|v| *v > 0.0) {
+                *slot = Some(slot.map_or(v, |s: f64| s.max(v)));
+            }
+        };
+        best(
+            &mut fig.seq_read_bytes_per_sec,
+            test["read"]["bw_bytes"].as_f64(),
+        );
+        best(
+            &mut fig.seq_write_bytes_per_sec,
+            test["write"]["bw_bytes"].as_f64(),
+        );
+    }
+    Some(fig)
+}
+
+fn cipher_figures(doc: &Value) -> Vec<CipherFigure> {
+    let mut out = Vec::new();
+    for (section, path) in [("kernel", "kernel"), ("user_space", "user space")] {
+        let Some(list) = doc.get(section).and_then(Value::as_array) else {
+            continue;
+        };
+        for c in list {
+            let Some(points) = c.get("points").and_then(Value::as_array) else {
+                continue;
+            };
+            // One request at a time at dm-crypt's size: what a single stream sees.
+            let point = points.iter().find(|p| {
+                p["request_bytes"].as_u64() == Some(DM_CRYPT_REQUEST_BYTES)
+                    && p["in_flight"].as_u64().unwrap_or(1) <= 1
+            });
+            let (Some(point), Some(cipher)) = (point, c["cipher"].as_str()) else {
+                continue;
+            };
+            let (Some(enc), Some(dec)) = (
+                point["encrypt"]["bytes_per_sec"].as_f64(),
+                point["decrypt"]["bytes_per_sec"].as_f64(),
+            ) else {
+                continue;
+            };
+            out.push(CipherFigure {
+                cipher: cipher.to_string(),
+                key_bits: c["key_bits"].as_u64().unwrap_or(0) as u32,
+                path: path.to_string(),
+                encrypt_bytes_per_sec: enc,
+                decrypt_bytes_per_sec: dec,
+            });
+        }
+    }
+    out
+}
+
+fn read_net(doc: &Value, m: &mut Measurements) {
+    let bps = doc["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .or_else(|| doc["end"]["sum_sent"]["bits_per_second"].as_f64());
+    let Some(bps) = bps else { return };
+    if doc["loopback"].as_bool() == Some(true) {
+        m.tcp_loopback_bytes_per_sec = Some(bps / 8.0);
+    } else {
+        m.network_goodput_bytes_per_sec = Some(bps / 8.0);
+    }
+}
+
+/// One stage of a path and its ceiling.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Stage {
+    pub name: String,
+    /// `None`: not measured; `missing` says what would measure it.
+    pub ceiling_bytes_per_sec: Option<f64>,
+    /// Where the figure comes from, with the arithmetic.
+    pub basis: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PathAnalysis {
+    /// `read /srv` (client reads from the share) or `write /srv`.
+    pub name: String,
+    pub mount_point: String,
+    pub stages: Vec<Stage>,
+    /// Index into `stages` of the lowest known ceiling.
+    pub limiting_stage: Option<usize>,
+    pub limit_bytes_per_sec: Option<f64>,
+    /// Measurements that would decide the stages without a figure.
+    pub missing: Vec<String>,
+}
+
+/// The data paths: every mounted filesystem that holds shares (Samba or NFS), or
+/// else every data filesystem other than / and /boot*.
+pub fn analyse(snapshot: &Snapshot, m: &Measurements) -> Vec<PathAnalysis> {
+    let mut out = Vec::new();
+    for mount in data_mounts(snapshot) {
+        let chain = snapshot.storage.data().and_then(|s| {
+            s.chains
+                .iter()
+                .find(|c| c.mount_points.iter().any(|p| *p == mount))
+        });
+        for write in [false, true] {
+            out.push(analyse_path(snapshot, m, &mount, chain, write));
+        }
+    }
+    out
+}
+
+fn data_mounts(snapshot: &Snapshot) -> Vec<String> {
+    let mut shared: Vec<String> = Vec::new();
+    if let Some(fs) = snapshot.file_services.data() {
+        let samba_paths = fs
+            .samba
+            .iter()
+            .flat_map(|s| s.shares.iter().filter_map(|sh| sh.path.clone()));
+        let nfs_paths = fs
+            .nfs
+            .iter()
+            .flat_map(|n| n.exports.iter().map(|e| e.path.clone()));
+        shared.extend(samba_paths.chain(nfs_paths));
+    }
+    let Some(fss) = snapshot.filesystems.data() else {
+        return Vec::new();
+    };
+    // The mount that holds a path is the longest mount point that prefixes it.
+    let holder = |path: &str| {
+        fss.mounts
+            .iter()
+            .filter(|f| {
+                path == f.mount_point
+                    || f.mount_point == "/"
+                    || path.starts_with(&format!("{}/", f.mount_point))
+            })
+            .max_by_key(|f| f.mount_point.len())
+            .map(|f| f.mount_point.clone())
+    };
+    let mut mounts: Vec<String> = shared.iter().filter_map(|p| holder(p)).collect();
+    if mounts.is_empty() {
+        mounts = fss
+            .mounts
+            .iter()
+            .filter(|f| f.device.is_some())
+            .filter(|f| f.mount_point != "/" && !f.mount_point.starts_with("/boot"))
+            .map(|f| f.mount_point.clone())
+            .collect();
+    }
+    mounts.sort();
+    mounts.dedup();
+    mounts
+}
+
+fn mb(bytes_per_sec: f64) -> String {
+    format!("{:.1} MB/s", bytes_per_sec / 1e6)
+}
+
+fn analyse_path(
+    snapshot: &Snapshot,
+    m: &Measurements,
+    mount: &str,
+    chain: Option<&Chain>,
+    write: bool,
+) -> PathAnalysis {
+    let mut stages = Vec::new();
+    let mut missing = Vec::new();
+
+    // Network: measured goodput, else the fastest physical link's framing ceiling.
+    match m.network_goodput_bytes_per_sec {
+        Some(g) => stages.push(Stage {
+            name: "network".into(),
+            ceiling_bytes_per_sec: Some(g),
+            basis: format!("measured goodput {}", mb(g)),
+        }),
+        None => {
+            let link = snapshot.network.data().and_then(|n| {
+                n.interfaces
+                    .iter()
+                    .filter(|i| !i.is_virtual && i.carrier == Some(true))
+                    .filter_map(|i| i.speed_mbit_per_sec.map(|s| (i.name.clone(), s)))
+                    .max_by_key(|(_, s)| *s)
+            });
+            match link {
+                Some((name, mbit)) => {
+                    let ceiling =
+                        mbit as f64 * 1e6 / 8.0 * TCP_PAYLOAD_PER_FRAME / WIRE_BYTES_PER_FRAME;
+                    stages.push(Stage {
+                        name: "network".into(),
+                        ceiling_bytes_per_sec: Some(ceiling),
+                        basis: format!(
+                            "{name} link {mbit} Mbit/s x 1448/1538 (TCP payload per frame at MTU \
+                             1500) = {}",
+                            mb(ceiling)
+                        ),
+                    });
+                    missing.push("network goodput: nastune bench net HOST from a client".into());
+                }
+                None => {
+                    stages.push(Stage {
+                        name: "network".into(),
+                        ceiling_bytes_per_sec: None,
+                        basis: "no physical interface with a link".into(),
+                    });
+                }
+            }
+        }
+    }
+
+    stages.push(match m.tcp_loopback_bytes_per_sec {
+        Some(t) => Stage {
+            name: "tcp stack".into(),
+            ceiling_bytes_per_sec: Some(t),
+            basis: format!("loopback TCP measured {}", mb(t)),
+        },
+        None => {
+            missing.push("TCP stack ceiling: nastune bench net --loopback".into());
+            Stage {
+                name: "tcp stack".into(),
+                ceiling_bytes_per_sec: None,
+                basis: "not measured".into(),
+            }
+        }
+    });
+
+    let devices: Vec<&str> = chain
+        .map(|c| c.devices.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    let storage = snapshot.storage.data();
+    // Crypto: the volume's own cipher, kernel figure preferred (that is dm-crypt's path).
+    let crypt = storage.and_then(|s| {
+        s.dm_devices
+            .iter()
+            .filter(|d| devices.contains(&d.device.as_str()))
+            .find_map(|d| d.crypt.as_ref())
+    });
+    if let Some(c) = crypt {
+        let figure = m
+            .crypto
+            .iter()
+            .filter(|f| {
+                f.cipher == c.cipher && c.key_bits.is_none_or(|k| u64::from(f.key_bits) == k)
+            })
+            .min_by_key(|f| if f.path == "kernel" { 0 } else { 1 });
+        stages.push(match figure {
+            Some(f) => {
+                let rate = if write {
+                    f.encrypt_bytes_per_sec
+                } else {
+                    f.decrypt_bytes_per_sec
+                };
+                Stage {
+                    name: "crypto".into(),
+                    ceiling_bytes_per_sec: Some(rate),
+                    basis: format!(
+                        "{} {}-bit {} ({}) at 4 KiB requests: {}",
+                        c.cipher,
+                        f.key_bits,
+                        if write { "encrypt" } else { "decrypt" },
+                        f.path,
+                        mb(rate)
+                    ),
+                }
+            }
+            None => {
+                missing.push(format!("{} speed: nastune bench crypto", c.cipher));
+                Stage {
+                    name: "crypto".into(),
+                    ceiling_bytes_per_sec: None,
+                    basis: format!("{} not measured", c.cipher),
+                }
+            }
+        });
+    }
+
+    // Storage: what bench disk measured on this filesystem (RAID, crypto and disks
+    // together, as the filesystem sees them).
+    let md = storage.and_then(|s| {
+        s.md_arrays
+            .iter()
+            .find(|a| devices.contains(&a.name.as_str()))
+    });
+    let stage_name = match md {
+        Some(a) => format!(
+            "storage ({} over {} members)",
+            a.level.as_deref().unwrap_or("md"),
+            a.members.len()
+        ),
+        None => "storage".to_string(),
+    };
+    let disk = m.disk.iter().find(|d| {
+        d.path == mount
+            || d.path.starts_with(&format!("{}/", mount.trim_end_matches('/')))
+            || d.device.as_deref().is_some_and(|dev| devices.first() == Some(&dev))
+    });
+    let rate = disk.and_then(|d| {
+        if write {
+            d.seq_write_bytes_per_sec
+        } else {
+            d.seq_read_bytes_per_sec
+        }
+    });
+    stages.push(match rate {
+        Some(r) => Stage {
+            name: stage_name,
+            ceiling_bytes_per_sec: Some(r),
+            basis: format!(
+                "sequential 1 MiB {} measured on {}: {}",
+                if write { "write" } else { "read" },
+                mount,
+                mb(r)
+            ),
+        },
+        None => {
+            missing.push(format!("storage throughput: nastune bench disk {mount}"));
+            Stage {
+                name: stage_name,
+                ceiling_bytes_per_sec: None,
+                basis: "not measured".into(),
+            }
+        }
+    });
+
+    let limiting_stage = stages
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.ceiling_bytes_per_sec.map(|c| (i, c)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i);
+    PathAnalysis {
+        name: format!("{} {mount}", if write { "write to" } else { "read from" }),
+        mount_point: mount.to_string(),
+        limit_bytes_per_sec: limiting_stage.and_then(|i| stages[i].ceiling_bytes_per_sec),
+        limiting_stage,
+        stages,
+        missing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::advise::test_support::snapshot_of;
+    use serde_json::json;
+
+    fn crypto_doc(cipher: &str, bits: u32, enc: f64, dec: f64) -> Value {
+        json!({"kernel": [], "user_space": [{
+            "cipher": cipher, "key_bits": bits,
+            "points": [{"request_bytes": 4096, "in_flight": 1,
+                        "encrypt": {"bytes_per_sec": enc}, "decrypt": {"bytes_per_sec": dec}}]
+        }]})
+    }
+
+    #[test]
+    fn pi2_luks_path_is_limited_by_crypto_when_measured_slow() {
+        let snap = snapshot_of("rpi2-luks");
+        let docs = vec![
+            (
+                "crypto".to_string(),
+                crypto_doc("aes-xts-plain64", 512, 15.3e6, 14.6e6),
+            ),
+            (
+                "disk".to_string(),
+                json!({"target": {"path": "/srv/nas/.nastune-bench", "device": "dm-0"},
+                       "tests": [{"workload": {"rw": "read", "bs": 1048576},
+                                  "read": {"bw_bytes": 33.0e6}}]}),
+            ),
+        ];
+        let m = measurements_from(&docs);
+        let paths = analyse(&snap, &m);
+        let read = paths
+            .iter()
+            .find(|p| p.name == "read from /srv/nas")
+            .unwrap();
+        let names: Vec<&str> = read.stages.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, vec!["network", "tcp stack", "crypto", "storage"]);
+        // 100 Mbit/s x 1448/1538 = 11.77 MB/s is below the 14.6 MB/s of decrypt.
+        assert_eq!(read.stages[read.limiting_stage.unwrap()].name, "network");
+        assert!((read.limit_bytes_per_sec.unwrap() - 11.77e6).abs() < 0.01e6);
+        assert!(read.stages[0].basis.contains("100 Mbit/s x 1448/1538"));
+        assert!(read.missing.iter().any(|s| s.contains("--loopback")));
+    }
+
+    #[test]
+    fn rk3399_raid_path_names_the_slowest_measured_stage() {
+        let snap = snapshot_of("rk3399-raid5");
+        let docs = vec![(
+            "crypto".to_string(),
+            crypto_doc("aes-xts-plain64", 512, 95e6, 90e6),
+        )];
+        let m = measurements_from(&docs);
+        let write = analyse(&snap, &m)
+            .into_iter()
+            .find(|p| p.name == "write to /srv")
+            .unwrap();
+        // Gigabit: 117.7 MB/s on the wire, 95 MB/s encrypt: crypto limits writes.
+        assert_eq!(write.stages[write.limiting_stage.unwrap()].name, "crypto");
+        assert!(
+            write.stages.iter().any(|s| s.name.starts_with("storage (raid5 over 4")),
+            "{:?}",
+            write.stages
+        );
+        assert!(write.missing.iter().any(|s| s.contains("bench disk /srv")));
+    }
+
+    #[test]
+    fn without_measurements_every_undecided_stage_names_its_bench() {
+        let snap = snapshot_of("pogoplug-v4");
+        let paths = analyse(&snap, &Measurements::default());
+        assert!(!paths.is_empty());
+        for p in &paths {
+            assert!(p.missing.iter().any(|s| s.contains("bench disk")), "{p:?}");
+        }
+    }
+}
