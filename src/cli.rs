@@ -52,6 +52,9 @@ nastune probe --capture /tmp/mybox    # send this tree with a bug report\n  \
 nastune probe --root /tmp/mybox       # read a captured tree back"
     )]
     Probe(ProbeArgs),
+    /// The main job: probe, measure quickly, advise, name the bottleneck
+    #[command(long_about = crate::cmd::check::LONG_ABOUT)]
+    Check(crate::cmd::check::CheckArgs),
     /// Find misconfigurations and explain them, with the arithmetic
     #[command(
         long_about = "Turn a probe of this box into findings: what is misconfigured or \

@@ -176,15 +176,16 @@ pub struct PathAnalysis {
     pub missing: Vec<String>,
 }
 
-/// The data paths: every mounted filesystem that holds shares (Samba or NFS), or
-/// else every data filesystem other than / and /boot*.
+/// The data paths: every mounted filesystem that holds shares (Samba or NFS) or
+/// was measured by bench disk, or else every data filesystem other than /, /boot*
+/// and bind mounts.
 pub fn analyse(snapshot: &Snapshot, m: &Measurements) -> Vec<PathAnalysis> {
     let mut out = Vec::new();
-    for mount in data_mounts(snapshot) {
+    for mount in data_mounts(snapshot, m) {
         let chain = snapshot.storage.data().and_then(|s| {
             s.chains
                 .iter()
-                .find(|c| c.mount_points.iter().any(|p| *p == mount))
+                .find(|c| c.mount_points.contains(&mount))
         });
         for write in [false, true] {
             out.push(analyse_path(snapshot, m, &mount, chain, write));
@@ -193,8 +194,8 @@ pub fn analyse(snapshot: &Snapshot, m: &Measurements) -> Vec<PathAnalysis> {
     out
 }
 
-fn data_mounts(snapshot: &Snapshot) -> Vec<String> {
-    let mut shared: Vec<String> = Vec::new();
+fn data_mounts(snapshot: &Snapshot, m: &Measurements) -> Vec<String> {
+    let mut shared: Vec<String> = m.disk.iter().map(|d| d.path.clone()).collect();
     if let Some(fs) = snapshot.file_services.data() {
         let samba_paths = fs
             .samba
@@ -209,31 +210,36 @@ fn data_mounts(snapshot: &Snapshot) -> Vec<String> {
     let Some(fss) = snapshot.filesystems.data() else {
         return Vec::new();
     };
-    // The mount that holds a path is the longest mount point that prefixes it.
-    let holder = |path: &str| {
-        fss.mounts
-            .iter()
-            .filter(|f| {
-                path == f.mount_point
-                    || f.mount_point == "/"
-                    || path.starts_with(&format!("{}/", f.mount_point))
-            })
-            .max_by_key(|f| f.mount_point.len())
-            .map(|f| f.mount_point.clone())
-    };
-    let mut mounts: Vec<String> = shared.iter().filter_map(|p| holder(p)).collect();
+    let mut mounts: Vec<String> = shared
+        .iter()
+        .filter_map(|p| holder_of(snapshot, p))
+        .collect();
     if mounts.is_empty() {
         mounts = fss
             .mounts
             .iter()
-            .filter(|f| f.device.is_some())
+            .filter(|f| f.device.is_some() && f.bind_root.as_deref().is_none_or(|r| r == "/"))
             .filter(|f| f.mount_point != "/" && !f.mount_point.starts_with("/boot"))
+            .filter(|f| !f.mount_point.starts_with("/run"))
             .map(|f| f.mount_point.clone())
             .collect();
     }
     mounts.sort();
     mounts.dedup();
     mounts
+}
+
+/// The mount that holds a path: the longest mount point that prefixes it.
+fn holder_of(snapshot: &Snapshot, path: &str) -> Option<String> {
+    let path = std::path::Path::new(path);
+    snapshot
+        .filesystems
+        .data()?
+        .mounts
+        .iter()
+        .filter(|f| path.starts_with(&f.mount_point))
+        .max_by_key(|f| f.mount_point.len())
+        .map(|f| f.mount_point.clone())
 }
 
 fn mb(bytes_per_sec: f64) -> String {
@@ -374,8 +380,11 @@ fn analyse_path(
     };
     let disk = m.disk.iter().find(|d| {
         d.path == mount
-            || d.path.starts_with(&format!("{}/", mount.trim_end_matches('/')))
-            || d.device.as_deref().is_some_and(|dev| devices.first() == Some(&dev))
+            || d.path
+                .starts_with(&format!("{}/", mount.trim_end_matches('/')))
+            || d.device
+                .as_deref()
+                .is_some_and(|dev| devices.first() == Some(&dev))
     });
     let rate = disk.and_then(|d| {
         if write {
@@ -480,7 +489,10 @@ mod tests {
         // Gigabit: 117.7 MB/s on the wire, 95 MB/s encrypt: crypto limits writes.
         assert_eq!(write.stages[write.limiting_stage.unwrap()].name, "crypto");
         assert!(
-            write.stages.iter().any(|s| s.name.starts_with("storage (raid5 over 4")),
+            write
+                .stages
+                .iter()
+                .any(|s| s.name.starts_with("storage (raid5 over 4")),
             "{:?}",
             write.stages
         );

@@ -192,10 +192,11 @@ impl ProgressBar {
     }
 }
 
-pub fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+/// Plans, checks and runs the tests; `None` when interrupted before any test ran.
+/// Collection only: printing and storing are the caller's.
+pub fn measure(args: &DiskArgs) -> anyhow::Result<Option<DiskBench>> {
     let (suite, tests) = plan(args)?;
     interrupt::install()?;
-    let store = super::open_store(global)?;
     let root = Root::live();
 
     let (engine_kind, note) = match args.engine {
@@ -221,7 +222,7 @@ pub fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         args.destroy_data.as_deref(),
     ) {
         Ok(t) => t,
-        Err(target::TargetError::Interrupted) => return Ok(ExitCode::from(interrupt::EXIT_CODE)),
+        Err(target::TargetError::Interrupted) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
     for t in &tests {
@@ -291,6 +292,15 @@ pub fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         tests: results,
         interrupted,
     };
+    Ok(Some(doc))
+}
+
+pub fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let store = super::open_store(global)?;
+    let Some(doc) = measure(args)? else {
+        return Ok(ExitCode::from(interrupt::EXIT_CODE));
+    };
+    let interrupted = doc.interrupted;
     if let Some(store) = &store {
         let run = store.begin_run("bench-disk", &doc.host_id, &super::command_line())?;
         store.save_document(run, "disk", disk::SCHEMA_VERSION, &doc)?;

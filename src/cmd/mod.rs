@@ -3,6 +3,7 @@
 pub mod advise;
 pub mod bench_crypto;
 pub mod bench_disk;
+pub mod check;
 pub mod generate;
 pub mod history;
 pub mod probe;
@@ -15,6 +16,7 @@ use crate::store::{Store, StoreError};
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Probe(args) => probe::run(&args, &cli.global),
+        Command::Check(args) => check::run(&args, &cli.global),
         Command::Advise(args) => advise::run(&args, &cli.global),
         Command::History(cmd) => history::run(&cmd, &cli.global),
         Command::Bench(args) => match &args.command {

@@ -1,0 +1,74 @@
+//! The short ranked summary of `nastune check`.
+
+use std::fmt::Write;
+
+use crate::advise::Severity;
+use crate::cmd::check::CheckDoc;
+
+fn mb(v: f64) -> String {
+    format!("{:.1} MB/s", v / 1e6)
+}
+
+pub fn render(doc: &CheckDoc) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "Bottlenecks");
+    if doc.paths.is_empty() {
+        let _ = writeln!(out, "  no data filesystem or share found to analyse");
+    }
+    for p in doc.paths {
+        match p.limiting_stage {
+            Some(i) => {
+                let s = &p.stages[i];
+                let _ = writeln!(
+                    out,
+                    "  {:<28} limited by {} at {} ({})",
+                    p.name,
+                    s.name,
+                    mb(s.ceiling_bytes_per_sec.unwrap_or(0.0)),
+                    s.basis
+                );
+            }
+            None => {
+                let _ = writeln!(out, "  {:<28} nothing measured", p.name);
+            }
+        }
+        for s in &p.stages {
+            if Some(s) != p.limiting_stage.map(|i| &p.stages[i]) {
+                let _ = writeln!(out, "  {:<28}   {:<12} {}", "", s.name, s.basis);
+            }
+        }
+    }
+    let mut missing: Vec<&String> = doc.paths.iter().flat_map(|p| &p.missing).collect();
+    missing.sort();
+    missing.dedup();
+    if !missing.is_empty() {
+        let _ = writeln!(out, "\nWould decide the rest");
+        for m in missing {
+            let _ = writeln!(out, "  {m}");
+        }
+    }
+    for n in doc.not_measured {
+        let _ = writeln!(out, "  not measured: {n}");
+    }
+
+    let _ = writeln!(out, "\nFindings (most serious first)");
+    if doc.findings.is_empty() {
+        let _ = writeln!(out, "  none");
+    }
+    for (i, f) in doc.findings.iter().enumerate() {
+        let sev = match f.severity {
+            Severity::Critical => "CRITICAL",
+            Severity::Warning => "warning",
+            Severity::Notice => "notice",
+            Severity::Info => "info",
+        };
+        let _ = writeln!(out, "  {:>2}. [{sev}] {} ({})", i + 1, f.title, f.rule_id);
+    }
+    let _ = writeln!(
+        out,
+        "\nDetails: 'nastune advise' explains each finding; 'nastune history show' shows this run \
+         ({:.0} s).",
+        doc.elapsed_secs
+    );
+    out
+}

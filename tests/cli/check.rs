@@ -1,0 +1,87 @@
+use crate::util::*;
+
+#[test]
+fn check_measures_advises_and_names_each_paths_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let o = run_with_db(
+        dir.path(),
+        &[
+            "check",
+            "--json",
+            "--disk-seconds",
+            "1",
+            "--disk-size",
+            "32M",
+            "--dir",
+            work.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert!(v["elapsed_secs"].as_f64().unwrap() < 90.0);
+    let disk = &v["measurements"]["disk"][0];
+    assert!(
+        disk["seq_read_bytes_per_sec"].as_f64().unwrap() > 0.0,
+        "{disk}"
+    );
+    assert!(
+        disk["seq_write_bytes_per_sec"].as_f64().unwrap() > 0.0,
+        "{disk}"
+    );
+    assert!(!v["measurements"]["crypto"].as_array().unwrap().is_empty());
+    let paths = v["paths"].as_array().unwrap();
+    assert!(paths.len() >= 2, "a read and a write path: {paths:?}");
+    for p in paths {
+        let i = p["limiting_stage"].as_u64().expect("a limit was measured") as usize;
+        assert!(p["stages"][i]["ceiling_bytes_per_sec"].as_f64().unwrap() > 0.0);
+    }
+    // The temporary file is gone and the run is stored with its documents.
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+    let o = run_with_db(
+        dir.path(),
+        &["history", "list", "--kind", "check", "--json"],
+    );
+    let runs: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let id = runs["runs"][0]["id"].as_i64().unwrap();
+    let o = run_with_db(dir.path(), &["history", "show", &id.to_string(), "--json"]);
+    let shown: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let kinds: Vec<&str> = shown["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, vec!["snapshot", "disk", "crypto", "check"]);
+}
+
+#[test]
+fn skipped_measurements_are_said_not_hidden() {
+    let o = nastune()
+        .args(["check", "--no-store", "--skip-disk", "--skip-crypto"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("not measured: disk: skipped (--skip-disk)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not measured: crypto: skipped (--skip-crypto)"),
+        "{text}"
+    );
+    assert!(text.contains("Findings"), "{text}");
+}
+
+#[test]
+fn bad_dir_is_a_clear_error() {
+    let o = nastune()
+        .args(["check", "--no-store", "--dir", "/nonexistent/dir"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'/nonexistent/dir'"), "{}", stderr(&o));
+}
