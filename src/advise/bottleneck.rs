@@ -182,11 +182,10 @@ pub struct PathAnalysis {
 pub fn analyse(snapshot: &Snapshot, m: &Measurements) -> Vec<PathAnalysis> {
     let mut out = Vec::new();
     for mount in data_mounts(snapshot, m) {
-        let chain = snapshot.storage.data().and_then(|s| {
-            s.chains
-                .iter()
-                .find(|c| c.mount_points.contains(&mount))
-        });
+        let chain = snapshot
+            .storage
+            .data()
+            .and_then(|s| s.chains.iter().find(|c| c.mount_points.contains(&mount)));
         for write in [false, true] {
             out.push(analyse_path(snapshot, m, &mount, chain, write));
         }
