@@ -7,6 +7,7 @@
 pub mod capture;
 pub mod cli;
 pub mod cmd;
+pub mod net;
 pub mod output;
 pub mod probe;
 pub mod report;

@@ -1,17 +1,25 @@
 //! One file per subcommand: arguments in, a plan, the run, a report out.
 
+pub mod bench_net;
 pub mod generate;
+pub mod net;
 pub mod probe;
 
 use std::process::ExitCode;
 
-use crate::cli::{Cli, Command, GlobalArgs};
+use crate::cli::{BenchCommand, Cli, Command, GlobalArgs, NetCommand};
 use crate::store::{Store, StoreError};
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Probe(args) => probe::run(&args, &cli.global),
         Command::Generate(args) => generate::run(&args),
+        Command::Net(args) => match args.command {
+            NetCommand::Serve(a) => net::serve(&a),
+        },
+        Command::Bench(args) => match args.command {
+            BenchCommand::Net(a) => bench_net::run(&a, &cli.global),
+        },
     }
 }
 
