@@ -255,7 +255,8 @@ pub fn run(
                 break;
             }
             let wake = next.min(total);
-            std::thread::sleep(wake.saturating_sub(elapsed).min(Duration::from_millis(100)));
+            std::thread::sleep(wake.saturating_sub(elapsed).min(Duration::from_millis(50)));
+            engine.poll_omit();
             check_server_abort(&ctrl)?;
             if engine.elapsed() >= next && !cfg.interval.is_zero() {
                 let i = engine.sample();

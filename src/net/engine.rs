@@ -482,13 +482,32 @@ impl Engine {
         self.omit_until.is_some_and(|t| Instant::now() < t)
     }
 
-    /// One interval since the previous sample; ends the warm-up when it is due.
+    /// Ends the warm-up when it is due: totals count from here. Call often (every
+    /// ≤ 100 ms) so both ends cut at nearly the same moment.
+    pub fn poll_omit(&mut self) {
+        let now = Instant::now();
+        if self.omit_until.is_some_and(|t| now >= t) {
+            self.omit_until = None;
+            self.omit_end = now;
+            for s in &mut self.streams {
+                s.omit_base = *lock(&s.counters);
+                s.omit_retransmits = s
+                    .control
+                    .as_ref()
+                    .and_then(tcp_info::read)
+                    .map_or(0, |i| i.total_retransmits);
+            }
+            self.cpu_test = CpuMeter::start(&self.root);
+        }
+    }
+
+    /// One interval since the previous sample.
     pub fn sample(&mut self) -> Interval {
         let now = Instant::now();
         let start = self.last_sample.duration_since(self.started).as_secs_f64();
         let end = now.duration_since(self.started).as_secs_f64();
         let seconds = (end - start).max(1e-9);
-        let omitted = self.omit_until.is_some();
+        let omitted = self.omit_until.is_some() || self.last_sample < self.omit_end;
         let mut out = Vec::with_capacity(self.streams.len());
         for s in &mut self.streams {
             let cur = *lock(&s.counters);
@@ -532,15 +551,7 @@ impl Engine {
             s.prev = cur;
         }
         self.last_sample = now;
-        if self.omit_until.is_some_and(|t| now >= t) {
-            self.omit_until = None;
-            self.omit_end = now;
-            for s in &mut self.streams {
-                s.omit_base = s.prev;
-                s.omit_retransmits = s.prev_retransmits;
-            }
-            self.cpu_test = CpuMeter::start(&self.root);
-        }
+        self.poll_omit();
         Interval {
             streams: out,
             cpu: self.cpu_interval.lap(&self.root),
@@ -567,6 +578,7 @@ impl Engine {
     /// at most `max`), then shuts everything down and returns the totals.
     pub fn finish(&mut self, max: Duration) -> (Vec<StreamTotals>, CpuUse, Vec<String>) {
         // The test ends now; draining only collects bytes already sent.
+        self.poll_omit();
         let end = Instant::now();
         self.stop_senders();
         self.flags.stop_receive.store(true, Ordering::Relaxed);

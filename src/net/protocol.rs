@@ -90,6 +90,8 @@ pub enum ProtocolError {
     Io(#[from] io::Error),
     #[error("the peer closed the control connection")]
     Closed,
+    #[error("the peer sent nothing within the deadline")]
+    TimedOut,
     #[error("expected state '{expected:?}', the peer sent '{got:?}'")]
     UnexpectedState { expected: State, got: State },
     #[error("the server refused the test (ACCESS_DENIED): it is busy or the client is not allowed")]
@@ -164,10 +166,10 @@ pub fn encode_message(json: &[u8]) -> Result<Vec<u8>, ProtocolError> {
 }
 
 fn map_eof(e: io::Error) -> ProtocolError {
-    if e.kind() == io::ErrorKind::UnexpectedEof {
-        ProtocolError::Closed
-    } else {
-        ProtocolError::Io(e)
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof => ProtocolError::Closed,
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => ProtocolError::TimedOut,
+        _ => ProtocolError::Io(e),
     }
 }
 

@@ -236,7 +236,19 @@ fn handle_connection(shared: &Arc<Shared>, mut sock: TcpStream, peer: SocketAddr
     report.outcome = match outcome {
         Ok(()) => "ok".into(),
         Err(e) => {
-            if matches!(e, SessionError::Params(_)) {
+            // Tell the peer why we stop when it sent something we refuse; a peer
+            // that vanished or timed out gets nothing more.
+            if matches!(
+                e,
+                SessionError::Params(_)
+                    | SessionError::Results(_)
+                    | SessionError::Protocol(
+                        ProtocolError::TooLong { .. }
+                            | ProtocolError::Empty
+                            | ProtocolError::Json(_)
+                            | ProtocolError::UnknownState(_)
+                    )
+            ) {
                 let _ = send_server_error(&mut sock);
             }
             e.to_string()
@@ -484,7 +496,9 @@ fn wait_test_end(
     let limit =
         Duration::from_secs(u64::from(plan.duration_secs) + u64::from(plan.omit_secs)) + t.grace;
     let deadline = Instant::now() + limit;
-    let tick = Duration::from_secs(1);
+    // Short reads so the warm-up ends within 50 ms of the client's cut.
+    let tick = Duration::from_millis(50);
+    let mut next_sample = Instant::now() + Duration::from_secs(1);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -515,7 +529,12 @@ fn wait_test_end(
                 ) =>
             {
                 if let Some(e) = engine.as_deref_mut() {
-                    let _ = e.sample();
+                    e.poll_omit();
+                    if Instant::now() >= next_sample {
+                        // Sampling keeps TCP_INFO min/max RTT and cwnd up to date.
+                        let _ = e.sample();
+                        next_sample += Duration::from_secs(1);
+                    }
                 }
             }
             Err(e) => return Err(e.into()),

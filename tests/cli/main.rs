@@ -5,5 +5,7 @@
 mod util;
 
 mod generate;
+mod net;
+mod netns;
 mod probe;
 mod store;
