@@ -173,11 +173,15 @@ fn iperf3_client_against_our_server_agrees_on_bytes() {
             let rev = end["sum_sent_bidir_reverse"]["bytes"].as_u64().unwrap();
             assert_eq!(rev, sum_bytes(ours, true), "{args:?}");
         } else if args.contains(&"-u") {
+            // Loss is real on a loaded box; check the counts agree instead:
+            // what arrived is (packets - lost) datagrams of 1400 bytes.
             let packets = end["sum"]["packets"].as_u64().unwrap();
+            let lost = end["sum"]["lost_packets"].as_u64().unwrap();
             assert!(packets > 1000, "{args:?}: {packets}");
+            assert!(received <= sent, "{args:?}: {received} > {sent}");
             assert!(
-                within(received, sent, 5.0),
-                "{args:?}: {received} vs {sent}"
+                within(received, (packets - lost) * 1400, 1.0),
+                "{args:?}: {received} vs {packets} - {lost} packets"
             );
         } else {
             assert_eq!(received, sum_bytes(ours, false), "{args:?}");
@@ -278,8 +282,13 @@ fn our_client_against_iperf3_server_agrees_on_bytes() {
             // iperf3 -s reports what it received in its own JSON.
             let their_received = their_end["sum_received"]["bytes"].as_u64().unwrap();
             assert_eq!(our_received, their_received, "{args:?}");
-            assert!(within(their_received, our_sent, 5.0), "{args:?}");
-            assert!(our_end["sum_received"]["lost_percent"].as_f64().unwrap() < 5.0);
+            assert!(their_received <= our_sent, "{args:?}");
+            let lost = our_end["sum_received"]["lost_packets"].as_u64().unwrap();
+            let packets = our_end["sum_received"]["packets"].as_u64().unwrap();
+            assert!(
+                within(their_received, (packets - lost) * 1400, 1.0),
+                "{args:?}: {their_received} vs {packets} - {lost} packets"
+            );
         } else if args.contains(&"-R") {
             let their_sent = their_end["sum_sent"]["bytes"].as_u64().unwrap();
             assert_eq!(our_sent, their_sent, "{args:?}");

