@@ -8,6 +8,7 @@ pub mod client;
 pub mod cpu;
 pub mod doc;
 pub mod engine;
+pub mod fuzz;
 pub mod params;
 pub mod protocol;
 pub mod results;
