@@ -168,6 +168,8 @@ pub fn serve_streams(sockets: Vec<TcpStream>, req: u32, resp: u32) -> Vec<JoinHa
         .into_iter()
         .filter_map(|mut s| {
             let _ = s.set_nodelay(true);
+            // A client that stops mid-test must not pin this thread forever.
+            let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
             std::thread::Builder::new()
                 .name("rr-serve".into())
                 .spawn(move || while serve_one(&mut s, req, resp).is_ok() {})
