@@ -299,6 +299,11 @@ pub fn run(
     end.system_cpu_percent = SystemCpuBothEnds {
         host: cpu.system,
         remote: theirs.nastune.as_ref().and_then(|n| n.system_cpu),
+        remote_intervals: theirs
+            .nastune
+            .as_ref()
+            .map(|n| n.interval_system_cpu.clone())
+            .unwrap_or_default(),
     };
     Ok(NetReport {
         schema_version: doc::SCHEMA_VERSION,

@@ -91,12 +91,15 @@ pub struct CpuPercent {
     pub remote_system: f64,
 }
 
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct SystemCpuBothEnds {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<SystemCpu>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<SystemCpu>,
+    /// The server's per-interval view (a nastune server only; ours is in `intervals[].cpu`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remote_intervals: Vec<SystemCpu>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

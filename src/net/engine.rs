@@ -119,7 +119,39 @@ pub struct IntervalStream {
 #[derive(Debug, Clone, Serialize)]
 pub struct Interval {
     pub streams: Vec<IntervalStream>,
+    /// All streams this end sends on (iperf3's `sum`), and those it receives on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sum: Option<IntervalSum>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sum_received: Option<IntervalSum>,
     pub cpu: CpuUse,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct IntervalSum {
+    pub start: f64,
+    pub end: f64,
+    pub seconds: f64,
+    pub bytes: u64,
+    pub bits_per_second: f64,
+    pub omitted: bool,
+}
+
+fn interval_sum<'a>(streams: impl Iterator<Item = &'a IntervalStream>) -> Option<IntervalSum> {
+    let mut out: Option<IntervalSum> = None;
+    for s in streams {
+        let o = out.get_or_insert(IntervalSum {
+            start: s.start,
+            end: s.end,
+            seconds: s.seconds,
+            bytes: 0,
+            bits_per_second: 0.0,
+            omitted: s.omitted,
+        });
+        o.bytes += s.bytes;
+        o.bits_per_second += s.bits_per_second;
+    }
+    out
 }
 
 /// A stream's totals after the omitted warm-up.
@@ -553,6 +585,8 @@ impl Engine {
         self.last_sample = now;
         self.poll_omit();
         Interval {
+            sum: interval_sum(out.iter().filter(|s| s.sender)),
+            sum_received: interval_sum(out.iter().filter(|s| !s.sender)),
             streams: out,
             cpu: self.cpu_interval.lap(&self.root),
         }

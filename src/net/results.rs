@@ -50,6 +50,9 @@ pub struct ResultsExtension {
     pub version: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_cpu: Option<SystemCpu>,
+    /// System-wide CPU per interval (about 1 s each), at most [`MAX_CPU_INTERVALS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interval_system_cpu: Vec<SystemCpu>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_method: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,6 +73,9 @@ fn signed_or_wrapped<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::E
         Int::Unsigned(v) => v as i64,
     })
 }
+
+/// Bounds the per-interval list so results stay far below the message cap.
+pub const MAX_CPU_INTERVALS: usize = 600;
 
 pub fn decode(bytes: &[u8]) -> Result<ExchangeResults, serde_json::Error> {
     serde_json::from_slice(bytes)

@@ -348,9 +348,9 @@ fn run_session(
         proto::write_state(sock, State::CreateStreams)?;
         proto::write_state(sock, State::TestStart)?;
         proto::write_state(sock, State::TestRunning)?;
-        wait_test_end(sock, &plan, t, None)?;
+        wait_test_end(sock, &plan, t, None, &mut Vec::new())?;
         locked(&shared.sessions).insert(cookie, Slot::Busy);
-        return exchange_results(sock, t, Vec::new(), None, send, plan.protocol);
+        return exchange_results(sock, t, Vec::new(), None, Vec::new(), send, plan.protocol);
     }
 
     let specs = match plan.protocol {
@@ -368,9 +368,9 @@ fn run_session(
             .collect();
         proto::write_state(sock, State::TestRunning)?;
         let handles = rr::serve_streams(sockets, r.request_bytes, r.response_bytes);
-        wait_test_end(sock, &plan, t, None)?;
+        wait_test_end(sock, &plan, t, None, &mut Vec::new())?;
         drop(handles);
-        return exchange_results(sock, t, Vec::new(), None, send, plan.protocol);
+        return exchange_results(sock, t, Vec::new(), None, Vec::new(), send, plan.protocol);
     } else {
         Engine::start(
             specs,
@@ -380,11 +380,20 @@ fn run_session(
         )?
     };
     proto::write_state(sock, State::TestRunning)?;
-    wait_test_end(sock, &plan, t, Some(&mut engine))?;
+    let mut cpu_intervals = Vec::new();
+    wait_test_end(sock, &plan, t, Some(&mut engine), &mut cpu_intervals)?;
     let (totals, cpu, _errors) = engine.finish(Duration::from_secs(1));
     report.streams = totals.clone();
     report.system_cpu = cpu.system;
-    exchange_results(sock, t, totals, Some(cpu), send, plan.protocol)
+    exchange_results(
+        sock,
+        t,
+        totals,
+        Some(cpu),
+        cpu_intervals,
+        send,
+        plan.protocol,
+    )
 }
 
 fn collect_tcp(
@@ -492,6 +501,7 @@ fn wait_test_end(
     plan: &TestPlan,
     t: Timeouts,
     mut engine: Option<&mut Engine>,
+    cpu_intervals: &mut Vec<SystemCpu>,
 ) -> Result<(), SessionError> {
     let limit =
         Duration::from_secs(u64::from(plan.duration_secs) + u64::from(plan.omit_secs)) + t.grace;
@@ -532,7 +542,12 @@ fn wait_test_end(
                     e.poll_omit();
                     if Instant::now() >= next_sample {
                         // Sampling keeps TCP_INFO min/max RTT and cwnd up to date.
-                        let _ = e.sample();
+                        let i = e.sample();
+                        if let Some(c) = i.cpu.system
+                            && cpu_intervals.len() < super::results::MAX_CPU_INTERVALS
+                        {
+                            cpu_intervals.push(c);
+                        }
                         next_sample += Duration::from_secs(1);
                     }
                 }
@@ -547,6 +562,7 @@ fn exchange_results(
     t: Timeouts,
     totals: Vec<StreamTotals>,
     cpu: Option<super::cpu::CpuUse>,
+    cpu_intervals: Vec<SystemCpu>,
     send: SendMethod,
     protocol: Protocol,
 ) -> Result<(), SessionError> {
@@ -555,7 +571,10 @@ fn exchange_results(
     proto::write_state(sock, State::ExchangeResults)?;
     let theirs = proto::read_message(sock, proto::MAX_RESULTS_JSON)?;
     super::results::decode(&theirs).map_err(|e| SessionError::Results(e.to_string()))?;
-    let ours = local_results(&totals, cpu, send, ReceiveMethod::MsgTrunc, protocol);
+    let mut ours = local_results(&totals, cpu, send, ReceiveMethod::MsgTrunc, protocol);
+    if let Some(n) = &mut ours.nastune {
+        n.interval_system_cpu = cpu_intervals;
+    }
     let text = serde_json::to_vec(&ours).map_err(ProtocolError::Json)?;
     proto::write_message(sock, &text)?;
     proto::write_state(sock, State::DisplayResults)?;
@@ -612,6 +631,7 @@ pub fn local_results(
         nastune: Some(ResultsExtension {
             version: 1,
             system_cpu: cpu.and_then(|c| c.system),
+            interval_system_cpu: Vec::new(),
             send_method: Some(format!("{send:?}").to_lowercase()),
             receive_method: Some(format!("{receive:?}").to_lowercase()),
         }),

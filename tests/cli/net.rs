@@ -228,17 +228,14 @@ fn iperf3_server_json(mut g: Guard) -> Value {
 
 /// A one-second client run against 127.0.0.1:`port` whose failure is the point.
 fn short_bench(port: &str, extra: &[&str]) -> Output {
+    let time: &[&str] = if extra.contains(&"-t") {
+        &[]
+    } else {
+        &["-t", "1"]
+    };
     nastune()
-        .args([
-            "bench",
-            "net",
-            "127.0.0.1",
-            "-p",
-            port,
-            "-t",
-            "1",
-            "--no-store",
-        ])
+        .args(["bench", "net", "127.0.0.1", "-p", port, "--no-store"])
+        .args(time)
         .args(extra)
         .output()
         .unwrap()
@@ -344,6 +341,19 @@ fn loopback_rr_crr_and_store() {
         v["end"]
     );
     assert!(v["end"]["streams"][0]["sender"]["max_rtt"].is_number());
+    assert!(
+        !v["end"]["system_cpu_percent"]["remote_intervals"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{}",
+        v["end"]
+    );
+    assert!(
+        v["intervals"][1]["sum"]["bytes"].as_u64().unwrap() > 0,
+        "{}",
+        v["intervals"]
+    );
     assert!(
         v["intervals"]
             .as_array()
@@ -621,4 +631,91 @@ fn bad_flags_are_explained() {
         .output()
         .unwrap();
     assert!(stderr(&o).contains("'10.0.0.0/99'"), "{}", stderr(&o));
+}
+
+#[test]
+fn tuning_flags_reach_the_sockets_and_server_limits_refuse() {
+    let _serial = heavy();
+    let v = bench_json(&[
+        "--loopback",
+        "-t",
+        "1",
+        "-w",
+        "256K",
+        "-l",
+        "64K",
+        "-N",
+        "-M",
+        "1400",
+        "--copy",
+    ]);
+    let plan = &v["start"]["test_start"];
+    assert_eq!(plan["window_bytes"], 262_144);
+    assert_eq!(plan["block_bytes"], 65_536);
+    assert_eq!(plan["mss_bytes"], 1400);
+    assert_eq!(plan["nodelay"], true);
+    assert_eq!(v["start"]["send_method"], "copy");
+    assert!(v["end"]["sum_received"]["bytes"].as_u64().unwrap() > 0);
+
+    let v = bench_json(&[
+        "--loopback",
+        "-t",
+        "1",
+        "-u",
+        "-b",
+        "20M",
+        "--udp-counters-64bit",
+        "-l",
+        "1000",
+    ]);
+    let r = &v["end"]["sum_received"];
+    assert!(r["packets"].as_u64().unwrap() > 1000, "{r}");
+    assert_eq!(v["start"]["test_start"]["udp_counters_64bit"], true);
+
+    let port = free_port();
+    let server = our_server(
+        port,
+        &[
+            "--max-bitrate",
+            "50M",
+            "--max-duration",
+            "5",
+            "--max-streams",
+            "2",
+        ],
+    );
+    let p = port.to_string();
+    for extra in [
+        &["-b", "100M"][..],
+        &["-b", "10M", "-t", "6"],
+        &["-b", "10M", "-P", "3"],
+    ] {
+        let o = short_bench(&p, extra);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        assert!(
+            stderr(&o).contains("server reported an error"),
+            "{extra:?}: {}",
+            stderr(&o)
+        );
+    }
+    let sessions = server_sessions(server);
+    let outcomes: Vec<&str> = sessions
+        .iter()
+        .map(|s| s["outcome"].as_str().unwrap())
+        .collect();
+    for needle in [
+        "'bandwidth' = '100000000' is above the server's limit of '50000000'",
+        "'time' = '6' is above the server's limit of '5'",
+        "'parallel' = '3' is above the server's limit of '2'",
+    ] {
+        assert!(
+            outcomes.iter().any(|o| o.contains(needle)),
+            "{needle}: {outcomes:?}"
+        );
+    }
+
+    let port = free_port();
+    let _server = our_server(port, &["--allow", "10.0.0.0/8"]);
+    let o = short_bench(&port.to_string(), &[]);
+    assert!(stderr(&o).contains("ACCESS_DENIED"), "{}", stderr(&o));
 }
