@@ -448,14 +448,14 @@ fn hostile_after_cookie(port: u16) -> TcpStream {
 
 /// A fresh base32 cookie per call (a simple LCG over time, pid and a counter).
 fn hostile_cookie() -> [u8; 37] {
-    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos() as u64;
     let mut x = t
         ^ (u64::from(std::process::id()) << 32)
-        ^ N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ^ u64::from(N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     let mut c = [0u8; 37];
     for b in c[..36].iter_mut() {
         x = x
