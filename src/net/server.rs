@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::allow::{self, Cidr};
 use super::auth;
-use super::cpu::SystemCpu;
+use super::cpu::{CpuMeter, SystemCpu};
 use super::engine::{
     DataSocket, Engine, ReceiveMethod, SendMethod, StreamConfig, StreamSpec, StreamTotals,
 };
@@ -348,9 +348,9 @@ fn run_session(
         proto::write_state(sock, State::CreateStreams)?;
         proto::write_state(sock, State::TestStart)?;
         proto::write_state(sock, State::TestRunning)?;
-        wait_test_end(sock, &plan, t, None, &mut Vec::new())?;
+        let outcome = finish_latency_test(sock, &plan, t, send, report);
         locked(&shared.sessions).insert(cookie, Slot::Busy);
-        return exchange_results(sock, t, Vec::new(), None, Vec::new(), send, plan.protocol);
+        return outcome;
     }
 
     let specs = match plan.protocol {
@@ -367,10 +367,8 @@ fn run_session(
             })
             .collect();
         proto::write_state(sock, State::TestRunning)?;
-        let handles = rr::serve_streams(sockets, r.request_bytes, r.response_bytes);
-        wait_test_end(sock, &plan, t, None, &mut Vec::new())?;
-        drop(handles);
-        return exchange_results(sock, t, Vec::new(), None, Vec::new(), send, plan.protocol);
+        let _handles = rr::serve_streams(sockets, r.request_bytes, r.response_bytes);
+        return finish_latency_test(sock, &plan, t, send, report);
     } else {
         Engine::start(
             specs,
@@ -492,6 +490,30 @@ fn collect_udp(
         index += 1;
     }
     Ok(specs)
+}
+
+/// RR and CRR: the transactions run elsewhere; keep time, measure CPU, report.
+fn finish_latency_test(
+    sock: &mut TcpStream,
+    plan: &TestPlan,
+    t: Timeouts,
+    send: SendMethod,
+    report: &mut SessionReport,
+) -> Result<(), SessionError> {
+    let root = Root::live();
+    let mut meter = CpuMeter::start(&root);
+    wait_test_end(sock, plan, t, None, &mut Vec::new())?;
+    let cpu = meter.lap(&root);
+    report.system_cpu = cpu.system;
+    exchange_results(
+        sock,
+        t,
+        Vec::new(),
+        Some(cpu),
+        Vec::new(),
+        send,
+        plan.protocol,
+    )
 }
 
 /// Waits for TEST_END, sampling intervals on the way; drops a client that stays

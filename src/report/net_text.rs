@@ -127,8 +127,8 @@ pub fn summary(r: &NetReport) -> String {
     if let Some(rr) = &e.rr {
         let _ = writeln!(
             out,
-            "{:?}: {} transactions, {:.0}/s, latency p50 {:.1} us, p90 {:.1} us, p99 {:.1} us, max {:.1} us, errors {}",
-            rr.mode,
+            "{}: {} transactions, {:.0}/s, latency p50 {:.1} us, p90 {:.1} us, p99 {:.1} us, max {:.1} us, errors {}",
+            crate::net::client::method_name(&rr.mode),
             rr.transactions,
             rr.transactions_per_sec,
             rr.latency_p50_ns as f64 / 1e3,
