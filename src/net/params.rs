@@ -205,7 +205,12 @@ impl Params {
         } else {
             Protocol::Tcp
         };
-        let duration = self.time.unwrap_or(10);
+        let omit_asked = self.omit.unwrap_or(0);
+        // iperf3 -n/-k send time 0: the client ends the test; allow up to the cap.
+        let duration = match self.time {
+            Some(0) => caps.max_duration_secs.saturating_sub(omit_asked).max(1),
+            t => t.unwrap_or(10),
+        };
         at_most("time", duration.into(), MAX_TIME_SECS.into())?;
         at_most("time", duration.into(), caps.max_duration_secs.into())?;
         let omit = self.omit.unwrap_or(0);
@@ -372,6 +377,12 @@ mod tests {
         assert_eq!(plan.protocol, Protocol::Udp);
         assert_eq!(plan.rate_bits_per_sec, DEFAULT_UDP_RATE);
         assert_eq!(plan.block_bytes, DEFAULT_UDP_BLOCK);
+    }
+
+    #[test]
+    fn byte_count_tests_run_until_the_client_ends_them_within_the_cap() {
+        let p = decode(br#"{"tcp":true,"time":0,"num":1048576,"omit":2}"#).unwrap();
+        assert_eq!(p.plan(&CAPS).unwrap().duration_secs, 58);
     }
 
     #[test]
