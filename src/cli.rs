@@ -66,7 +66,14 @@ nastune advise\n  nastune advise --list\n  nastune advise --json --fail-on warni
     /// List, show or remove stored runs
     #[command(subcommand)]
     History(HistoryCommand),
-    /// Measure what the box does: disk, crypto
+    /// Run a network test server (iperf3-compatible) on this box
+    #[command(
+        long_about = "Network services for tests from other machines.\n\nExamples:\n  \
+nastune net serve                      # port 5201, 2 sessions, private peers only\n  \
+nastune net serve --psk-file /etc/nastune.psk --allow 192.168.1.0/24"
+    )]
+    Net(NetArgs),
+    /// Measure what the box does: disk, crypto, network
     Bench(BenchArgs),
     /// Generate the man page or shell completions
     #[command(hide = true)]
@@ -142,6 +149,18 @@ pub struct HistoryRmArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct NetArgs {
+    #[command(subcommand)]
+    pub command: NetCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NetCommand {
+    /// Serve iperf3 and nastune clients (several tests at once, busy answered at once)
+    Serve(NetServeArgs),
+}
+
+#[derive(Debug, Args)]
 pub struct BenchArgs {
     #[command(subcommand)]
     pub command: BenchCommand,
@@ -155,6 +174,127 @@ pub enum BenchCommand {
     /// Cipher and key-derivation speed: kernel (AF_ALG, as dm-crypt) and user space
     #[command(long_about = crate::cmd::bench_crypto::CRYPTO_LONG_ABOUT)]
     Crypto(crate::cmd::bench_crypto::BenchCryptoArgs),
+    /// Network throughput (TCP/UDP, iperf3-compatible) and request/response latency
+    #[command(
+        long_about = "Measure the network against 'nastune net serve' or an unmodified 'iperf3 -s'.\n\n\
+Throughput is what the receiver counted. CPU is shown both as iperf3 does (this \
+process, % of one core) and system-wide including softirq, on both ends when the \
+server is nastune.\n\nExamples:\n  nastune bench net nas.local\n  \
+nastune bench net nas.local -P 2 -R -t 5\n  nastune bench net nas.local -u -b 100M\n  \
+nastune bench net nas.local --rr     # transactions/s and p50/p99 latency\n  \
+nastune bench net --loopback         # this box's own TCP ceiling"
+    )]
+    Net(BenchNetArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct NetServeArgs {
+    /// TCP and UDP port to listen on
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    pub port: u16,
+    /// Address to bind
+    #[arg(short = 'B', long, default_value = "0.0.0.0", value_name = "ADDR")]
+    pub bind: std::net::IpAddr,
+    /// Tests that may run at the same time; one more gets ACCESS_DENIED at once
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub max_sessions: u32,
+    /// Longest test (time plus omit) a client may ask for, in seconds
+    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=86400))]
+    pub max_duration: u32,
+    /// Most parallel streams per test
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=128))]
+    pub max_streams: u32,
+    /// Highest per-stream bitrate a client may ask for (e.g. 1G); unlimited if unset
+    #[arg(long, value_name = "RATE", value_parser = crate::net::units::parse_rate)]
+    pub max_bitrate: Option<u64>,
+    /// Peers allowed to test (repeatable) [default: loopback and private ranges]
+    #[arg(long, value_name = "CIDR")]
+    pub allow: Vec<crate::net::allow::Cidr>,
+    /// Require clients to prove this pre-shared key (HMAC-SHA256 challenge)
+    #[arg(long, value_name = "FILE")]
+    pub psk_file: Option<PathBuf>,
+    /// Seconds a connection may take for each handshake step
+    #[arg(long, default_value_t = 5, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=300))]
+    pub handshake_timeout: u32,
+    /// One JSON line per finished session instead of a text line
+    #[arg(long)]
+    pub json: bool,
+    /// Exit after this many sessions (for scripts and tests)
+    #[arg(long, value_name = "N")]
+    pub sessions: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchNetArgs {
+    /// Server to test against (omit with --loopback)
+    #[arg(required_unless_present = "loopback", conflicts_with = "loopback")]
+    pub host: Option<String>,
+    /// Run a server in this process and test against it on 127.0.0.1
+    #[arg(long)]
+    pub loopback: bool,
+    /// Server port
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    pub port: u16,
+    /// Seconds to transmit
+    #[arg(short = 't', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=86400))]
+    pub time: u32,
+    /// Parallel streams
+    #[arg(short = 'P', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=128))]
+    pub parallel: u32,
+    /// Server sends, client receives
+    #[arg(short = 'R', long, conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both directions at once
+    #[arg(long)]
+    pub bidir: bool,
+    /// Seconds of warm-up left out of the totals
+    #[arg(short = 'O', long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=600))]
+    pub omit: u32,
+    /// Seconds between interval reports (0 = none)
+    #[arg(short = 'i', long, default_value_t = 1.0, value_name = "SECS")]
+    pub interval: f64,
+    /// UDP instead of TCP
+    #[arg(short = 'u', long)]
+    pub udp: bool,
+    /// Target bitrate per stream in bits/s (K/M/G = 1000ⁿ) [UDP default: 1M]
+    #[arg(short = 'b', long, value_name = "RATE", value_parser = crate::net::units::parse_rate)]
+    pub bitrate: Option<u64>,
+    /// Socket buffer size (K/M = 1024ⁿ)
+    #[arg(short = 'w', long, value_name = "SIZE", value_parser = crate::net::units::parse_size)]
+    pub window: Option<u32>,
+    /// Block size per write (TCP default 128K, UDP 1448)
+    #[arg(short = 'l', long, value_name = "SIZE", value_parser = crate::net::units::parse_size)]
+    pub length: Option<u32>,
+    /// TCP maximum segment size
+    #[arg(short = 'M', long = "set-mss", value_name = "BYTES")]
+    pub mss: Option<u32>,
+    /// TCP_NODELAY on the data connections
+    #[arg(short = 'N', long)]
+    pub no_delay: bool,
+    /// 64-bit UDP packet counters
+    #[arg(long)]
+    pub udp_counters_64bit: bool,
+    /// Plain write()/read() instead of sendfile() and recv(MSG_TRUNC)
+    #[arg(long)]
+    pub copy: bool,
+    /// Request/response latency test on kept-open connections (nastune server only)
+    #[arg(long, conflicts_with_all = ["crr", "udp", "reverse", "bidir"])]
+    pub rr: bool,
+    /// Connect+request+response per transaction (nastune server only)
+    #[arg(long, conflicts_with_all = ["udp", "reverse", "bidir"])]
+    pub crr: bool,
+    /// Request size for --rr/--crr
+    #[arg(long, default_value = "64", value_name = "SIZE", value_parser = crate::net::units::parse_size)]
+    pub request_size: u32,
+    /// Response size for --rr/--crr
+    #[arg(long, default_value = "64", value_name = "SIZE", value_parser = crate::net::units::parse_size)]
+    pub response_size: u32,
+    /// Pre-shared key file for a server started with --psk-file
+    #[arg(long, value_name = "FILE")]
+    pub psk_file: Option<PathBuf>,
+    /// Print the versioned JSON document (iperf3 key names) instead of text
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod capture;
 pub mod cli;
 pub mod cmd;
+pub mod net;
 pub mod output;
 pub mod probe;
 pub mod report;

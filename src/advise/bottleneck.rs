@@ -146,7 +146,11 @@ fn read_net(doc: &Value, m: &mut Measurements) {
         .as_f64()
         .or_else(|| doc["end"]["sum_sent"]["bits_per_second"].as_f64());
     let Some(bps) = bps else { return };
-    if doc["loopback"].as_bool() == Some(true) {
+    let host = doc["start"]["connecting_to"]["host"].as_str().unwrap_or("");
+    let loopback = host
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|a| a.is_loopback());
+    if loopback {
         m.tcp_loopback_bytes_per_sec = Some(bps / 8.0);
     } else {
         m.network_goodput_bytes_per_sec = Some(bps / 8.0);

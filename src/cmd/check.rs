@@ -21,7 +21,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 pub const LONG_ABOUT: &str = "The main job: inventory the box, measure what is cheap to \
 measure (sequential and random I/O in a temporary file in --dir, cipher speed at dm-crypt's \
-request size), then list the findings and name the slowest stage of each data path with its \
+request size, this box's loopback TCP ceiling, and the network to --peer when given), then list the findings and name the slowest stage of each data path with its \
 number (network, TCP stack, crypto, storage). Takes about a minute; everything is saved in the \
 store.\n\nExit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage or runtime error, 130 \
 interrupted.\n\nExamples:\n  nastune check\n  nastune check --dir /srv --json\n  \
@@ -45,12 +45,36 @@ pub struct CheckArgs {
     /// Do not run the cipher tests
     #[arg(long)]
     pub skip_crypto: bool,
+    /// Also measure the network against this host running 'nastune net serve' or 'iperf3 -s'
+    #[arg(long, value_name = "HOST")]
+    pub peer: Option<String>,
+    /// Do not measure the loopback TCP ceiling
+    #[arg(long)]
+    pub skip_tcp: bool,
     /// Print the versioned JSON document instead of the summary
     #[arg(long)]
     pub json: bool,
     /// Exit with status 1 when a finding is at or above this severity
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<Severity>,
+}
+
+/// Parses `bench net` arguments the way the command line would.
+#[derive(Parser)]
+struct NetCommand {
+    #[command(flatten)]
+    args: crate::cli::BenchNetArgs,
+}
+
+/// Runs one network test for `check`; the document, or why there is none.
+fn net_test(argv: &[&str]) -> Result<serde_json::Value, String> {
+    let args = NetCommand::try_parse_from(argv)
+        .map_err(|e| e.to_string().trim().to_string())?
+        .args;
+    let (_, outcome) =
+        super::bench_net::measure(&args, &mut |_| {}).map_err(|e| format!("{e:#}"))?;
+    let report = outcome.map_err(|e| format!("{e:#}"))?;
+    serde_json::to_value(&report).map_err(|e| e.to_string())
 }
 
 /// Parses `bench disk` arguments the way the command line would, so `check`
@@ -141,6 +165,23 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         };
         let report = crypto::run(&settings, &root, &mut |_| {});
         docs.push(("crypto".into(), serde_json::to_value(&report)?));
+    }
+
+    if args.skip_tcp {
+        not_measured.push("tcp: skipped (--skip-tcp)".into());
+    } else {
+        eprintln!("nastune: measuring the loopback TCP ceiling ...");
+        match net_test(&["net", "--loopback", "-t", "2", "--json"]) {
+            Ok(doc) => docs.push(("net".into(), doc)),
+            Err(e) => not_measured.push(format!("tcp loopback: {e}")),
+        }
+    }
+    if let Some(peer) = &args.peer {
+        eprintln!("nastune: measuring the network to '{peer}' ...");
+        match net_test(&["net", peer, "-t", "5", "--json"]) {
+            Ok(doc) => docs.push(("net".into(), doc)),
+            Err(e) => not_measured.push(format!("network to '{peer}': {e}")),
+        }
     }
 
     let measurements = bottleneck::measurements_from(&docs);

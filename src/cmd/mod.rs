@@ -3,14 +3,16 @@
 pub mod advise;
 pub mod bench_crypto;
 pub mod bench_disk;
+pub mod bench_net;
 pub mod check;
 pub mod generate;
 pub mod history;
+pub mod net;
 pub mod probe;
 
 use std::process::ExitCode;
 
-use crate::cli::{BenchCommand, Cli, Command, GlobalArgs};
+use crate::cli::{BenchCommand, Cli, Command, GlobalArgs, NetCommand};
 use crate::store::{Store, StoreError};
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -22,8 +24,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench(args) => match &args.command {
             BenchCommand::Disk(a) => bench_disk::run(a, &cli.global),
             BenchCommand::Crypto(a) => bench_crypto::run(a, &cli.global),
+            BenchCommand::Net(a) => bench_net::run(a, &cli.global),
         },
         Command::Generate(args) => generate::run(&args),
+        Command::Net(args) => match args.command {
+            NetCommand::Serve(a) => net::serve(&a),
+        },
     }
 }
 

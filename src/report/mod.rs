@@ -6,5 +6,6 @@ pub mod check_text;
 pub mod crypto_text;
 pub mod format;
 pub mod history_text;
+pub mod net_text;
 pub mod netsys_text;
 pub mod probe_text;

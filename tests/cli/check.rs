@@ -32,6 +32,12 @@ fn check_measures_advises_and_names_each_paths_limit() {
         "{disk}"
     );
     assert!(!v["measurements"]["crypto"].as_array().unwrap().is_empty());
+    assert!(
+        v["measurements"]["tcp_loopback_bytes_per_sec"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
     let paths = v["paths"].as_array().unwrap();
     assert!(paths.len() >= 2, "a read and a write path: {paths:?}");
     for p in paths {
@@ -54,13 +60,19 @@ fn check_measures_advises_and_names_each_paths_limit() {
         .iter()
         .map(|d| d["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, vec!["snapshot", "disk", "crypto", "check"]);
+    assert_eq!(kinds, vec!["snapshot", "disk", "crypto", "net", "check"]);
 }
 
 #[test]
 fn skipped_measurements_are_said_not_hidden() {
     let o = nastune()
-        .args(["check", "--no-store", "--skip-disk", "--skip-crypto"])
+        .args([
+            "check",
+            "--no-store",
+            "--skip-disk",
+            "--skip-crypto",
+            "--skip-tcp",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -71,6 +83,10 @@ fn skipped_measurements_are_said_not_hidden() {
     );
     assert!(
         text.contains("not measured: crypto: skipped (--skip-crypto)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not measured: tcp: skipped (--skip-tcp)"),
         "{text}"
     );
     assert!(text.contains("Findings"), "{text}");

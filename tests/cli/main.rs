@@ -12,6 +12,8 @@ mod check;
 mod foreign;
 mod generate;
 mod history;
+mod net;
+mod net_netns;
 mod netns;
 mod netsys_fixtures;
 mod probe;

@@ -1,0 +1,76 @@
+//! `nastune net serve`: listen, print where and how, serve until stopped.
+
+use std::net::{SocketAddr, TcpListener};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::cli::NetServeArgs;
+use crate::net::{allow, auth, params::Caps, server};
+
+pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
+    let psk = match &args.psk_file {
+        Some(p) => Some(auth::load_psk(p)?),
+        None => None,
+    };
+    let allow = if args.allow.is_empty() {
+        allow::default_allow()
+    } else {
+        args.allow.clone()
+    };
+    let addr = SocketAddr::new(args.bind, args.port);
+    let listener = TcpListener::bind(addr).with_context(|| {
+        format!("cannot listen on '{addr}'; is another server (iperf3 -s?) using the port? try -p")
+    })?;
+    let cfg = server::ServeConfig {
+        caps: Caps {
+            max_duration_secs: args.max_duration,
+            max_streams: args.max_streams,
+            max_bitrate: args.max_bitrate.unwrap_or(0),
+        },
+        max_sessions: args.max_sessions as usize,
+        allow,
+        psk,
+        timeouts: server::Timeouts {
+            handshake: Duration::from_secs(args.handshake_timeout.into()),
+            ..server::Timeouts::default()
+        },
+        max_pending: 64,
+    };
+    eprintln!(
+        "nastune net serve: listening on '{}' (TCP and UDP), {} sessions at once, auth: {}, allowed: {}",
+        listener.local_addr()?,
+        cfg.max_sessions,
+        if cfg.psk.is_some() {
+            "pre-shared key"
+        } else {
+            "none"
+        },
+        if args.allow.is_empty() {
+            "loopback and private ranges".to_string()
+        } else {
+            format!("{} ranges", args.allow.len())
+        }
+    );
+    let json = args.json;
+    let done = Arc::new(AtomicU32::new(0));
+    let limit = args.sessions;
+    let counter = Arc::clone(&done);
+    let report = Box::new(move |r: server::SessionReport| {
+        let line = if json {
+            serde_json::to_string(&r).unwrap_or_default()
+        } else {
+            crate::report::net_text::session_line(&r)
+        };
+        let _ = crate::output::write_stdout(format!("{line}\n").as_bytes());
+        let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        if limit.is_some_and(|l| n >= l) {
+            std::process::exit(0);
+        }
+    });
+    server::serve(listener, cfg, report)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,168 @@
+//! CPU use during a test, two ways: system-wide from `/proc/stat` including
+//! softirq (where network processing hides), and this process's user+system time
+//! as iperf3 reports it (`cpu_util_*`, % of one core).
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::root::Root;
+
+/// The aggregate `cpu` line of `/proc/stat`, in ticks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTicks {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+impl CpuTicks {
+    fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+}
+
+/// Parses the first `cpu ` line; `None` if absent or malformed.
+pub fn parse_proc_stat(text: &str) -> Option<CpuTicks> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse::<u64>().ok())
+        .collect::<Option<Vec<_>>>()?;
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    if v.len() < 4 {
+        return None;
+    }
+    Some(CpuTicks {
+        user: at(0),
+        nice: at(1),
+        system: at(2),
+        idle: at(3),
+        iowait: at(4),
+        irq: at(5),
+        softirq: at(6),
+        steal: at(7),
+    })
+}
+
+/// System-wide CPU between two samples, in % of all CPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemCpu {
+    pub busy_percent: f64,
+    pub user_percent: f64,
+    pub system_percent: f64,
+    pub softirq_percent: f64,
+    pub irq_percent: f64,
+}
+
+pub fn system_delta(a: CpuTicks, b: CpuTicks) -> SystemCpu {
+    let total = b.total().saturating_sub(a.total());
+    if total == 0 {
+        return SystemCpu::default();
+    }
+    let pct = |x: u64, y: u64| 100.0 * y.saturating_sub(x) as f64 / total as f64;
+    let idle = pct(a.idle + a.iowait, b.idle + b.iowait);
+    SystemCpu {
+        busy_percent: 100.0 - idle,
+        user_percent: pct(a.user + a.nice, b.user + b.nice),
+        system_percent: pct(a.system, b.system),
+        softirq_percent: pct(a.softirq, b.softirq),
+        irq_percent: pct(a.irq, b.irq),
+    }
+}
+
+pub fn read_ticks(root: &Root) -> Option<CpuTicks> {
+    parse_proc_stat(&root.read_string("proc/stat").ok()?)
+}
+
+/// This process's user and system CPU seconds (getrusage).
+fn process_times() -> (f64, f64) {
+    // SAFETY: an all-zero rusage is valid and getrusage only writes into it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (secs(ru.ru_utime), secs(ru.ru_stime))
+}
+
+/// A starting point for both CPU views.
+pub struct CpuMeter {
+    ticks: Option<CpuTicks>,
+    process: (f64, f64),
+    wall: Instant,
+}
+
+/// iperf3-style process CPU (% of one core) plus the system-wide view.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CpuUse {
+    pub process_total_percent: f64,
+    pub process_user_percent: f64,
+    pub process_system_percent: f64,
+    pub system: Option<SystemCpu>,
+}
+
+impl CpuMeter {
+    pub fn start(root: &Root) -> CpuMeter {
+        CpuMeter {
+            ticks: read_ticks(root),
+            process: process_times(),
+            wall: Instant::now(),
+        }
+    }
+
+    /// Use since `start` (or the last `lap`), then restarts the meter.
+    pub fn lap(&mut self, root: &Root) -> CpuUse {
+        let now = CpuMeter::start(root);
+        let wall = now.wall.duration_since(self.wall).as_secs_f64().max(1e-9);
+        let user = 100.0 * (now.process.0 - self.process.0) / wall;
+        let sys = 100.0 * (now.process.1 - self.process.1) / wall;
+        let system = match (self.ticks, now.ticks) {
+            (Some(a), Some(b)) => Some(system_delta(a, b)),
+            _ => None,
+        };
+        *self = now;
+        CpuUse {
+            process_total_percent: user + sys,
+            process_user_percent: user,
+            process_system_percent: sys,
+            system,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_stat_cpu_line_and_delta() {
+        let a = parse_proc_stat("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4\n").unwrap();
+        let b = parse_proc_stat("cpu  200 0 100 900 50 10 40 0 0 0\n").unwrap();
+        let d = system_delta(a, b);
+        // 300 ticks: 100 idle, so 200 busy; 40 softirq.
+        assert!((d.busy_percent - 66.666).abs() < 0.01, "{d:?}");
+        assert!((d.softirq_percent - 13.333).abs() < 0.01);
+        assert!((d.user_percent - 33.333).abs() < 0.01);
+    }
+
+    #[test]
+    fn malformed_proc_stat_is_none() {
+        assert_eq!(parse_proc_stat("intr 1 2 3\n"), None);
+        assert_eq!(parse_proc_stat("cpu  1 x 3 4\n"), None);
+        assert_eq!(parse_proc_stat("cpu  1 2\n"), None);
+    }
+}

@@ -1,0 +1,661 @@
+//! `nastune net serve`: an iperf3-compatible server that runs several tests at
+//! once, answers ACCESS_DENIED at once when full, and puts a deadline on every
+//! protocol state so an idle or half-open peer never blocks anyone else.
+//!
+//! Every connection starts with a 37-byte cookie. A cookie that belongs to a
+//! session waiting for its data connections (from the same peer address) joins
+//! that session; any other cookie starts a new session if there is room.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::allow::{self, Cidr};
+use super::auth;
+use super::cpu::{CpuMeter, SystemCpu};
+use super::engine::{
+    DataSocket, Engine, ReceiveMethod, SendMethod, StreamConfig, StreamSpec, StreamTotals,
+};
+use super::params::{self, Caps, Protocol, RrMode, TestPlan};
+use super::protocol::{self as proto, COOKIE_SIZE, ProtocolError, State};
+use super::results::{ExchangeResults, ExchangeStream, ResultsExtension};
+use super::rr;
+use super::sockopt;
+use super::udp;
+use crate::root::Root;
+
+/// Deadlines per protocol state (lesson 2 of the iperf3 history).
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// Cookie, parameters, auth answer, each data connection's cookie.
+    pub handshake: Duration,
+    /// Results exchange and IPERF_DONE.
+    pub results: Duration,
+    /// Extra time past duration + omit before a silent client is dropped.
+    pub grace: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            handshake: Duration::from_secs(5),
+            results: Duration::from_secs(10),
+            grace: Duration::from_secs(10),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub caps: Caps,
+    pub max_sessions: usize,
+    pub allow: Vec<Cidr>,
+    pub psk: Option<Vec<u8>>,
+    pub timeouts: Timeouts,
+    /// Bound on connections still in their handshake, so a flood of idle
+    /// sockets cannot exhaust threads.
+    pub max_pending: usize,
+}
+
+/// What the server reports for each session (stdout, one JSON line or a text line).
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionReport {
+    pub peer: String,
+    pub outcome: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<TestPlan>,
+    pub streams: Vec<StreamTotals>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_cpu: Option<SystemCpu>,
+    pub send_method: SendMethod,
+    pub receive_method: ReceiveMethod,
+    pub concurrent_sessions_max: usize,
+}
+
+enum Slot {
+    /// Waiting for data connections from this peer.
+    Collecting {
+        peer: IpAddr,
+        tx: Sender<TcpStream>,
+    },
+    /// Connect/request/response transactions served by the accepting thread.
+    Crr {
+        peer: IpAddr,
+        request: u32,
+        response: u32,
+    },
+    Busy,
+}
+
+struct Shared {
+    cfg: ServeConfig,
+    sessions: Mutex<HashMap<[u8; COOKIE_SIZE], Slot>>,
+    pending: AtomicUsize,
+    active: AtomicUsize,
+    peak: AtomicUsize,
+    /// UDP stream set-up binds the shared port; one session at a time does it.
+    udp_accept: Mutex<()>,
+    local: SocketAddr,
+    report: Box<dyn Fn(SessionReport) + Send + Sync>,
+}
+
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Serves until the listener fails; each report goes to `report`.
+pub fn serve(
+    listener: TcpListener,
+    cfg: ServeConfig,
+    report: Box<dyn Fn(SessionReport) + Send + Sync>,
+) -> io::Result<()> {
+    let local = listener.local_addr()?;
+    let shared = Arc::new(Shared {
+        cfg,
+        sessions: Mutex::new(HashMap::new()),
+        pending: AtomicUsize::new(0),
+        active: AtomicUsize::new(0),
+        peak: AtomicUsize::new(0),
+        udp_accept: Mutex::new(()),
+        local,
+        report,
+    });
+    for conn in listener.incoming() {
+        let mut sock = match conn {
+            Ok(s) => s,
+            // EMFILE and friends: keep serving the tests already running.
+            Err(_) => {
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        let Ok(peer) = sock.peer_addr() else { continue };
+        if !allow::allowed(&shared.cfg.allow, peer.ip()) {
+            let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
+            continue;
+        }
+        if shared.pending.load(Ordering::Relaxed) >= shared.cfg.max_pending {
+            let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
+            continue;
+        }
+        shared.pending.fetch_add(1, Ordering::Relaxed);
+        let s = Arc::clone(&shared);
+        let spawned = std::thread::Builder::new()
+            .name("net-conn".into())
+            .spawn(move || handle_connection(&s, sock, peer));
+        if spawned.is_err() {
+            shared.pending.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}
+
+fn handle_connection(shared: &Arc<Shared>, mut sock: TcpStream, peer: SocketAddr) {
+    let timeouts = shared.cfg.timeouts;
+    let _ = sock.set_read_timeout(Some(timeouts.handshake));
+    let _ = sock.set_write_timeout(Some(timeouts.handshake));
+    let cookie = proto::read_cookie(&mut sock);
+    shared.pending.fetch_sub(1, Ordering::Relaxed);
+    let Ok(cookie) = cookie else { return };
+    // A data connection or a CRR transaction for a session in progress?
+    enum Route {
+        Data(Sender<TcpStream>),
+        Crr(u32, u32),
+        Refuse,
+        New,
+    }
+    let route = match locked(&shared.sessions).get(&cookie) {
+        Some(Slot::Collecting { peer: p, tx }) if *p == peer.ip() => Route::Data(tx.clone()),
+        Some(Slot::Crr {
+            peer: p,
+            request,
+            response,
+        }) if *p == peer.ip() => Route::Crr(*request, *response),
+        // Right cookie from the wrong address, or a session not taking
+        // connections now: refuse without reading more.
+        Some(_) => Route::Refuse,
+        None => Route::New,
+    };
+    match route {
+        Route::Data(tx) => {
+            let _ = tx.send(sock);
+            return;
+        }
+        Route::Crr(request, response) => {
+            let _ = rr::serve_one(&mut sock, request, response);
+            return;
+        }
+        Route::Refuse => {
+            let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
+            return;
+        }
+        Route::New => {}
+    }
+    if !proto::is_cookie(&cookie) {
+        let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
+        return;
+    }
+    // A new control connection: take a session slot or say busy at once.
+    let active = shared.active.fetch_add(1, Ordering::SeqCst) + 1;
+    if active > shared.cfg.max_sessions {
+        shared.active.fetch_sub(1, Ordering::SeqCst);
+        let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
+        return;
+    }
+    shared.peak.fetch_max(active, Ordering::SeqCst);
+    {
+        let mut sessions = locked(&shared.sessions);
+        if sessions.contains_key(&cookie) {
+            shared.active.fetch_sub(1, Ordering::SeqCst);
+            drop(sessions);
+            let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
+            return;
+        }
+        sessions.insert(cookie, Slot::Busy);
+    }
+    let mut report = SessionReport {
+        peer: peer.to_string(),
+        outcome: String::new(),
+        plan: None,
+        streams: Vec::new(),
+        system_cpu: None,
+        send_method: SendMethod::Copy,
+        receive_method: ReceiveMethod::MsgTrunc,
+        concurrent_sessions_max: 0,
+    };
+    let outcome = run_session(shared, &mut sock, peer, cookie, &mut report);
+    locked(&shared.sessions).remove(&cookie);
+    shared.active.fetch_sub(1, Ordering::SeqCst);
+    report.concurrent_sessions_max = shared.peak.load(Ordering::SeqCst);
+    report.outcome = match outcome {
+        Ok(()) => "ok".into(),
+        Err(e) => {
+            // Tell the peer why we stop when it sent something we refuse; a peer
+            // that vanished or timed out gets nothing more.
+            if matches!(
+                e,
+                SessionError::Params(_)
+                    | SessionError::Results(_)
+                    | SessionError::Protocol(
+                        ProtocolError::TooLong { .. }
+                            | ProtocolError::Empty
+                            | ProtocolError::Json(_)
+                            | ProtocolError::UnknownState(_)
+                    )
+            ) {
+                let _ = send_server_error(&mut sock);
+            }
+            e.to_string()
+        }
+    };
+    (shared.report)(report);
+}
+
+#[derive(Debug, thiserror::Error)]
+enum SessionError {
+    #[error("refused: {0}")]
+    Refused(String),
+    #[error("{0}")]
+    Protocol(#[from] ProtocolError),
+    #[error("{0}")]
+    Params(#[from] params::ParamsError),
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    #[error("results from the client are malformed: {0}")]
+    Results(String),
+    #[error("timed out waiting for {0}")]
+    Timeout(&'static str),
+}
+
+fn send_server_error(sock: &mut TcpStream) -> io::Result<()> {
+    let mut msg = vec![State::ServerError.to_byte() as u8];
+    // iperf3's IESERVERERROR-style pair: our own code 100 and EINVAL.
+    msg.extend_from_slice(&100i32.to_be_bytes());
+    msg.extend_from_slice(&libc::EINVAL.to_be_bytes());
+    sock.write_all(&msg)
+}
+
+fn authenticate(
+    shared: &Shared,
+    sock: &mut TcpStream,
+    cookie: &[u8; COOKIE_SIZE],
+) -> Result<(), SessionError> {
+    let Some(psk) = &shared.cfg.psk else {
+        return Ok(());
+    };
+    let mut nonce = [0u8; auth::NONCE_BYTES];
+    proto::fill_random(&mut nonce);
+    sock.write_all(&[auth::AUTH_CHALLENGE_STATE as u8])?;
+    let challenge = serde_json::to_vec(&auth::Challenge {
+        nonce: auth::hex(&nonce),
+    })
+    .map_err(ProtocolError::Json)?;
+    proto::write_message(sock, &challenge)?;
+    let answer = proto::read_message(sock, auth::MAX_AUTH_JSON)?;
+    let answer: auth::Response = serde_json::from_slice(&answer).map_err(ProtocolError::Json)?;
+    if auth::verify(psk, &nonce, cookie, &answer.mac) {
+        Ok(())
+    } else {
+        let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
+        Err(SessionError::Refused("wrong pre-shared key".into()))
+    }
+}
+
+fn run_session(
+    shared: &Arc<Shared>,
+    sock: &mut TcpStream,
+    peer: SocketAddr,
+    cookie: [u8; COOKIE_SIZE],
+    report: &mut SessionReport,
+) -> Result<(), SessionError> {
+    let t = shared.cfg.timeouts;
+    authenticate(shared, sock, &cookie)?;
+    proto::write_state(sock, State::ParamExchange)?;
+    let raw = proto::read_message(sock, proto::MAX_PARAMS_JSON)?;
+    let params = params::decode(&raw)?;
+    let plan = params.plan(&shared.cfg.caps)?;
+    report.plan = Some(plan.clone());
+    let send = if plan.zerocopy || params.nastune.is_some() {
+        SendMethod::Sendfile
+    } else {
+        SendMethod::Copy
+    };
+    report.send_method = send;
+    let stream_cfg = StreamConfig {
+        block_bytes: plan.block_bytes as usize,
+        rate_bits_per_sec: plan.rate_bits_per_sec,
+        udp_counters_64bit: plan.udp_counters_64bit,
+        send,
+        receive: ReceiveMethod::MsgTrunc,
+    };
+
+    // CRR: the accept loop serves each transaction; this thread only keeps time.
+    if let Some(r) = plan.rr.filter(|r| r.mode == RrMode::Crr) {
+        locked(&shared.sessions).insert(
+            cookie,
+            Slot::Crr {
+                peer: peer.ip(),
+                request: r.request_bytes,
+                response: r.response_bytes,
+            },
+        );
+        proto::write_state(sock, State::CreateStreams)?;
+        proto::write_state(sock, State::TestStart)?;
+        proto::write_state(sock, State::TestRunning)?;
+        let outcome = finish_latency_test(sock, &plan, t, send, report);
+        locked(&shared.sessions).insert(cookie, Slot::Busy);
+        return outcome;
+    }
+
+    let specs = match plan.protocol {
+        Protocol::Tcp => collect_tcp(shared, sock, peer, cookie, &plan)?,
+        Protocol::Udp => collect_udp(shared, sock, peer, &plan)?,
+    };
+    proto::write_state(sock, State::TestStart)?;
+    let mut engine = if let Some(r) = plan.rr {
+        let sockets = specs
+            .into_iter()
+            .filter_map(|s| match s.socket {
+                DataSocket::Tcp(t) => Some(t),
+                DataSocket::Udp(_) => None,
+            })
+            .collect();
+        proto::write_state(sock, State::TestRunning)?;
+        let _handles = rr::serve_streams(sockets, r.request_bytes, r.response_bytes);
+        return finish_latency_test(sock, &plan, t, send, report);
+    } else {
+        Engine::start(
+            specs,
+            stream_cfg,
+            Duration::from_secs(plan.omit_secs.into()),
+            Root::live(),
+        )?
+    };
+    proto::write_state(sock, State::TestRunning)?;
+    let mut cpu_intervals = Vec::new();
+    wait_test_end(sock, &plan, t, Some(&mut engine), &mut cpu_intervals)?;
+    let (totals, cpu, _errors) = engine.finish(Duration::from_secs(1));
+    report.streams = totals.clone();
+    report.system_cpu = cpu.system;
+    exchange_results(
+        sock,
+        t,
+        totals,
+        Some(cpu),
+        cpu_intervals,
+        send,
+        plan.protocol,
+    )
+}
+
+fn collect_tcp(
+    shared: &Arc<Shared>,
+    sock: &mut TcpStream,
+    peer: SocketAddr,
+    cookie: [u8; COOKIE_SIZE],
+    plan: &TestPlan,
+) -> Result<Vec<StreamSpec>, SessionError> {
+    let (tx, rx): (Sender<TcpStream>, Receiver<TcpStream>) = mpsc::channel();
+    locked(&shared.sessions).insert(
+        cookie,
+        Slot::Collecting {
+            peer: peer.ip(),
+            tx,
+        },
+    );
+    let result = (|| {
+        proto::write_state(sock, State::CreateStreams)?;
+        let deadline = Instant::now() + shared.cfg.timeouts.handshake;
+        let mut specs = Vec::new();
+        for index in 0..plan.connection_count() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let data = rx
+                .recv_timeout(left)
+                .map_err(|_| SessionError::Timeout("the data connections"))?;
+            data.set_read_timeout(None)?;
+            data.set_write_timeout(None)?;
+            sockopt::set_window(&data, plan.window_bytes)?;
+            if plan.nodelay {
+                data.set_nodelay(true)?;
+            }
+            specs.push(StreamSpec {
+                id: params::stream_id(index),
+                // The server sends where the client receives.
+                sender: !plan.client_sends(index),
+                socket: DataSocket::Tcp(data),
+            });
+        }
+        Ok(specs)
+    })();
+    locked(&shared.sessions).insert(cookie, Slot::Busy);
+    result
+}
+
+fn collect_udp(
+    shared: &Arc<Shared>,
+    sock: &mut TcpStream,
+    peer: SocketAddr,
+    plan: &TestPlan,
+) -> Result<Vec<StreamSpec>, SessionError> {
+    let _one_at_a_time = locked(&shared.udp_accept);
+    let bind = SocketAddr::new(shared.local.ip(), shared.local.port());
+    let mut listener = sockopt::udp_bind_shared(bind)?;
+    proto::write_state(sock, State::CreateStreams)?;
+    let deadline = Instant::now() + shared.cfg.timeouts.handshake;
+    let mut specs = Vec::new();
+    let mut index = 0;
+    while index < plan.connection_count() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(SessionError::Timeout("the UDP stream handshakes"));
+        }
+        listener.set_read_timeout(Some(left))?;
+        let mut buf = [0u8; 64];
+        let (n, from) = match listener.recv_from(&mut buf) {
+            Ok(x) => x,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(SessionError::Timeout("the UDP stream handshakes"));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        // UDP goes only to the peer of the accepted control connection.
+        if from.ip() != peer.ip()
+            || n != 4
+            || !udp::is_connect_msg([buf[0], buf[1], buf[2], buf[3]])
+        {
+            continue;
+        }
+        listener.connect(from)?;
+        listener.set_read_timeout(None)?;
+        sockopt::set_window(&listener, plan.window_bytes)?;
+        listener.send(&udp::CONNECT_REPLY.to_ne_bytes())?;
+        let next = sockopt::udp_bind_shared(bind)?;
+        let data: UdpSocket = std::mem::replace(&mut listener, next);
+        specs.push(StreamSpec {
+            id: params::stream_id(index),
+            sender: !plan.client_sends(index),
+            socket: DataSocket::Udp(data),
+        });
+        index += 1;
+    }
+    Ok(specs)
+}
+
+/// RR and CRR: the transactions run elsewhere; keep time, measure CPU, report.
+fn finish_latency_test(
+    sock: &mut TcpStream,
+    plan: &TestPlan,
+    t: Timeouts,
+    send: SendMethod,
+    report: &mut SessionReport,
+) -> Result<(), SessionError> {
+    let root = Root::live();
+    let mut meter = CpuMeter::start(&root);
+    wait_test_end(sock, plan, t, None, &mut Vec::new())?;
+    let cpu = meter.lap(&root);
+    report.system_cpu = cpu.system;
+    exchange_results(
+        sock,
+        t,
+        Vec::new(),
+        Some(cpu),
+        Vec::new(),
+        send,
+        plan.protocol,
+    )
+}
+
+/// Waits for TEST_END, sampling intervals on the way; drops a client that stays
+/// silent past duration + omit + grace.
+fn wait_test_end(
+    sock: &mut TcpStream,
+    plan: &TestPlan,
+    t: Timeouts,
+    mut engine: Option<&mut Engine>,
+    cpu_intervals: &mut Vec<SystemCpu>,
+) -> Result<(), SessionError> {
+    let limit =
+        Duration::from_secs(u64::from(plan.duration_secs) + u64::from(plan.omit_secs)) + t.grace;
+    let deadline = Instant::now() + limit;
+    // Short reads so the warm-up ends within 50 ms of the client's cut.
+    let tick = Duration::from_millis(50);
+    let mut next_sample = Instant::now() + Duration::from_secs(1);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            let _ = proto::write_state(sock, State::ServerTerminate);
+            return Err(SessionError::Timeout("TEST_END"));
+        }
+        sock.set_read_timeout(Some(left.min(tick)))?;
+        let mut b = [0u8; 1];
+        match sock.read(&mut b) {
+            Ok(0) => return Err(ProtocolError::Closed.into()),
+            Ok(_) => match State::from_byte(b[0] as i8)? {
+                State::TestEnd => return Ok(()),
+                State::ClientTerminate | State::IperfDone => {
+                    return Err(ProtocolError::Terminated.into());
+                }
+                other => {
+                    return Err(ProtocolError::UnexpectedState {
+                        expected: State::TestEnd,
+                        got: other,
+                    }
+                    .into());
+                }
+            },
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                if let Some(e) = engine.as_deref_mut() {
+                    e.poll_omit();
+                    if Instant::now() >= next_sample {
+                        // Sampling keeps TCP_INFO min/max RTT and cwnd up to date.
+                        let i = e.sample();
+                        if let Some(c) = i.cpu.system
+                            && cpu_intervals.len() < super::results::MAX_CPU_INTERVALS
+                        {
+                            cpu_intervals.push(c);
+                        }
+                        next_sample += Duration::from_secs(1);
+                    }
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+fn exchange_results(
+    sock: &mut TcpStream,
+    t: Timeouts,
+    totals: Vec<StreamTotals>,
+    cpu: Option<super::cpu::CpuUse>,
+    cpu_intervals: Vec<SystemCpu>,
+    send: SendMethod,
+    protocol: Protocol,
+) -> Result<(), SessionError> {
+    sock.set_read_timeout(Some(t.results))?;
+    sock.set_write_timeout(Some(t.results))?;
+    proto::write_state(sock, State::ExchangeResults)?;
+    let theirs = proto::read_message(sock, proto::MAX_RESULTS_JSON)?;
+    super::results::decode(&theirs).map_err(|e| SessionError::Results(e.to_string()))?;
+    let mut ours = local_results(&totals, cpu, send, ReceiveMethod::MsgTrunc, protocol);
+    if let Some(n) = &mut ours.nastune {
+        n.interval_system_cpu = cpu_intervals;
+    }
+    let text = serde_json::to_vec(&ours).map_err(ProtocolError::Json)?;
+    proto::write_message(sock, &text)?;
+    proto::write_state(sock, State::DisplayResults)?;
+    match proto::read_state(sock) {
+        Ok(State::IperfDone) | Err(ProtocolError::Closed) => Ok(()),
+        Ok(other) => Err(ProtocolError::UnexpectedState {
+            expected: State::IperfDone,
+            got: other,
+        }
+        .into()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Our side's results in iperf3's exchange shape (used by client and server).
+pub fn local_results(
+    totals: &[StreamTotals],
+    cpu: Option<super::cpu::CpuUse>,
+    send: SendMethod,
+    receive: ReceiveMethod,
+    protocol: Protocol,
+) -> ExchangeResults {
+    let any_sender = totals.iter().any(|s| s.sender);
+    let all_senders = totals.iter().all(|s| s.sender) && !totals.is_empty();
+    let has_retransmits =
+        protocol == Protocol::Tcp && totals.iter().any(|s| s.retransmits.is_some());
+    ExchangeResults {
+        cpu_util_total: Some(cpu.map_or(0.0, |c| c.process_total_percent)),
+        cpu_util_user: Some(cpu.map_or(0.0, |c| c.process_user_percent)),
+        cpu_util_system: Some(cpu.map_or(0.0, |c| c.process_system_percent)),
+        sender_has_retransmits: match (any_sender, all_senders) {
+            (false, _) => -1,
+            _ => i64::from(has_retransmits),
+        },
+        congestion_used: None,
+        streams: totals
+            .iter()
+            .map(|s| ExchangeStream {
+                id: s.id,
+                bytes: s.bytes,
+                retransmits: if s.sender {
+                    s.retransmits.map_or(-1, i64::from)
+                } else {
+                    -1
+                },
+                jitter: s.jitter_ms / 1000.0,
+                errors: s.lost_packets as i64,
+                packets: s.packets as i64,
+                start_time: 0.0,
+                end_time: s.seconds,
+            })
+            .collect(),
+        server_output_text: None,
+        nastune: Some(ResultsExtension {
+            version: 1,
+            system_cpu: cpu.and_then(|c| c.system),
+            interval_system_cpu: Vec::new(),
+            send_method: Some(format!("{send:?}").to_lowercase()),
+            receive_method: Some(format!("{receive:?}").to_lowercase()),
+        }),
+    }
+}

@@ -1,0 +1,721 @@
+//! `nastune net serve` / `nastune bench net` for real: against Debian's iperf3 in
+//! both directions, through network namespaces shaped with tbf, and against
+//! hostile peers. Tests that need iperf3 or root print why they skip.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// Tests that move real traffic run one at a time: the machine has two cores,
+/// and parallel tests would measure each other.
+pub static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn skip_without_iperf3() -> bool {
+    if have("iperf3") {
+        return false;
+    }
+    eprintln!("SKIP: iperf3 is not installed (apt-get install iperf3; it is in .ci/apt-packages)");
+    true
+}
+
+fn free_port() -> u16 {
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+fn wait_port(port: u16) {
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("nothing listens on port {port}");
+}
+
+fn our_server(port: u16, extra: &[&str]) -> Guard {
+    let child = nastune()
+        .args([
+            "net",
+            "serve",
+            "-B",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "--json",
+        ])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_port(port);
+    Guard(child)
+}
+
+/// Kills the server and returns its JSON lines, one per session.
+fn server_sessions(mut g: Guard) -> Vec<Value> {
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = g.0.kill();
+    let mut out = String::new();
+    g.0.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn iperf3_client(port: u16, args: &[&str]) -> Value {
+    let o = Command::new("iperf3")
+        .args(["-c", "127.0.0.1", "-p", &port.to_string(), "-J"])
+        .args(args)
+        .output()
+        .unwrap();
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
+    assert!(v.get("error").is_none(), "iperf3 failed: {}", v["error"]);
+    v
+}
+
+fn sum_bytes(session: &Value, sender: bool) -> u64 {
+    session["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["sender"].as_bool() == Some(sender))
+        .map(|s| s["bytes"].as_u64().unwrap())
+        .sum()
+}
+
+fn within(a: u64, b: u64, pct: f64) -> bool {
+    let (a, b) = (a as f64, b as f64);
+    (a - b).abs() <= b.max(a) * pct / 100.0
+}
+
+#[test]
+fn iperf3_client_against_our_server_agrees_on_bytes() {
+    let _serial = heavy();
+    if skip_without_iperf3() {
+        return;
+    }
+    let port = free_port();
+    let server = our_server(port, &[]);
+    let modes: [&[&str]; 5] = [
+        &["-t", "2", "-b", "300M"],
+        &["-t", "2", "-b", "200M", "-R"],
+        &["-t", "2", "-b", "150M", "-P", "2"],
+        &["-t", "2", "-b", "100M", "--bidir"],
+        &["-t", "2", "-u", "-b", "50M", "-l", "1400"],
+    ];
+    let mut results = Vec::new();
+    for args in modes {
+        results.push(iperf3_client(port, args));
+    }
+    let sessions = server_sessions(server);
+    assert_eq!(sessions.len(), modes.len(), "{sessions:?}");
+    for ((args, theirs), ours) in modes.iter().zip(&results).zip(&sessions) {
+        assert_eq!(ours["outcome"], "ok", "{args:?}: {ours}");
+        let end = &theirs["end"];
+        let (sent, received) = if args.contains(&"-u") {
+            (
+                end["sum"]["bytes"].as_u64().unwrap(),
+                sum_bytes(ours, false),
+            )
+        } else {
+            (
+                end["sum_sent"]["bytes"].as_u64().unwrap(),
+                end["sum_received"]["bytes"].as_u64().unwrap(),
+            )
+        };
+        if args.contains(&"-R") {
+            // iperf3 shows our sent count as its sum_sent, and counted what arrived itself.
+            assert_eq!(sent, sum_bytes(ours, true), "{args:?}");
+            assert!(
+                within(received, sent, 5.0),
+                "{args:?}: {received} vs {sent}"
+            );
+        } else if args.contains(&"--bidir") {
+            assert_eq!(received, sum_bytes(ours, false), "{args:?}");
+            let rev = end["sum_sent_bidir_reverse"]["bytes"].as_u64().unwrap();
+            assert_eq!(rev, sum_bytes(ours, true), "{args:?}");
+        } else if args.contains(&"-u") {
+            // Loss is real on a loaded box; check the counts agree instead:
+            // what arrived is (packets - lost) datagrams of 1400 bytes.
+            let packets = end["sum"]["packets"].as_u64().unwrap();
+            let lost = end["sum"]["lost_packets"].as_u64().unwrap();
+            assert!(packets > 1000, "{args:?}: {packets}");
+            assert!(received <= sent, "{args:?}: {received} > {sent}");
+            assert!(
+                within(received, (packets - lost) * 1400, 1.0),
+                "{args:?}: {received} vs {packets} - {lost} packets"
+            );
+        } else {
+            assert_eq!(received, sum_bytes(ours, false), "{args:?}");
+            assert!(
+                within(received, sent, 5.0),
+                "{args:?}: {received} vs {sent}"
+            );
+        }
+        assert!(sent > 10_000_000, "{args:?}: only {sent} bytes");
+    }
+}
+
+fn iperf3_server(port: u16) -> Guard {
+    let guard = Guard(
+        Command::new("iperf3")
+            .args(["-s", "-1", "-J", "-B", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // iperf3 -1 would take a probe connection as its one test: wait on ss instead.
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        let o = Command::new("ss")
+            .args(["-Hltn", &format!("sport = :{port}")])
+            .output()
+            .unwrap();
+        if !stdout(&o).trim().is_empty() {
+            return guard;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("iperf3 -s did not start on {port}");
+}
+
+fn iperf3_server_json(mut g: Guard) -> Value {
+    let status = g.0.wait().unwrap();
+    assert!(status.success());
+    let mut out = String::new();
+    g.0.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    serde_json::from_str(&out).unwrap()
+}
+
+/// A one-second client run against 127.0.0.1:`port` whose failure is the point.
+fn short_bench(port: &str, extra: &[&str]) -> Output {
+    let time: &[&str] = if extra.contains(&"-t") {
+        &[]
+    } else {
+        &["-t", "1"]
+    };
+    nastune()
+        .args(["bench", "net", "127.0.0.1", "-p", port, "--no-store"])
+        .args(time)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn bench_json(args: &[&str]) -> Value {
+    let o = nastune()
+        .args(["bench", "net", "--no-store", "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn our_client_against_iperf3_server_agrees_on_bytes() {
+    let _serial = heavy();
+    if skip_without_iperf3() {
+        return;
+    }
+    let modes: [&[&str]; 4] = [
+        &["-t", "2", "-b", "300M"],
+        &["-t", "2", "-b", "150M", "-R", "-P", "2"],
+        &["-t", "2", "-b", "100M", "--bidir"],
+        &["-t", "2", "-u", "-b", "50M", "-l", "1400"],
+    ];
+    for args in modes {
+        let port = free_port();
+        let server = iperf3_server(port);
+        let p = port.to_string();
+        let mut all = vec!["127.0.0.1", "-p", &p];
+        all.extend_from_slice(args);
+        let ours = bench_json(&all);
+        let theirs = iperf3_server_json(server);
+        let (our_end, their_end) = (&ours["end"], &theirs["end"]);
+        let our_sent = our_end["sum_sent"]["bytes"].as_u64().unwrap();
+        let our_received = our_end["sum_received"]["bytes"].as_u64().unwrap();
+        assert!(our_sent > 10_000_000, "{args:?}: {our_sent}");
+        if args.contains(&"-u") {
+            // iperf3 -s reports what it received in its own JSON.
+            let their_received = their_end["sum_received"]["bytes"].as_u64().unwrap();
+            assert_eq!(our_received, their_received, "{args:?}");
+            assert!(their_received <= our_sent, "{args:?}");
+            let lost = our_end["sum_received"]["lost_packets"].as_u64().unwrap();
+            let packets = our_end["sum_received"]["packets"].as_u64().unwrap();
+            assert!(
+                within(their_received, (packets - lost) * 1400, 1.0),
+                "{args:?}: {their_received} vs {packets} - {lost} packets"
+            );
+        } else if args.contains(&"-R") {
+            let their_sent = their_end["sum_sent"]["bytes"].as_u64().unwrap();
+            assert_eq!(our_sent, their_sent, "{args:?}");
+            assert!(
+                within(our_received, their_sent, 5.0),
+                "{args:?}: {our_received} vs {their_sent}"
+            );
+        } else {
+            let their_received = their_end["sum_received"]["bytes"].as_u64().unwrap();
+            assert_eq!(our_received, their_received, "{args:?}");
+            assert!(
+                within(their_received, our_sent, 5.0),
+                "{args:?}: {their_received} vs {our_sent}"
+            );
+        }
+        if args.contains(&"--bidir") {
+            let rev = our_end["sum_received_bidir_reverse"]["bytes"]
+                .as_u64()
+                .unwrap();
+            assert!(rev > 10_000_000, "{rev}");
+        }
+    }
+}
+
+#[test]
+fn loopback_rr_crr_and_store() {
+    let _serial = heavy();
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_with_db(
+        dir.path(),
+        &[
+            "bench",
+            "net",
+            "--loopback",
+            "-t",
+            "2",
+            "-P",
+            "2",
+            "-O",
+            "1",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let received = v["end"]["sum_received"]["bytes"].as_u64().unwrap();
+    assert!(received > 1_000_000, "{received}");
+    assert_eq!(v["start"]["send_method"], "sendfile");
+    assert_eq!(v["start"]["receive_method"], "msg_trunc");
+    assert!(
+        v["end"]["system_cpu_percent"]["remote"]["busy_percent"].is_number(),
+        "{}",
+        v["end"]
+    );
+    assert!(v["end"]["streams"][0]["sender"]["max_rtt"].is_number());
+    assert!(
+        !v["end"]["system_cpu_percent"]["remote_intervals"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{}",
+        v["end"]
+    );
+    assert!(
+        v["intervals"][1]["sum"]["bytes"].as_u64().unwrap() > 0,
+        "{}",
+        v["intervals"]
+    );
+    assert!(
+        v["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["streams"][0]["omitted"] == true)
+    );
+
+    for mode in ["--rr", "--crr"] {
+        let v = bench_json(&[
+            "--loopback",
+            "-t",
+            "1",
+            mode,
+            "--request-size",
+            "100",
+            "--response-size",
+            "2K",
+        ]);
+        let rr = &v["end"]["rr"];
+        assert!(rr["transactions"].as_u64().unwrap() > 100, "{mode}: {rr}");
+        let (p50, p99) = (
+            rr["latency_p50_ns"].as_u64().unwrap(),
+            rr["latency_p99_ns"].as_u64().unwrap(),
+        );
+        assert!(p50 > 0 && p50 <= p99, "{mode}: {rr}");
+        assert_eq!(rr["errors"], 0, "{mode}: {rr}");
+    }
+
+    let c = rusqlite::Connection::open(dir.path().join("nastune.db")).unwrap();
+    let n: i64 = c
+        .query_row(
+            "SELECT count(*) FROM runs r JOIN documents d ON d.run_id = r.id WHERE r.kind = 'bench-net' AND r.status = 'ok'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn a_full_server_answers_busy_at_once_and_a_second_session_runs() {
+    let _serial = heavy();
+    let port = free_port();
+    let server = our_server(port, &["--max-sessions", "2"]);
+    let p = port.to_string();
+    let long = std::thread::spawn({
+        let p = p.clone();
+        move || bench_json(&["127.0.0.1", "-p", &p, "-t", "3", "-b", "100M"])
+    });
+    let second = std::thread::spawn({
+        let p = p.clone();
+        move || bench_json(&["127.0.0.1", "-p", &p, "-t", "2", "-b", "100M", "-R"])
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    let t0 = Instant::now();
+    let o = short_bench(&p, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("ACCESS_DENIED"), "{}", stderr(&o));
+    assert!(
+        t0.elapsed() < Duration::from_secs(2),
+        "busy answer took {:?}",
+        t0.elapsed()
+    );
+    for h in [long, second] {
+        let v = h.join().unwrap();
+        assert!(v["end"]["sum_received"]["bytes"].as_u64().unwrap() > 1_000_000);
+    }
+    let sessions = server_sessions(server);
+    assert_eq!(
+        sessions.iter().filter(|s| s["outcome"] == "ok").count(),
+        2,
+        "{sessions:?}"
+    );
+    assert!(
+        sessions.iter().all(|s| s["concurrent_sessions_max"] == 2),
+        "{sessions:?}"
+    );
+}
+
+/// Connects, sends a fresh cookie and returns the socket after PARAM_EXCHANGE.
+fn hostile_after_cookie(port: u16) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
+    let cookie = hostile_cookie();
+    s.write_all(&cookie).unwrap();
+    let mut state = [0u8; 1];
+    s.read_exact(&mut state).unwrap();
+    assert_eq!(state[0], 9, "expected PARAM_EXCHANGE");
+    s
+}
+
+/// A fresh base32 cookie per call (a simple LCG over time, pid and a counter).
+fn hostile_cookie() -> [u8; 37] {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let mut x = t
+        ^ (u64::from(std::process::id()) << 32)
+        ^ u64::from(N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let mut c = [0u8; 37];
+    for b in c[..36].iter_mut() {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *b = b'a' + ((x >> 33) % 26) as u8;
+    }
+    c
+}
+
+/// What the server does next: a state byte, or `None` when it closed.
+fn next_byte(s: &mut TcpStream) -> Option<u8> {
+    let mut b = [0u8; 1];
+    match s.read(&mut b) {
+        Ok(1) => Some(b[0]),
+        _ => None,
+    }
+}
+
+#[test]
+fn hostile_peers_are_rejected_while_a_good_test_completes() {
+    let _serial = heavy();
+    let port = free_port();
+    let server = our_server(port, &["--max-sessions", "6", "--handshake-timeout", "1"]);
+    let p = port.to_string();
+    let good = std::thread::spawn({
+        let p = p.clone();
+        move || bench_json(&["127.0.0.1", "-p", &p, "-t", "3", "-b", "100M", "-P", "2"])
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let t0 = Instant::now();
+
+    // 1. A length of 0xffffffff (CVE-2023-38403).
+    let mut s = hostile_after_cookie(port);
+    s.write_all(&[0xff, 0xff, 0xff, 0xff]).unwrap();
+    assert_eq!(next_byte(&mut s), Some(0xfe), "SERVER_ERROR expected");
+    // 2. Malformed JSON.
+    let mut s = hostile_after_cookie(port);
+    s.write_all(&[0, 0, 0, 5]).unwrap();
+    s.write_all(b"{tcp:").unwrap();
+    assert_eq!(next_byte(&mut s), Some(0xfe));
+    // 3. Wrongly typed JSON (CVE-2024-53580).
+    let mut s = hostile_after_cookie(port);
+    let body = br#"{"tcp":true,"time":"2","parallel":{"x":1}}"#;
+    s.write_all(&(body.len() as u32).to_be_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    assert_eq!(next_byte(&mut s), Some(0xfe));
+    // 4. Idle: connect and say nothing; dropped after the handshake deadline.
+    let mut idle = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
+    // 5. Half-open: valid parameters, then never open the data connection.
+    let mut half = hostile_after_cookie(port);
+    let body = br#"{"tcp":true,"time":2,"parallel":1}"#;
+    half.write_all(&(body.len() as u32).to_be_bytes()).unwrap();
+    half.write_all(body).unwrap();
+    assert_eq!(next_byte(&mut half), Some(10), "CREATE_STREAMS expected");
+    // A partial message, then silence (ESNET-SECADV-2023-0002).
+    let mut partial = hostile_after_cookie(port);
+    partial.write_all(&[0, 0, 1]).unwrap();
+
+    let idle_t = Instant::now();
+    assert_eq!(next_byte(&mut idle), None, "idle connection must be closed");
+    assert!(
+        idle_t.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        idle_t.elapsed()
+    );
+    assert!(matches!(next_byte(&mut half), None | Some(0xfe)));
+    assert!(matches!(next_byte(&mut partial), None | Some(0xfe)));
+    assert!(t0.elapsed() < Duration::from_secs(6));
+
+    let v = good.join().unwrap();
+    assert!(
+        v["end"]["sum_received"]["bytes"].as_u64().unwrap() > 10_000_000,
+        "{}",
+        v["end"]
+    );
+    let sessions = server_sessions(server);
+    let outcomes: Vec<String> = sessions
+        .iter()
+        .map(|s| s["outcome"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        outcomes.iter().filter(|o| *o == "ok").count(),
+        1,
+        "{outcomes:?}"
+    );
+    for needle in [
+        "'4294967295' exceeds the cap",
+        "key must be a string",
+        "invalid type: string \"2\", expected u32",
+        "timed out waiting for the data connections",
+        "sent nothing within the deadline",
+    ] {
+        assert!(
+            outcomes.iter().any(|o| o.contains(needle)),
+            "{needle}: {outcomes:?}"
+        );
+    }
+}
+
+#[test]
+fn psk_auth_accepts_the_key_and_refuses_a_wrong_one() {
+    let _serial = heavy();
+    let dir = tempfile::tempdir().unwrap();
+    let good_key = dir.path().join("good.psk");
+    let bad_key = dir.path().join("bad.psk");
+    std::fs::write(&good_key, "correct horse battery staple 42\n").unwrap();
+    std::fs::write(&bad_key, "incorrect horse battery staple 42\n").unwrap();
+    let port = free_port();
+    let server = our_server(port, &["--psk-file", good_key.to_str().unwrap()]);
+    let p = port.to_string();
+    let good = std::thread::spawn({
+        let (p, k) = (p.clone(), good_key.clone());
+        move || {
+            bench_json(&[
+                "127.0.0.1",
+                "-p",
+                &p,
+                "-t",
+                "2",
+                "-b",
+                "100M",
+                "--psk-file",
+                k.to_str().unwrap(),
+            ])
+        }
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let run = |extra: &[&str]| short_bench(&p, extra);
+    let o = run(&["--psk-file", bad_key.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("ACCESS_DENIED"), "{}", stderr(&o));
+    let o = run(&[]);
+    assert!(stderr(&o).contains("pass --psk-file"), "{}", stderr(&o));
+    let v = good.join().unwrap();
+    assert_eq!(v["start"]["authenticated"], true);
+    let sessions = server_sessions(server);
+    assert!(
+        sessions.iter().any(|s| s["outcome"]
+            .as_str()
+            .unwrap()
+            .contains("wrong pre-shared key")),
+        "{sessions:?}"
+    );
+}
+
+#[test]
+fn bad_flags_are_explained() {
+    let o = nastune()
+        .args(["bench", "net", "h", "-b", "fast"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'fast'"), "{}", stderr(&o));
+    let o = nastune()
+        .args([
+            "bench",
+            "net",
+            "--no-store",
+            "127.0.0.1",
+            "-p",
+            "1",
+            "-t",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot connect"), "{}", stderr(&o));
+    let o = nastune()
+        .args(["net", "serve", "--allow", "10.0.0.0/99"])
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains("'10.0.0.0/99'"), "{}", stderr(&o));
+}
+
+#[test]
+fn tuning_flags_reach_the_sockets_and_server_limits_refuse() {
+    let _serial = heavy();
+    let v = bench_json(&[
+        "--loopback",
+        "-t",
+        "1",
+        "-w",
+        "256K",
+        "-l",
+        "64K",
+        "-N",
+        "-M",
+        "1400",
+        "--copy",
+    ]);
+    let plan = &v["start"]["test_start"];
+    assert_eq!(plan["window_bytes"], 262_144);
+    assert_eq!(plan["block_bytes"], 65_536);
+    assert_eq!(plan["mss_bytes"], 1400);
+    assert_eq!(plan["nodelay"], true);
+    assert_eq!(v["start"]["send_method"], "copy");
+    assert!(v["end"]["sum_received"]["bytes"].as_u64().unwrap() > 0);
+
+    let v = bench_json(&[
+        "--loopback",
+        "-t",
+        "1",
+        "-u",
+        "-b",
+        "20M",
+        "--udp-counters-64bit",
+        "-l",
+        "1000",
+    ]);
+    let r = &v["end"]["sum_received"];
+    assert!(r["packets"].as_u64().unwrap() > 1000, "{r}");
+    assert_eq!(v["start"]["test_start"]["udp_counters_64bit"], true);
+
+    let port = free_port();
+    let server = our_server(
+        port,
+        &[
+            "--max-bitrate",
+            "50M",
+            "--max-duration",
+            "5",
+            "--max-streams",
+            "2",
+        ],
+    );
+    let p = port.to_string();
+    for extra in [
+        &["-b", "100M"][..],
+        &["-b", "10M", "-t", "6"],
+        &["-b", "10M", "-P", "3"],
+    ] {
+        let o = short_bench(&p, extra);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        assert!(
+            stderr(&o).contains("server reported an error"),
+            "{extra:?}: {}",
+            stderr(&o)
+        );
+    }
+    let sessions = server_sessions(server);
+    let outcomes: Vec<&str> = sessions
+        .iter()
+        .map(|s| s["outcome"].as_str().unwrap())
+        .collect();
+    for needle in [
+        "'bandwidth' = '100000000' is above the server's limit of '50000000'",
+        "'time' = '6' is above the server's limit of '5'",
+        "'parallel' = '3' is above the server's limit of '2'",
+    ] {
+        assert!(
+            outcomes.iter().any(|o| o.contains(needle)),
+            "{needle}: {outcomes:?}"
+        );
+    }
+
+    let port = free_port();
+    let _server = our_server(port, &["--allow", "10.0.0.0/8"]);
+    let o = short_bench(&port.to_string(), &[]);
+    assert!(stderr(&o).contains("ACCESS_DENIED"), "{}", stderr(&o));
+}
