@@ -198,30 +198,32 @@ fn open(title: &str, height: f64) -> String {
 fn legend<'a>(s: &mut String, names: impl Iterator<Item = &'a str>, y: f64) {
     let mut x = LEFT;
     for (i, n) in names.enumerate() {
-        let _ = write!(
-            s,
-            r#"<rect x="{x:.1}" y="{:.1}" width="12" height="12" fill="{}"/><text x="{:.1}" y="{y:.1}" class="value">{}</text>"#,
-            y - 10.0,
-            PALETTE[i % PALETTE.len()],
-            x + 16.0,
-            escape(n)
-        );
+        swatch(s, i, x, y, n);
         x += 24.0 + 7.0 * n.chars().count() as f64;
     }
 }
 
 fn legend_rows<'a>(s: &mut String, names: impl Iterator<Item = &'a str>, y: f64) {
     for (i, n) in names.enumerate() {
-        let (x, y) = (90.0 + 270.0 * (i % 3) as f64, y + 20.0 * (i / 3) as f64);
-        let _ = write!(
+        swatch(
             s,
-            r#"<rect x="{x:.1}" y="{:.1}" width="12" height="12" fill="{}"/><text x="{:.1}" y="{y:.1}" class="value">{}</text>"#,
-            y - 10.0,
-            PALETTE[i % PALETTE.len()],
-            x + 16.0,
-            escape(n)
+            i,
+            90.0 + 270.0 * (i % 3) as f64,
+            y + 20.0 * (i / 3) as f64,
+            n,
         );
     }
+}
+
+fn swatch(s: &mut String, i: usize, x: f64, y: f64, name: &str) {
+    let _ = write!(
+        s,
+        r#"<rect x="{x:.1}" y="{:.1}" width="12" height="12" fill="{}"/><text x="{:.1}" y="{y:.1}" class="value">{}</text>"#,
+        y - 10.0,
+        PALETTE[i % PALETTE.len()],
+        x + 16.0,
+        escape(name)
+    );
 }
 
 #[cfg(test)]

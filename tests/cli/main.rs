@@ -15,5 +15,6 @@ mod netns;
 mod netsys_fixtures;
 mod probe;
 mod probe_storage;
+mod report;
 mod services;
 mod store;
