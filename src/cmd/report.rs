@@ -24,7 +24,7 @@ box.html\n  nastune report 3 7 9 --html before-after.html\n  nastune report 7 --
 pub struct ReportArgs {
     /// Run ids to include (from `history list`) [default: the newest run]
     pub runs: Vec<RunId>,
-    /// Write the HTML page to FILE
+    /// Write the HTML page to FILE ('-' for stdout)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Write Markdown to FILE ('-' for stdout)
