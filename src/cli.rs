@@ -75,6 +75,12 @@ nastune net serve --psk-file /etc/nastune.psk --allow 192.168.1.0/24"
     Net(NetArgs),
     /// Measure what the box does: disk, crypto, network
     Bench(BenchArgs),
+    /// Compare two stored runs: benchmark changes with confidence intervals, settings that differ
+    #[command(long_about = crate::cmd::compare::LONG_ABOUT)]
+    Compare(crate::cmd::compare::CompareArgs),
+    /// Write stored runs as one self-contained HTML page or as Markdown
+    #[command(long_about = crate::cmd::report::LONG_ABOUT)]
+    Report(crate::cmd::report::ReportArgs),
     /// Generate the man page or shell completions
     #[command(hide = true)]
     Generate(GenerateArgs),

@@ -132,6 +132,7 @@ pub fn run(args: &BenchCryptoArgs, global: &GlobalArgs) -> anyhow::Result<ExitCo
         let host_id = crate::probe::host::read_host_id(&root);
         let run = store.begin_run("bench-crypto", &host_id, &super::command_line())?;
         store.save_document(run, "crypto", crypto::SCHEMA_VERSION, &report)?;
+        super::save_snapshot(store, run, &root)?;
         store.finish_run(run, "ok")?;
     }
     let out = if args.json {

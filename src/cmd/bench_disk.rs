@@ -304,6 +304,7 @@ pub fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     if let Some(store) = &store {
         let run = store.begin_run("bench-disk", &doc.host_id, &super::command_line())?;
         store.save_document(run, "disk", disk::SCHEMA_VERSION, &doc)?;
+        super::save_snapshot(store, run, &crate::root::Root::live())?;
         store.finish_run(run, if interrupted { "interrupted" } else { "ok" })?;
     }
     let out = if args.json {

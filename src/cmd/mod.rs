@@ -5,10 +5,12 @@ pub mod bench_crypto;
 pub mod bench_disk;
 pub mod bench_net;
 pub mod check;
+pub mod compare;
 pub mod generate;
 pub mod history;
 pub mod net;
 pub mod probe;
+pub mod report;
 
 use std::process::ExitCode;
 
@@ -26,6 +28,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             BenchCommand::Crypto(a) => bench_crypto::run(a, &cli.global),
             BenchCommand::Net(a) => bench_net::run(a, &cli.global),
         },
+        Command::Compare(args) => compare::run(&args, &cli.global),
+        Command::Report(args) => report::run(&args, &cli.global),
         Command::Generate(args) => generate::run(&args),
         Command::Net(args) => match args.command {
             NetCommand::Serve(a) => net::serve(&a),
@@ -43,6 +47,17 @@ pub fn open_store(global: &GlobalArgs) -> Result<Option<Store>, StoreError> {
         None => crate::store::default_path()?,
     };
     Store::open(&path).map(Some)
+}
+
+/// Stores a probe snapshot with a bench run, so `compare` can show which
+/// settings differed between two runs.
+pub fn save_snapshot(
+    store: &Store,
+    run: crate::store::RunId,
+    root: &crate::root::Root,
+) -> Result<(), StoreError> {
+    let snapshot = crate::probe::probe(root);
+    store.save_document(run, "snapshot", crate::probe::SCHEMA_VERSION, &snapshot)
 }
 
 /// The command line as typed, for the run record.

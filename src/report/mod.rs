@@ -3,9 +3,14 @@
 pub mod advise_text;
 pub mod bench_disk_text;
 pub mod check_text;
+pub mod compare_text;
 pub mod crypto_text;
 pub mod format;
 pub mod history_text;
+pub mod html;
+pub mod markdown;
 pub mod net_text;
 pub mod netsys_text;
 pub mod probe_text;
+pub mod runs;
+pub mod svg;

@@ -18,5 +18,6 @@ mod netns;
 mod netsys_fixtures;
 mod probe;
 mod probe_storage;
+mod report;
 mod services;
 mod store;

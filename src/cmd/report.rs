@@ -1,0 +1,72 @@
+//! `nastune report [RUN...] --html FILE | --markdown FILE`: stored runs as a
+//! page to look at or a post to paste.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use crate::cli::GlobalArgs;
+use crate::report::runs::ReportRun;
+use crate::store::RunId;
+
+pub const LONG_ABOUT: &str = "Write stored runs as one self-contained HTML file (inline CSS \
+and SVG charts; no script, no network: it opens anywhere and can be mailed) or as Markdown \
+for a forum post.\n\nThe page shows the box (from a probe snapshot), the findings of an \
+advise run, the bottleneck when one was named, bar charts per benchmark with one bar per run \
+(give the before and after runs to see the change), and completion-latency percentile \
+curves. Without RUN the newest stored run is used.\n\nExamples:\n  nastune report --html \
+box.html\n  nastune report 3 7 9 --html before-after.html\n  nastune report 7 --markdown post.md";
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("format").required(true).args(["html", "markdown"])))]
+pub struct ReportArgs {
+    /// Run ids to include (from `history list`) [default: the newest run]
+    pub runs: Vec<RunId>,
+    /// Write the HTML page to FILE ('-' for stdout)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write Markdown to FILE ('-' for stdout)
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+}
+
+pub fn run(args: &ReportArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let Some(store) = super::open_store(global)? else {
+        bail!("'report' reads the store; drop --no-store");
+    };
+    let ids = if args.runs.is_empty() {
+        match store.runs_of(None, 1)?.first() {
+            Some(r) => vec![r.id],
+            None => bail!("no runs stored yet; 'nastune probe' or 'nastune bench' makes one"),
+        }
+    } else {
+        args.runs.clone()
+    };
+    let mut runs = Vec::new();
+    for id in ids {
+        let rec = store
+            .run(id)
+            .with_context(|| format!("run {id}: 'nastune history list' shows the stored ids"))?;
+        runs.push(ReportRun {
+            id,
+            kind: rec.kind.clone(),
+            started: crate::time::rfc3339_utc(rec.started_unix.max(0) as u64),
+            docs: super::compare::load_documents(&store, id)?,
+        });
+    }
+    let (path, body) = match (&args.html, &args.markdown) {
+        (Some(p), _) => (p, crate::report::html::render(&runs)),
+        (None, Some(p)) => (p, crate::report::markdown::render(&runs)),
+        (None, None) => bail!("give --html FILE or --markdown FILE"),
+    };
+    if path.as_os_str() == "-" {
+        crate::output::write_stdout(body.as_bytes())?;
+    } else {
+        std::fs::write(path, body)
+            .with_context(|| format!("cannot write the report to '{}'", path.display()))?;
+        eprintln!("nastune: wrote '{}'", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,132 @@
+//! One self-contained HTML page: inline CSS and SVG, no script, no network.
+
+use std::fmt::Write;
+
+use super::runs::{self, ReportRun};
+use super::svg::{self, Line, Series, escape};
+
+const CSS: &str = "body{font-family:sans-serif;margin:2em;max-width:960px;color:#222;background:#fff}\
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}\
+table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.3em .6em;text-align:left}\
+.sev-critical,.sev-warning{color:#b00}.sev-notice{color:#a60}.note{color:#666}\
+svg .title{font-size:15px;font-weight:bold}svg .label{font-size:12px}svg .value{font-size:11px;fill:#333}\
+svg .axis{stroke:#888}";
+
+pub fn render(runs: &[ReportRun]) -> String {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>nastune report</title><style>{CSS}</style></head><body>\n<h1>nastune report</h1>\n<p class=\"note\">Runs: {}</p>\n",
+        escape(
+            &runs
+                .iter()
+                .map(|r| format!("{} started {}", r.label(), r.started))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    );
+    h.push_str("<h2>The box</h2>\n");
+    match runs::box_summary(runs) {
+        Some(facts) => {
+            h.push_str("<table>\n");
+            for (k, v) in facts {
+                let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", escape(&k), escape(&v));
+            }
+            h.push_str("</table>\n");
+        }
+        None => h.push_str("<p class=\"note\">No probe snapshot among these runs.</p>\n"),
+    }
+    h.push_str("<h2>Findings</h2>\n");
+    match runs::findings(runs) {
+        None => h.push_str(
+            "<p class=\"note\">No advise run among these runs ('nastune advise' makes one).</p>\n",
+        ),
+        Some(f) if f.is_empty() => h.push_str("<p>No findings.</p>\n"),
+        Some(f) => {
+            h.push_str("<ul>\n");
+            for f in f {
+                let _ = writeln!(
+                    h,
+                    "<li><span class=\"sev-{0}\">{0}</span> <b>{1}</b>: {2}{3}</li>",
+                    escape(&f.severity),
+                    escape(&f.rule_id),
+                    escape(&f.title),
+                    f.recommendation
+                        .iter()
+                        .map(|r| format!("<br><code>{}</code>", escape(r)))
+                        .collect::<String>()
+                );
+            }
+            h.push_str("</ul>\n");
+        }
+    }
+    if let Some(b) = runs::bottleneck(runs) {
+        let _ = writeln!(h, "<h2>Bottleneck</h2>\n<p>{}</p>", escape(&b));
+    }
+    let bars = runs::bench_bars(runs);
+    if !bars.is_empty() {
+        h.push_str("<h2>Benchmarks</h2>\n");
+    }
+    for g in &bars {
+        let series: Vec<Series> = g
+            .series
+            .iter()
+            .map(|(name, values)| Series {
+                name: name.clone(),
+                values: values.clone(),
+            })
+            .collect();
+        let unit = g.unit;
+        let fmt = move |v: f64| super::compare_text::value(v, unit);
+        let _ = writeln!(
+            h,
+            "<figure>{}</figure>",
+            svg::bar_chart(&g.title, &g.categories, &series, &fmt)
+        );
+    }
+    let curves = runs::latency_curves(runs);
+    if !curves.is_empty() {
+        h.push_str("<h2>Latency percentiles</h2>\n");
+        let lines: Vec<Line> = curves
+            .iter()
+            .map(|c| Line {
+                name: c.name.clone(),
+                points: c.points.iter().map(|(p, ns)| (nines(*p), *ns)).collect(),
+            })
+            .collect();
+        let ticks: Vec<(f64, String)> = [50.0, 90.0, 99.0, 99.9, 99.99]
+            .iter()
+            .map(|p| (nines(*p), format!("p{p}")))
+            .collect();
+        let fmt = |v: f64| super::compare_text::value(v, "ns");
+        let _ = writeln!(
+            h,
+            "<figure>{}</figure>",
+            svg::line_chart(
+                "Completion latency by percentile",
+                "percentile (log scale of 1 - p)",
+                &lines,
+                &ticks,
+                &fmt
+            )
+        );
+    }
+    let watch = runs::watch_documents(runs);
+    if watch > 0 {
+        let _ = writeln!(
+            h,
+            "<h2>Counters over time</h2>\n<p class=\"note\">{watch} watch document(s) stored; this version does not chart them yet.</p>"
+        );
+    }
+    let _ = writeln!(
+        h,
+        "<p class=\"note\">nastune {}</p>\n</body></html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    h
+}
+
+/// Percentile to "number of nines": p50 -> 0.3, p99 -> 2, p99.99 -> 4.
+pub fn nines(p: f64) -> f64 {
+    -(1.0 - p / 100.0).max(1e-9).log10()
+}

@@ -1,0 +1,83 @@
+//! Markdown for pasting into a forum post: tables, no pictures.
+
+use std::fmt::Write;
+
+use super::compare_text::value;
+use super::runs::{self, ReportRun};
+
+/// Keeps table cells intact: pipes and newlines would break the row.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+pub fn render(runs: &[ReportRun]) -> String {
+    let mut m = String::from("## nastune report\n\n");
+    for r in runs {
+        let _ = writeln!(m, "- {} started {}", cell(&r.label()), r.started);
+    }
+    if let Some(facts) = runs::box_summary(runs) {
+        m.push_str("\n### The box\n\n| | |\n|---|---|\n");
+        for (k, v) in facts {
+            let _ = writeln!(m, "| {} | {} |", cell(&k), cell(&v));
+        }
+    }
+    if let Some(f) = runs::findings(runs) {
+        m.push_str("\n### Findings\n\n");
+        if f.is_empty() {
+            m.push_str("No findings.\n");
+        }
+        for f in f {
+            let _ = writeln!(
+                m,
+                "- **{}** `{}`: {}",
+                cell(&f.severity),
+                cell(&f.rule_id),
+                cell(&f.title)
+            );
+            for r in &f.recommendation {
+                let _ = writeln!(m, "  - `{}`", r.replace('`', "'"));
+            }
+        }
+    }
+    if let Some(b) = runs::bottleneck(runs) {
+        let _ = writeln!(m, "\n### Bottleneck\n\n{}", cell(&b));
+    }
+    for g in runs::bench_bars(runs) {
+        let _ = write!(m, "\n### {}\n\n| test |", g.title);
+        for (name, _) in &g.series {
+            let _ = write!(m, " {} |", cell(name));
+        }
+        m.push_str("\n|---|");
+        m.push_str(&"---:|".repeat(g.series.len()));
+        m.push('\n');
+        for (i, c) in g.categories.iter().enumerate() {
+            let _ = write!(m, "| {} |", cell(c));
+            for (_, values) in &g.series {
+                let v = values.get(i).copied().flatten();
+                let _ = write!(m, " {} |", v.map_or("-".into(), |v| value(v, g.unit)));
+            }
+            m.push('\n');
+        }
+    }
+    let curves = runs::latency_curves(runs);
+    if !curves.is_empty() {
+        m.push_str("\n### Completion latency percentiles\n\n| test | p50 | p99 | p99.9 |\n|---|---:|---:|---:|\n");
+        for c in curves {
+            let at = |p: f64| {
+                c.points
+                    .iter()
+                    .find(|(x, _)| (*x - p).abs() < 1e-6)
+                    .map_or("-".into(), |(_, ns)| value(*ns, "ns"))
+            };
+            let _ = writeln!(
+                m,
+                "| {} | {} | {} | {} |",
+                cell(&c.name),
+                at(50.0),
+                at(99.0),
+                at(99.9)
+            );
+        }
+    }
+    m
+}

@@ -1,0 +1,283 @@
+//! Hand-written inline SVG: grouped horizontal bars and line charts. Every
+//! piece of text goes through `escape`, so labels cannot break the markup.
+
+use std::fmt::Write;
+
+const WIDTH: f64 = 900.0;
+const LEFT: f64 = 330.0;
+const RIGHT: f64 = 110.0;
+const PALETTE: [&str; 6] = [
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1",
+];
+
+/// Escapes text for XML content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 forbids most control characters even when escaped.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One named series of values, one per category (`None`: not measured).
+pub struct Series {
+    pub name: String,
+    pub values: Vec<Option<f64>>,
+}
+
+/// Grouped horizontal bars: one group per category, one bar per series.
+/// `fmt` turns a value into its label.
+pub fn bar_chart(
+    title: &str,
+    categories: &[String],
+    series: &[Series],
+    fmt: &dyn Fn(f64) -> String,
+) -> String {
+    let bar_h = 16.0;
+    let group_h = bar_h * series.len().max(1) as f64 + 10.0;
+    let legend_h = 20.0;
+    let height = 40.0 + legend_h + group_h * categories.len() as f64 + 10.0;
+    let max = series
+        .iter()
+        .flat_map(|s| s.values.iter().flatten())
+        .fold(0.0_f64, |m, v| m.max(*v));
+    let scale = if max > 0.0 {
+        (WIDTH - LEFT - RIGHT) / max
+    } else {
+        0.0
+    };
+    let mut s = open(title, height);
+    legend(&mut s, series.iter().map(|x| x.name.as_str()), 40.0);
+    for (ci, cat) in categories.iter().enumerate() {
+        let y0 = 40.0 + legend_h + group_h * ci as f64;
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" class="label">{}</text>"#,
+            LEFT - 8.0,
+            y0 + group_h / 2.0,
+            escape(cat)
+        );
+        for (si, ser) in series.iter().enumerate() {
+            let y = y0 + bar_h * si as f64;
+            let color = PALETTE[si % PALETTE.len()];
+            match ser.values.get(ci).copied().flatten() {
+                Some(v) => {
+                    let w = (v.max(0.0) * scale).max(1.0);
+                    let _ = write!(
+                        s,
+                        r#"<rect x="{LEFT:.1}" y="{y:.1}" width="{w:.1}" height="{:.1}" fill="{color}"><title>{}: {}</title></rect><text x="{:.1}" y="{:.1}" class="value">{}</text>"#,
+                        bar_h - 2.0,
+                        escape(&ser.name),
+                        escape(&fmt(v)),
+                        LEFT + w + 4.0,
+                        y + bar_h - 5.0,
+                        escape(&fmt(v))
+                    );
+                }
+                None => {
+                    let _ = write!(
+                        s,
+                        r#"<text x="{:.1}" y="{:.1}" class="value">not measured</text>"#,
+                        LEFT + 4.0,
+                        y + bar_h - 5.0
+                    );
+                }
+            }
+        }
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// One named line of (x, y) points.
+pub struct Line {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Lines over shared axes; `x_ticks` are (position, label) pairs, y starts at 0.
+pub fn line_chart(
+    title: &str,
+    y_label: &str,
+    lines: &[Line],
+    x_ticks: &[(f64, String)],
+    fmt_y: &dyn Fn(f64) -> String,
+) -> String {
+    let legend_h = 20.0 * lines.len().div_ceil(3) as f64;
+    let (top, plot_h) = (40.0 + legend_h, 260.0);
+    let height = top + plot_h + 50.0;
+    let (left, right) = (90.0, WIDTH - 30.0);
+    let xs = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .chain(x_ticks.iter().map(|t| t.0));
+    let (xmin, xmax) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let ymax = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .fold(0.0_f64, f64::max);
+    let xspan = if xmax > xmin { xmax - xmin } else { 1.0 };
+    let ymax = if ymax > 0.0 { ymax } else { 1.0 };
+    let px = |x: f64| left + (x - xmin) / xspan * (right - left);
+    let py = |y: f64| top + plot_h - y / ymax * plot_h;
+    let mut s = open(title, height);
+    legend_rows(&mut s, lines.iter().map(|l| l.name.as_str()), 40.0);
+    let _ = write!(
+        s,
+        r#"<line x1="{left}" y1="{0:.1}" x2="{right}" y2="{0:.1}" class="axis"/><line x1="{left}" y1="{top:.1}" x2="{left}" y2="{0:.1}" class="axis"/>"#,
+        top + plot_h
+    );
+    for i in 0..=4 {
+        let y = ymax * f64::from(i) / 4.0;
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" class="value">{}</text>"#,
+            left - 6.0,
+            py(y) + 4.0,
+            escape(&fmt_y(y))
+        );
+    }
+    for (x, label) in x_ticks {
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="value">{}</text>"#,
+            px(*x),
+            top + plot_h + 16.0,
+            escape(label)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{left}" y="{:.1}" class="label">{}</text>"#,
+        top + plot_h + 38.0,
+        escape(y_label)
+    );
+    for (i, l) in lines.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let pts: Vec<String> = l
+            .points
+            .iter()
+            .map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y)))
+            .collect();
+        let _ = write!(
+            s,
+            r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"/>"#,
+            pts.join(" ")
+        );
+        for (x, y) in &l.points {
+            let _ = write!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{color}"><title>{}: {}</title></circle>"#,
+                px(*x),
+                py(*y),
+                escape(&l.name),
+                escape(&fmt_y(*y))
+            );
+        }
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn open(title: &str, height: f64) -> String {
+    format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0}" viewBox="0 0 {WIDTH} {height:.0}" role="img"><title>{0}</title><text x="10" y="22" class="title">{0}</text>"#,
+        escape(title)
+    )
+}
+
+fn legend<'a>(s: &mut String, names: impl Iterator<Item = &'a str>, y: f64) {
+    let mut x = LEFT;
+    for (i, n) in names.enumerate() {
+        swatch(s, i, x, y, n);
+        x += 24.0 + 7.0 * n.chars().count() as f64;
+    }
+}
+
+fn legend_rows<'a>(s: &mut String, names: impl Iterator<Item = &'a str>, y: f64) {
+    for (i, n) in names.enumerate() {
+        swatch(
+            s,
+            i,
+            90.0 + 270.0 * (i % 3) as f64,
+            y + 20.0 * (i / 3) as f64,
+            n,
+        );
+    }
+}
+
+fn swatch(s: &mut String, i: usize, x: f64, y: f64, name: &str) {
+    let _ = write!(
+        s,
+        r#"<rect x="{x:.1}" y="{:.1}" width="12" height="12" fill="{}"/><text x="{:.1}" y="{y:.1}" class="value">{}</text>"#,
+        y - 10.0,
+        PALETTE[i % PALETTE.len()],
+        x + 16.0,
+        escape(name)
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOSTILE: &str = "<script>alert('x')</script> & \"q\" \u{1}";
+
+    #[test]
+    fn escape_covers_markup_and_control_characters() {
+        assert_eq!(
+            escape(HOSTILE),
+            "&lt;script&gt;alert(&apos;x&apos;)&lt;/script&gt; &amp; &quot;q&quot;  "
+        );
+    }
+
+    #[test]
+    fn charts_are_well_formed_xml_even_with_hostile_labels() {
+        let bars = bar_chart(
+            HOSTILE,
+            &[HOSTILE.to_string(), "b".into()],
+            &[
+                Series {
+                    name: HOSTILE.into(),
+                    values: vec![Some(10.0), None],
+                },
+                Series {
+                    name: "run 2".into(),
+                    values: vec![Some(5.0), Some(0.0)],
+                },
+            ],
+            &|v| format!("{v} <u>"),
+        );
+        let lines = line_chart(
+            HOSTILE,
+            HOSTILE,
+            &[Line {
+                name: HOSTILE.into(),
+                points: vec![(1.0, 2.0), (2.0, 8.0)],
+            }],
+            &[(1.0, "p50".into()), (2.0, "<p99>".into())],
+            &|v| format!("{v}"),
+        );
+        for svg in [&bars, &lines] {
+            let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+            assert_eq!(doc.root_element().tag_name().name(), "svg");
+            assert!(!svg.contains("<script>"));
+        }
+        let doc = roxmltree::Document::parse(&bars).expect("well-formed SVG");
+        // Two series over two categories: three bars and one "not measured".
+        assert_eq!(
+            doc.descendants().filter(|n| n.has_tag_name("rect")).count(),
+            2 + 3
+        );
+        assert!(bars.contains("not measured"));
+    }
+}
