@@ -7,6 +7,9 @@
 
 mod cpu;
 mod memory;
+mod net;
+mod sysctl_conf;
+mod vm;
 
 use serde::Serialize;
 
@@ -174,6 +177,9 @@ pub fn rules() -> Vec<&'static Rule> {
     let mut all: Vec<&'static Rule> = Vec::new();
     all.extend(cpu::RULES);
     all.extend(memory::RULES);
+    all.extend(net::RULES);
+    all.extend(sysctl_conf::RULES);
+    all.extend(vm::RULES);
     all
 }
 

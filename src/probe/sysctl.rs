@@ -40,6 +40,11 @@ pub const KEYS: &[&str] = &[
     "vm.min_free_kbytes",
     "vm.overcommit_memory",
     "vm.zone_reclaim_mode",
+    // Removed keys old guides still set: read so `absent` proves they are gone.
+    "vm.nr_pdflush_threads",
+    "fs.xfs.xfsbufd_centisecs",
+    "fs.xfs.age_buffer_centisecs",
+    "net.ipv4.tcp_tw_recycle",
 ];
 
 /// Directories of sysctl.d drop-ins, highest precedence first: a file name in an

@@ -1,0 +1,3 @@
+//! placeholder
+use super::Rule;
+pub static RULES: &[&Rule] = &[];
