@@ -2,7 +2,7 @@
 //! slow USB disks, and min_free_kbytes on tiny boards.
 
 use super::sysctl_conf::{persist_hint, value_u64};
-use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
+use super::{Change, Finding, Risk, Rule, RuleInfo, Severity};
 use crate::probe::memory::Memory;
 use crate::probe::storage::Storage;
 
@@ -357,6 +357,7 @@ static MIN_FREE_SMALL_RAM: Rule = Rule {
 mod tests {
     use super::super::sysctl_conf::test_edit::set;
     use super::*;
+    use crate::advise::Context;
     use crate::advise::test_support::snapshot_of;
     use crate::probe::Snapshot;
 
