@@ -1009,7 +1009,7 @@ static LINK_DEGRADED: Rule = Rule {
                 let mut why = Vec::new();
                 if slow {
                     why.push(format!(
-                        "{} is a gigabit NIC but negotiated {speed} Mbit/s: at most {} MB/s \
+                        "{} is a gigabit NIC but negotiated {speed} Mbit/s: at most {:.1} MB/s \
                          instead of ~110 MB/s for file copies. Gigabit needs all four pairs; a \
                          cable with one bad pair or a 100 Mbit switch port falls back to 100.",
                         i.driver.as_deref().unwrap_or("?"),
@@ -1106,3 +1106,264 @@ static CARRIER_FLAPPING: Rule = Rule {
             .collect()
     },
 };
+
+#[cfg(test)]
+mod tests {
+    use super::super::sysctl_conf::test_edit::{configure, set};
+    use super::*;
+    use crate::advise::test_support::snapshot_of;
+    use crate::probe::{Outcome, Snapshot};
+
+    fn run(rule: &Rule, snap: &Snapshot) -> Vec<Finding> {
+        (rule.evaluate)(&rule.info, &Context { snapshot: snap })
+    }
+
+    fn eth0(snap: &mut Snapshot) -> &mut Interface {
+        let Outcome::Ok { data } = &mut snap.network else {
+            panic!("no network section");
+        };
+        data.interfaces
+            .iter_mut()
+            .find(|i| i.name == "eth0")
+            .expect("eth0")
+    }
+
+    fn softnet_mut(snap: &mut Snapshot) -> &mut Vec<SoftnetCpu> {
+        let Outcome::Ok { data } = &mut snap.network else {
+            panic!("no network section");
+        };
+        let Outcome::Ok { data } = &mut data.softnet else {
+            panic!("no softnet");
+        };
+        data
+    }
+
+    #[test]
+    fn tcp_buffer_max_lowered_with_bdp_arithmetic() {
+        let mut snap = snapshot_of("rk3399-raid5");
+        assert!(run(&TCP_BUFFER_MAX_LOWERED, &snap).is_empty());
+        // The pogoplug's kernel-chosen 864000 on 120 MiB is not "lowered".
+        assert!(run(&TCP_BUFFER_MAX_LOWERED, &snapshot_of("pogoplug-v4")).is_empty());
+        // Raising is not this rule's business (buildhost has 32 MiB).
+        assert!(run(&TCP_BUFFER_MAX_LOWERED, &snapshot_of("buildhost")).is_empty());
+        set(&mut snap, "net.ipv4.tcp_rmem", "4096 87380 1048576");
+        let f = run(&TCP_BUFFER_MAX_LOWERED, &snap);
+        assert_eq!(f.len(), 1, "{f:?}");
+        // 1048576 B / 125000000 B/s = 8.4 ms; 50 ms WAN → 1048576 × 8 / 0.05 = 168 Mbit/s.
+        assert!(f[0].rationale.contains("= 8.4 ms"), "{}", f[0].rationale);
+        assert!(
+            f[0].rationale.contains("capped at 168 Mbit/s"),
+            "{}",
+            f[0].rationale
+        );
+        assert_eq!(
+            f[0].recommendation[0],
+            Change::Sysctl {
+                key: "net.ipv4.tcp_rmem".into(),
+                value: "4096 87380 6291456".into()
+            }
+        );
+    }
+
+    #[test]
+    fn core_buffer_raise_is_info_only_when_configured() {
+        let f = run(&CORE_BUFFER_MAX_RAISED, &snapshot_of("pogoplug-v4"));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(f[0].title.contains("60-nas.conf:5"), "{}", f[0].title);
+        // buildhost's 4 MiB comes from no sysctl file we can name: silent.
+        assert!(run(&CORE_BUFFER_MAX_RAISED, &snapshot_of("buildhost")).is_empty());
+    }
+
+    #[test]
+    fn tcp_mem_above_a_quarter_of_ram() {
+        let mut snap = snapshot_of("pogoplug-v4");
+        assert!(run(&TCP_MEM_VS_RAM, &snap).is_empty());
+        // A guide's "65536 131072 262144" pages = 1 GiB on a 120 MiB box.
+        set(&mut snap, "net.ipv4.tcp_mem", "65536 131072 262144");
+        let f = run(&TCP_MEM_VS_RAM, &snap);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].title.contains("1024 MiB"), "{}", f[0].title);
+    }
+
+    #[test]
+    fn tcp_flags_off_are_warnings_and_on_is_silent() {
+        for (rule, key) in [
+            (&TCP_TIMESTAMPS_OFF, "net.ipv4.tcp_timestamps"),
+            (&TCP_SACK_OFF, "net.ipv4.tcp_sack"),
+            (&TCP_WINDOW_SCALING_OFF, "net.ipv4.tcp_window_scaling"),
+        ] {
+            let mut snap = snapshot_of("rk3399-raid5");
+            assert!(run(rule, &snap).is_empty(), "{key}");
+            set(&mut snap, key, "0");
+            configure(&mut snap, key, "/etc/sysctl.conf", 40, "0");
+            let f = run(rule, &snap);
+            assert_eq!(f.len(), 1, "{key}");
+            assert_eq!(f[0].severity, Severity::Warning);
+            assert_eq!(
+                f[0].recommendation,
+                vec![
+                    Change::Sysctl {
+                        key: key.into(),
+                        value: "1".into()
+                    },
+                    Change::AdviceOnly {
+                        action: "edit /etc/sysctl.conf:40".into()
+                    }
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn slow_start_after_idle_zero_is_only_info() {
+        let mut snap = snapshot_of("rk3399-raid5");
+        assert!(run(&SLOW_START_AFTER_IDLE_OFF, &snap).is_empty());
+        set(&mut snap, "net.ipv4.tcp_slow_start_after_idle", "0");
+        assert_eq!(
+            run(&SLOW_START_AFTER_IDLE_OFF, &snap)[0].severity,
+            Severity::Info
+        );
+    }
+
+    #[test]
+    fn txqueuelen_5000_with_drain_time() {
+        let mut snap = snapshot_of("rpi2-luks");
+        assert!(run(&TXQUEUELEN_LARGE, &snap).is_empty());
+        eth0(&mut snap).tx_queue_len_packets = Some(5000);
+        let f = run(&TXQUEUELEN_LARGE, &snap);
+        assert_eq!(f.len(), 1);
+        // 5000 × 1514 B × 8 / 100 Mbit/s = 606 ms; 500 packets = 61 ms.
+        assert!(f[0].rationale.contains("606 ms"), "{}", f[0].rationale);
+        assert_eq!(
+            f[0].recommendation[0],
+            Change::SysfsAttribute {
+                path: "class/net/eth0/tx_queue_len".into(),
+                value: "500".into()
+            }
+        );
+    }
+
+    #[test]
+    fn pfifo_fast_root_or_mq_children_but_not_fq_codel() {
+        let f = run(&QDISC_PFIFO_FAST, &snapshot_of("pogoplug-v4"));
+        assert_eq!(f.len(), 1);
+        assert!(f[0].recommendation.iter().any(|c| matches!(c,
+            Change::AdviceOnly { action } if action.contains("tc qdisc replace dev eth0 root fq_codel"))));
+        let mut snap = snapshot_of("rk3399-raid5");
+        assert_eq!(
+            run(&QDISC_PFIFO_FAST, &snap).len(),
+            1,
+            "mq with pfifo_fast children"
+        );
+        set(&mut snap, "net.core.default_qdisc", "fq_codel");
+        assert!(run(&QDISC_PFIFO_FAST, &snap).is_empty());
+        let mut snap = snapshot_of("pogoplug-v4");
+        eth0(&mut snap).qdisc = Some("fq_codel".into());
+        assert!(run(&QDISC_PFIFO_FAST, &snap).is_empty());
+    }
+
+    #[test]
+    fn backlog_raise_and_softnet_drops() {
+        let mut snap = snapshot_of("pogoplug-v4");
+        assert!(
+            run(&BACKLOG_RAISED_WITHOUT_DROPS, &snap).is_empty(),
+            "default 1000"
+        );
+        assert!(run(&SOFTNET_DROPS, &snap).is_empty(), "0 drops");
+        set(&mut snap, "net.core.netdev_max_backlog", "5000");
+        assert_eq!(run(&BACKLOG_RAISED_WITHOUT_DROPS, &snap).len(), 1);
+        // Real drops: 200 in 188689009 packets ≈ 1.06 per million → raise, not remove.
+        softnet_mut(&mut snap)[0].dropped = 200;
+        assert!(run(&BACKLOG_RAISED_WITHOUT_DROPS, &snap).is_empty());
+        let f = run(&SOFTNET_DROPS, &snap);
+        assert_eq!(f[0].severity, Severity::Notice);
+        assert!(f[0].recommendation.contains(&Change::Sysctl {
+            key: "net.core.netdev_max_backlog".into(),
+            value: "10000".into()
+        }));
+        // time_squeeze 452 > 200 drops: the budget is the knob too.
+        assert!(f[0].recommendation.contains(&Change::Sysctl {
+            key: "net.core.netdev_budget".into(),
+            value: "600".into()
+        }));
+        // rk3399's 59 in 716 M is info.
+        let f = run(&SOFTNET_DROPS, &snapshot_of("rk3399-raid5"));
+        assert_eq!(f[0].severity, Severity::Info);
+    }
+
+    #[test]
+    fn rx_drops_explained_by_ring_or_as_harmless() {
+        let mut snap = snapshot_of("pogoplug-v4");
+        assert!(run(&RX_RING_OVERFLOW, &snap).is_empty());
+        let f = run(&RX_DROPPED_HARMLESS, &snap);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].title.contains("112"), "{}", f[0].title);
+        eth0(&mut snap).counters.rx_missed_errors = Some(5000);
+        assert!(run(&RX_DROPPED_HARMLESS, &snap).is_empty());
+        let f = run(&RX_RING_OVERFLOW, &snap);
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            f[0].recommendation[0],
+            Change::Ethtool {
+                interface: "eth0".into(),
+                setting: "rx".into(),
+                value: "4096".into()
+            }
+        );
+        // Softnet drops present: rx_dropped is not "harmless" without a look.
+        assert!(run(&RX_DROPPED_HARMLESS, &snapshot_of("rk3399-raid5")).is_empty());
+    }
+
+    #[test]
+    fn counters_32bit_only_on_32bit_kernels() {
+        let f = run(&COUNTERS_32BIT, &snapshot_of("rpi2-luks"));
+        assert_eq!(f.len(), 1);
+        // 2^32 × 8 / 100e6 = 344 s.
+        assert!(f[0].title.contains("344 s"), "{}", f[0].title);
+        assert!(run(&COUNTERS_32BIT, &snapshot_of("rk3399-raid5")).is_empty());
+    }
+
+    #[test]
+    fn offloads_off_but_not_fixed_off() {
+        let mut snap = snapshot_of("pogoplug-v4");
+        assert!(run(&OFFLOADS_OFF, &snap).is_empty());
+        // rk3399 has TSO fixed off (hardware cannot): not a finding.
+        assert!(run(&OFFLOADS_OFF, &snapshot_of("rk3399-raid5")).is_empty());
+        if let Outcome::Ok { data } = &mut eth0(&mut snap).ethtool
+            && let Outcome::Ok { data } = &mut data.features
+        {
+            for f in data.iter_mut().filter(|f| f.name == "tx-tcp-segmentation") {
+                f.active = false;
+            }
+        }
+        let f = run(&OFFLOADS_OFF, &snap);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].rationale.contains("3ae8f4e0b98b"),
+            "{}",
+            f[0].rationale
+        );
+    }
+
+    #[test]
+    fn degraded_link_and_flapping() {
+        let mut snap = snapshot_of("pogoplug-v4");
+        assert!(run(&LINK_DEGRADED, &snap).is_empty());
+        assert!(run(&CARRIER_FLAPPING, &snap).is_empty());
+        // The Pi's smsc95xx is a 100 Mbit NIC: 100 is its best.
+        assert!(run(&LINK_DEGRADED, &snapshot_of("rpi2-luks")).is_empty());
+        eth0(&mut snap).speed_mbit_per_sec = Some(100);
+        let f = run(&LINK_DEGRADED, &snap);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].rationale.contains("at most 11.8 MB/s"),
+            "{}",
+            f[0].rationale
+        );
+        eth0(&mut snap).counters.carrier_changes = Some(40);
+        let f = run(&CARRIER_FLAPPING, &snap);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].rationale.contains("about 20"), "{}", f[0].rationale);
+    }
+}
