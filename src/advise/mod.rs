@@ -5,6 +5,8 @@
 //! Knowledge is current for Linux 6.x and Samba 4.x (see docs/rules.md, generated
 //! from this registry).
 
+#[cfg(test)]
+mod boards_netvm;
 mod cpu;
 mod memory;
 mod net;
