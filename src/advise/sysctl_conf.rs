@@ -203,6 +203,13 @@ pub(super) mod test_edit {
         sysctl_mut(snap).values.insert(key.into(), value.into());
     }
 
+    /// Marks a key as missing from this kernel.
+    pub fn remove(snap: &mut Snapshot, key: &str) {
+        let s = sysctl_mut(snap);
+        s.values.remove(key);
+        s.absent.push(key.into());
+    }
+
     /// Adds a config-file assignment.
     pub fn configure(snap: &mut Snapshot, key: &str, file: &str, line: u32, value: &str) {
         sysctl_mut(snap)
@@ -224,7 +231,7 @@ mod tests {
     use super::*;
     use crate::advise::test_support::snapshot_of;
     use crate::probe::Snapshot;
-    use test_edit::configure;
+    use test_edit::{configure, remove};
 
     fn run(rule: &Rule, snap: &Snapshot) -> Vec<Finding> {
         (rule.evaluate)(&rule.info, &Context { snapshot: snap })
@@ -241,6 +248,9 @@ mod tests {
             7,
             "4",
         );
+        remove(&mut snap, "vm.nr_pdflush_threads");
+        // Absent but not configured: no finding either.
+        remove(&mut snap, "vm.zone_reclaim_mode");
         // Present at runtime: an existing key set in a file is not a finding.
         configure(&mut snap, "vm.swappiness", "/etc/sysctl.conf", 8, "60");
         let f = run(&REMOVED_KEY, &snap);
@@ -250,6 +260,17 @@ mod tests {
             "vm.nr_pdflush_threads is set in /etc/sysctl.conf:7 but does not exist"
         );
         assert!(f[0].rationale.contains("2.6.32"), "{}", f[0].rationale);
+    }
+
+    #[test]
+    fn probe_checks_removed_keys_only_where_configured() {
+        let old = snapshot_of("oldguide");
+        let absent = &old.sysctl.data().expect("sysctl").absent;
+        for key in ["vm.nr_pdflush_threads", "fs.xfs.xfsbufd_centisecs"] {
+            assert!(absent.iter().any(|a| a == key), "{key} not in {absent:?}");
+        }
+        let stock = snapshot_of("rk3399-raid5");
+        assert!(stock.sysctl.data().expect("sysctl").absent.is_empty());
     }
 
     #[test]
