@@ -54,20 +54,22 @@ pub(super) fn persist_hint(ctx: &Context, key: &str) -> String {
 const REMOVED: &[(&str, &str)] = &[
     (
         "vm.nr_pdflush_threads",
-        "pdflush was replaced by per-device flusher threads in 2.6.32; tune writeback with \
-         vm.dirty_background_bytes / vm.dirty_bytes instead",
+        "The pdflush threads were replaced by per-device flushers in Linux 2.6.32; tune writeback \
+         with vm.dirty_background_bytes / vm.dirty_bytes instead",
     ),
     (
         "fs.xfs.xfsbufd_centisecs",
-        "removed in Linux 4.0 with xfsbufd; XFS flushes metadata through its log and workqueues",
+        "It was removed in Linux 4.0 with xfsbufd; XFS flushes metadata through its log and \
+         workqueues",
     ),
     (
         "fs.xfs.age_buffer_centisecs",
-        "removed in Linux 4.0 with xfsbufd; there is no replacement to set",
+        "It was removed in Linux 4.0 with xfsbufd; there is no replacement to set",
     ),
     (
         "net.ipv4.tcp_tw_recycle",
-        "removed in Linux 4.12 because it broke clients behind NAT; leave TIME-WAIT alone",
+        "It was removed in Linux 4.12 because it broke clients behind NAT; leave TIME-WAIT \
+         alone",
     ),
 ];
 
@@ -77,7 +79,7 @@ static REMOVED_KEY: Rule = Rule {
         area: "sysctl",
         title: "sysctl file sets a key this kernel does not have",
         severity: Severity::Notice,
-        risk: Risk::RuntimeSafe,
+        risk: Risk::AdviceOnly,
         checks: "A key assigned in /etc/sysctl.conf or a sysctl.d file is absent from /proc/sys \
                  (removed from the kernel, or a typo): boot logs an error and the line does \
                  nothing.",
@@ -104,7 +106,7 @@ static REMOVED_KEY: Rule = Rule {
                 let why = REMOVED
                     .iter()
                     .find(|(k, _)| k == key)
-                    .map(|(_, why)| format!("It was {why}."))
+                    .map(|(_, why)| format!("{why}."))
                     .unwrap_or_else(|| {
                         "This kernel has no such key (removed, not built in, or misspelt).".into()
                     });
