@@ -118,7 +118,7 @@ fn oldguide_gets_every_outdated_setting_flagged_with_its_replacement() {
             sysctl("net.ipv4.tcp_timestamps", "1"),
         ),
         (
-            find("netdev-backlog-raised-without-drops", "5000"),
+            find("netdev-backlog-raised", "5000"),
             Severity::Notice,
             sysctl("net.core.netdev_max_backlog", "1000"),
         ),

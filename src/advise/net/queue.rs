@@ -135,7 +135,7 @@ const BACKLOG_DEFAULT: u64 = 1000;
 
 pub(super) static BACKLOG_RAISED_WITHOUT_DROPS: Rule = Rule {
     info: RuleInfo {
-        id: "netdev-backlog-raised-without-drops",
+        id: "netdev-backlog-raised",
         area: "network",
         title: "netdev_max_backlog raised although the backlog (almost) never overflowed",
         severity: Severity::Notice,
