@@ -229,15 +229,28 @@ static DIRTY_USB: Rule = Rule {
             return Vec::new();
         };
         let mounts = usb_mounts(storage);
-        if mounts.is_empty() || value_u64(ctx, "vm.dirty_bytes").is_none_or(|b| b != 0) {
+        if mounts.is_empty() {
             return Vec::new();
         }
-        let (Some(ratio), Some(available)) =
-            (value_u64(ctx, "vm.dirty_ratio"), mem.available_bytes)
-        else {
-            return Vec::new();
+        // dirty_bytes, when set, replaces dirty_ratio (the kernel zeroes the other).
+        let (limit, how) = match value_u64(ctx, "vm.dirty_bytes") {
+            Some(bytes) if bytes > 0 => (bytes, format!("vm.dirty_bytes {bytes} B")),
+            Some(_) => {
+                let (Some(ratio), Some(available)) =
+                    (value_u64(ctx, "vm.dirty_ratio"), mem.available_bytes)
+                else {
+                    return Vec::new();
+                };
+                (
+                    available / 100 * ratio,
+                    format!(
+                        "vm.dirty_ratio {ratio}% of {} MiB available memory",
+                        available / MIB
+                    ),
+                )
+            }
+            None => return Vec::new(),
         };
-        let limit = available / 100 * ratio;
         let speed = ASSUMED_USB_WRITE_BYTES_PER_SEC;
         let stall = limit as f64 / speed as f64;
         if stall <= DIRTY_STALL_LIMIT_SECONDS {
@@ -253,8 +266,7 @@ static DIRTY_USB: Rule = Rule {
                     limit / MIB
                 ),
                 format!(
-                    "vm.dirty_ratio {ratio}% of {} MiB available memory = {} MiB of dirty \
-                     pages may pile up before writers are throttled. At an assumed {} MB/s \
+                    "{how} = {} MiB of dirty pages may pile up before writers are throttled. At an assumed {} MB/s \
                      (a USB 2.0 hard disk; not measured here) flushing that takes {} MiB / {} \
                      MB/s = {stall:.1} s, during which a writer (and an SMB client) hangs, and \
                      which is lost on a power cut. Capping dirty data at ~{DIRTY_TARGET_SECONDS} \
@@ -262,7 +274,6 @@ static DIRTY_USB: Rule = Rule {
                      ~{DIRTY_BACKGROUND_TARGET_SECONDS} s ({} MB) keeps the pipe full without \
                      the stall. Mounts on USB: {}. Measure with 'nastune bench disk' and scale \
                      the bytes to the real speed.",
-                    available / MIB,
                     limit / MIB,
                     speed / 1_000_000,
                     limit / MIB,
@@ -272,8 +283,8 @@ static DIRTY_USB: Rule = Rule {
                     mounts.join(", ")
                 ),
             )
-            .evidence("vm.dirty_ratio", format!("{ratio}%"))
-            .evidence("MemAvailable", format!("{} MiB", available / MIB))
+            .evidence("dirty limit", &how)
+            .evidence("dirty limit bytes", limit)
             .evidence(
                 "USB write speed",
                 format!("{} MB/s (assumed)", speed / 1_000_000),
@@ -438,6 +449,10 @@ mod tests {
         let mut snap = snapshot_of("rpi2-luks");
         set(&mut snap, "vm.dirty_bytes", "90000000");
         assert!(run(&DIRTY_USB, &snap).is_empty());
+        // A guide's 500 MB dirty_bytes is 16.7 s at 30 MB/s.
+        set(&mut snap, "vm.dirty_bytes", "500000000");
+        let f = run(&DIRTY_USB, &snap);
+        assert!(f[0].title.contains("16.7 s"), "{}", f[0].title);
     }
 
     #[test]

@@ -75,3 +75,39 @@ fn rules_doc_is_generated_from_the_registry() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
     assert_golden(&path, &stdout(&o));
 }
+
+#[test]
+fn oldguide_network_and_vm_folklore_is_flagged_end_to_end() {
+    let o = advise("oldguide", &["--json", "--fail-on", "warning"]);
+    // tcp_timestamps=0, vfs_cache_pressure=1000, txqueuelen 5000 are warnings.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let ids: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule_id"].as_str().unwrap())
+        .collect();
+    for id in [
+        "tcp-timestamps-off",
+        "tcp-buffer-max-lowered",
+        "netdev-backlog-raised",
+        "txqueuelen-large",
+        "nic-offloads-off",
+        "swappiness-for-swap-kind",
+        "vfs-cache-pressure",
+        "sysctl-removed-key",
+        "sysctl-overridden",
+    ] {
+        assert!(ids.contains(&id), "{id} missing from {ids:?}");
+    }
+    let ts = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "tcp-timestamps-off")
+        .unwrap();
+    assert_eq!(ts["recommendation"][0]["kind"], "sysctl");
+    assert_eq!(ts["recommendation"][0]["value"], "1");
+    assert_eq!(ts["settings"][0], "sysctl:net.ipv4.tcp_timestamps");
+}
