@@ -5,9 +5,14 @@
 //! Knowledge is current for Linux 6.x and Samba 4.x (see docs/rules.md, generated
 //! from this registry).
 
+#[cfg(test)]
+mod boards_netvm;
 pub mod bottleneck;
 mod cpu;
 mod memory;
+mod net;
+mod sysctl_conf;
+mod vm;
 
 use serde::Serialize;
 
@@ -175,6 +180,9 @@ pub fn rules() -> Vec<&'static Rule> {
     let mut all: Vec<&'static Rule> = Vec::new();
     all.extend(cpu::RULES);
     all.extend(memory::RULES);
+    all.extend(net::RULES);
+    all.extend(sysctl_conf::RULES);
+    all.extend(vm::RULES);
     all
 }
 

@@ -42,6 +42,15 @@ pub const KEYS: &[&str] = &[
     "vm.zone_reclaim_mode",
 ];
 
+/// Keys removed from the kernel that old guides still set; read only when a
+/// config file sets them, so `absent` then proves the line does nothing.
+pub const REMOVED_KEYS: &[&str] = &[
+    "vm.nr_pdflush_threads",
+    "fs.xfs.xfsbufd_centisecs",
+    "fs.xfs.age_buffer_centisecs",
+    "net.ipv4.tcp_tw_recycle",
+];
+
 /// Directories of sysctl.d drop-ins, highest precedence first: a file name in an
 /// earlier directory hides the same name in later ones (systemd-sysctl, procps).
 pub const CONFIG_DIRS: &[&str] = &[
@@ -94,15 +103,7 @@ pub fn read_sysctl(root: &Root) -> Result<Sysctl, ProbeError> {
     let mut values = BTreeMap::new();
     let mut absent = Vec::new();
     for key in KEYS {
-        match root.read_optional(&format!("proc/sys/{}", key.replace('.', "/")))? {
-            Some(v) => {
-                values.insert(
-                    key.to_string(),
-                    v.split_whitespace().collect::<Vec<_>>().join(" "),
-                );
-            }
-            None => absent.push(key.to_string()),
-        }
+        read_key(root, key, &mut values, &mut absent)?;
     }
     let config_files = config_files(root)?;
     let mut configured: BTreeMap<String, Vec<ConfigSetting>> = BTreeMap::new();
@@ -127,6 +128,9 @@ pub fn read_sysctl(root: &Root) -> Result<Sysctl, ProbeError> {
             });
         }
     }
+    for key in REMOVED_KEYS.iter().filter(|k| configured.contains_key(**k)) {
+        read_key(root, key, &mut values, &mut absent)?;
+    }
     Ok(Sysctl {
         values,
         absent,
@@ -134,6 +138,25 @@ pub fn read_sysctl(root: &Root) -> Result<Sysctl, ProbeError> {
         configured,
         config_problems,
     })
+}
+
+/// Records a key's current value, or that this kernel lacks it.
+fn read_key(
+    root: &Root,
+    key: &str,
+    values: &mut BTreeMap<String, String>,
+    absent: &mut Vec<String>,
+) -> Result<(), ProbeError> {
+    match root.read_optional(&format!("proc/sys/{}", key.replace('.', "/")))? {
+        Some(v) => {
+            values.insert(
+                key.to_string(),
+                v.split_whitespace().collect::<Vec<_>>().join(" "),
+            );
+        }
+        None => absent.push(key.to_string()),
+    }
+    Ok(())
 }
 
 /// The `*.conf` files of all drop-in directories, de-duplicated by name (the

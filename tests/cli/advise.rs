@@ -10,6 +10,24 @@ fn advise(boxname: &str, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+fn rule_ids(v: &serde_json::Value) -> Vec<&str> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule_id"].as_str().unwrap())
+        .collect()
+}
+
+fn finding<'a>(v: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == id)
+        .unwrap()
+}
+
 #[test]
 fn fail_on_sets_the_exit_code() {
     // The Pi's io pressure is a warning.
@@ -28,20 +46,10 @@ fn json_findings_carry_evidence_and_typed_changes() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["schema_version"], 1);
-    let ids: Vec<&str> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule_id"].as_str().unwrap())
-        .collect();
+    let ids = rule_ids(&v);
     assert!(ids.contains(&"small-ram-without-zram"), "{ids:?}");
     assert!(ids.contains(&"cpu-without-aes"), "{ids:?}");
-    let zram = &v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule_id"] == "small-ram-without-zram")
-        .unwrap();
+    let zram = finding(&v, "small-ram-without-zram");
     assert_eq!(zram["recommendation"][0]["kind"], "advice_only");
     assert_eq!(zram["risk"], "advice_only");
 }
@@ -74,4 +82,30 @@ fn rules_doc_is_generated_from_the_registry() {
     }
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
     assert_golden(&path, &stdout(&o));
+}
+
+#[test]
+fn oldguide_network_and_vm_folklore_is_flagged_end_to_end() {
+    let o = advise("oldguide", &["--json", "--fail-on", "warning"]);
+    // tcp_timestamps=0, vfs_cache_pressure=1000, txqueuelen 5000 are warnings.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let ids = rule_ids(&v);
+    for id in [
+        "tcp-timestamps-off",
+        "tcp-buffer-max-lowered",
+        "netdev-backlog-raised",
+        "txqueuelen-large",
+        "nic-offloads-off",
+        "swappiness-for-swap-kind",
+        "vfs-cache-pressure",
+        "sysctl-removed-key",
+        "sysctl-overridden",
+    ] {
+        assert!(ids.contains(&id), "{id} missing from {ids:?}");
+    }
+    let ts = finding(&v, "tcp-timestamps-off");
+    assert_eq!(ts["recommendation"][0]["kind"], "sysctl");
+    assert_eq!(ts["recommendation"][0]["value"], "1");
+    assert_eq!(ts["settings"][0], "sysctl:net.ipv4.tcp_timestamps");
 }

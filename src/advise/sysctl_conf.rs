@@ -1,0 +1,292 @@
+//! sysctl.d hygiene: keys the kernel no longer has, and keys set in several
+//! files where the later file silently wins. Also the small lookups the net and
+//! vm rules share.
+
+use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
+use crate::probe::sysctl::{ConfigSetting, Sysctl};
+
+pub static RULES: &[&Rule] = &[&REMOVED_KEY, &OVERRIDDEN_KEY];
+
+/// The sysctl section, when the probe got it.
+pub(super) fn sysctl<'a>(ctx: &Context<'a>) -> Option<&'a Sysctl> {
+    ctx.snapshot.sysctl.data()
+}
+
+/// A numeric sysctl's current value.
+pub(super) fn value_u64(ctx: &Context, key: &str) -> Option<u64> {
+    sysctl(ctx)?.values.get(key)?.trim().parse().ok()
+}
+
+/// The three numbers of tcp_rmem / tcp_wmem / tcp_mem.
+pub(super) fn triple(ctx: &Context, key: &str) -> Option<[u64; 3]> {
+    let text = sysctl(ctx)?.values.get(key)?;
+    let v: Vec<u64> = text
+        .split_whitespace()
+        .map(|t| t.parse().ok())
+        .collect::<Option<_>>()?;
+    <[u64; 3]>::try_from(v).ok()
+}
+
+/// `FILE:LINE` of the assignment boot applies last, when a file sets the key.
+pub(super) fn set_at(ctx: &Context, key: &str) -> Option<String> {
+    let s = sysctl(ctx)?
+        .configured
+        .get(key)?
+        .iter()
+        .rfind(|c| !c.exclude)?;
+    Some(location(s))
+}
+
+fn location(s: &ConfigSetting) -> String {
+    format!("{}:{}", s.file, s.line)
+}
+
+/// Where a recommendation's persistence goes: the file that sets the key now,
+/// else a drop-in of our own.
+pub(super) fn persist_hint(ctx: &Context, key: &str) -> String {
+    match set_at(ctx, key) {
+        Some(at) => format!("edit {at}"),
+        None => "persist in /etc/sysctl.d/90-nastune.conf".into(),
+    }
+}
+
+/// Why a removed key is gone, for the keys old guides still carry.
+const REMOVED: &[(&str, &str)] = &[
+    (
+        "vm.nr_pdflush_threads",
+        "The pdflush threads were replaced by per-device flushers in Linux 2.6.32; tune writeback \
+         with vm.dirty_background_bytes / vm.dirty_bytes instead",
+    ),
+    (
+        "fs.xfs.xfsbufd_centisecs",
+        "It was removed in Linux 4.0 with xfsbufd; XFS flushes metadata through its log and \
+         workqueues",
+    ),
+    (
+        "fs.xfs.age_buffer_centisecs",
+        "It was removed in Linux 4.0 with xfsbufd; there is no replacement to set",
+    ),
+    (
+        "net.ipv4.tcp_tw_recycle",
+        "It was removed in Linux 4.12 because it broke clients behind NAT; leave TIME-WAIT \
+         alone",
+    ),
+];
+
+static REMOVED_KEY: Rule = Rule {
+    info: RuleInfo {
+        id: "sysctl-removed-key",
+        area: "sysctl",
+        title: "sysctl file sets a key this kernel does not have",
+        severity: Severity::Notice,
+        risk: Risk::AdviceOnly,
+        checks: "A key assigned in /etc/sysctl.conf or a sysctl.d file is absent from /proc/sys \
+                 (removed from the kernel, or a typo): boot logs an error and the line does \
+                 nothing.",
+        references: &[
+            "https://docs.kernel.org/admin-guide/xfs.html#removed-sysctls",
+            "https://docs.kernel.org/admin-guide/sysctl/vm.html",
+            "https://www.freedesktop.org/software/systemd/man/latest/sysctl.d.html",
+        ],
+    },
+    evaluate: |info, ctx| {
+        let Some(s) = sysctl(ctx) else {
+            return Vec::new();
+        };
+        s.absent
+            .iter()
+            .filter_map(|key| Some((key, s.configured.get(key)?)))
+            .flat_map(|(key, settings)| {
+                settings
+                    .iter()
+                    .filter(|c| !c.exclude)
+                    .map(move |c| (key, c))
+            })
+            .map(|(key, c)| {
+                let why = REMOVED
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, why)| format!("{why}."))
+                    .unwrap_or_else(|| {
+                        "This kernel has no such key (removed, not built in, or misspelt).".into()
+                    });
+                Finding::of(
+                    info,
+                    format!("{key} is set in {} but does not exist", location(c)),
+                    format!(
+                        "{} sets {key} = {}, but /proc/sys has no such key on this kernel, so \
+                         the line only produces an error at boot. {why} Delete the line.",
+                        location(c),
+                        c.value
+                    ),
+                )
+                .evidence(format!("{key} configured at"), location(c))
+                .evidence(format!("{key} at runtime"), "absent")
+                .setting(format!("sysctl:{key}"))
+                .change(Change::AdviceOnly {
+                    action: format!("delete line {} of {}", c.line, c.file),
+                })
+            })
+            .collect()
+    },
+};
+
+static OVERRIDDEN_KEY: Rule = Rule {
+    info: RuleInfo {
+        id: "sysctl-overridden",
+        area: "sysctl",
+        title: "sysctl key set in several files; the later file silently wins",
+        severity: Severity::Notice,
+        risk: Risk::AdviceOnly,
+        checks: "The same key is assigned different values in more than one sysctl file; only \
+                 the last one in apply order (sorted file names, /etc/sysctl.conf last) counts.",
+        references: &["https://www.freedesktop.org/software/systemd/man/latest/sysctl.d.html"],
+    },
+    evaluate: |info, ctx| {
+        let Some(s) = sysctl(ctx) else {
+            return Vec::new();
+        };
+        s.configured
+            .iter()
+            .filter_map(|(key, settings)| {
+                let set: Vec<&ConfigSetting> = settings.iter().filter(|c| !c.exclude).collect();
+                let last = *set.last()?;
+                let losers: Vec<&&ConfigSetting> = set[..set.len() - 1]
+                    .iter()
+                    .filter(|c| c.file != last.file && c.value != last.value)
+                    .collect();
+                if losers.is_empty() {
+                    return None;
+                }
+                let lost: Vec<String> = losers
+                    .iter()
+                    .map(|c| format!("{} = {} at {}", key, c.value, location(c)))
+                    .collect();
+                let mut f = Finding::of(
+                    info,
+                    format!("{key} is set in {} files; {} wins", set.len(), last.file),
+                    format!(
+                        "{} is applied after the other file(s), so its {key} = {} replaces {}. \
+                         Whoever edits the earlier file sees no effect. Keep one assignment.",
+                        location(last),
+                        last.value,
+                        lost.join(", ")
+                    ),
+                )
+                .evidence(format!("{key} effective at"), location(last))
+                .setting(format!("sysctl:{key}"))
+                .change(Change::AdviceOnly {
+                    action: format!("keep {key} in one file only (now {} wins)", location(last)),
+                });
+                for c in &losers {
+                    f = f.evidence(format!("{key} overridden at"), location(c));
+                }
+                Some(f)
+            })
+            .collect()
+    },
+};
+
+/// Snapshot edits for the net, vm and sysctl rule tests.
+#[cfg(test)]
+pub(super) mod test_edit {
+    use crate::probe::sysctl::{ConfigSetting, Sysctl};
+    use crate::probe::{Outcome, Snapshot};
+
+    fn sysctl_mut(snap: &mut Snapshot) -> &mut Sysctl {
+        match &mut snap.sysctl {
+            Outcome::Ok { data } => data,
+            _ => panic!("fixture has no sysctl section"),
+        }
+    }
+
+    /// Sets a runtime value.
+    pub fn set(snap: &mut Snapshot, key: &str, value: &str) {
+        sysctl_mut(snap).values.insert(key.into(), value.into());
+    }
+
+    /// Marks a key as missing from this kernel.
+    pub fn remove(snap: &mut Snapshot, key: &str) {
+        let s = sysctl_mut(snap);
+        s.values.remove(key);
+        s.absent.push(key.into());
+    }
+
+    /// Adds a config-file assignment.
+    pub fn configure(snap: &mut Snapshot, key: &str, file: &str, line: u32, value: &str) {
+        sysctl_mut(snap)
+            .configured
+            .entry(key.to_string())
+            .or_default()
+            .push(ConfigSetting {
+                file: file.into(),
+                line,
+                value: value.into(),
+                ignore_failure: false,
+                exclude: false,
+            });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::advise::test_support::snapshot_of;
+    use crate::probe::Snapshot;
+    use test_edit::{configure, remove};
+
+    fn run(rule: &Rule, snap: &Snapshot) -> Vec<Finding> {
+        (rule.evaluate)(&rule.info, &Context { snapshot: snap })
+    }
+
+    #[test]
+    fn removed_key_fires_only_when_configured_and_absent() {
+        let mut snap = snapshot_of("rk3399-raid5");
+        assert!(run(&REMOVED_KEY, &snap).is_empty());
+        configure(
+            &mut snap,
+            "vm.nr_pdflush_threads",
+            "/etc/sysctl.conf",
+            7,
+            "4",
+        );
+        remove(&mut snap, "vm.nr_pdflush_threads");
+        // Absent but not configured: no finding either.
+        remove(&mut snap, "vm.zone_reclaim_mode");
+        // Present at runtime: an existing key set in a file is not a finding.
+        configure(&mut snap, "vm.swappiness", "/etc/sysctl.conf", 8, "60");
+        let f = run(&REMOVED_KEY, &snap);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            f[0].title,
+            "vm.nr_pdflush_threads is set in /etc/sysctl.conf:7 but does not exist"
+        );
+        assert!(f[0].rationale.contains("2.6.32"), "{}", f[0].rationale);
+    }
+
+    #[test]
+    fn probe_checks_removed_keys_only_where_configured() {
+        let old = snapshot_of("oldguide");
+        let absent = &old.sysctl.data().expect("sysctl").absent;
+        for key in ["vm.nr_pdflush_threads", "fs.xfs.xfsbufd_centisecs"] {
+            assert!(absent.iter().any(|a| a == key), "{key} not in {absent:?}");
+        }
+        let stock = snapshot_of("rk3399-raid5");
+        assert!(stock.sysctl.data().expect("sysctl").absent.is_empty());
+    }
+
+    #[test]
+    fn overridden_key_names_both_files() {
+        let mut snap = snapshot_of("pogoplug-v4");
+        assert!(run(&OVERRIDDEN_KEY, &snap).is_empty());
+        configure(&mut snap, "vm.swappiness", "/etc/sysctl.conf", 3, "60");
+        let f = run(&OVERRIDDEN_KEY, &snap);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].rationale.contains("/etc/sysctl.d/60-nas.conf:2")
+                && f[0].rationale.contains("/etc/sysctl.conf:3"),
+            "{}",
+            f[0].rationale
+        );
+    }
+}
