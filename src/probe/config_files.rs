@@ -377,7 +377,10 @@ fn parse_rc_command(cmd: &str) -> Option<RcKind> {
             let interface = if first == "ifconfig" {
                 words.get(1)?
             } else {
-                let d = words.iter().position(|w| *w == "dev" || *w == "set")?;
+                let d = words
+                    .iter()
+                    .position(|w| *w == "dev")
+                    .or_else(|| words.iter().position(|w| *w == "set"))?;
                 words.get(d + 1)?
             };
             Some(RcKind::Txqueuelen {
