@@ -7,6 +7,7 @@
 
 mod cpu;
 mod memory;
+mod storage;
 
 use serde::Serialize;
 
@@ -174,6 +175,7 @@ pub fn rules() -> Vec<&'static Rule> {
     let mut all: Vec<&'static Rule> = Vec::new();
     all.extend(cpu::RULES);
     all.extend(memory::RULES);
+    all.extend(storage::RULES);
     all
 }
 
@@ -198,6 +200,11 @@ pub(crate) mod test_support {
             .join("tests/fixtures/boxes")
             .join(boxname);
         crate::probe::probe(&Root::tree(&dir).expect("fixture box"))
+    }
+
+    /// Runs one rule on a snapshot.
+    pub fn run_rule(rule: &super::Rule, snap: &Snapshot) -> Vec<super::Finding> {
+        (rule.evaluate)(&rule.info, &super::Context { snapshot: snap })
     }
 }
 
