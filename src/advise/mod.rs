@@ -7,6 +7,7 @@
 
 mod cpu;
 mod memory;
+mod samba;
 mod storage;
 
 use serde::Serialize;
@@ -176,6 +177,7 @@ pub fn rules() -> Vec<&'static Rule> {
     all.extend(cpu::RULES);
     all.extend(memory::RULES);
     all.extend(storage::RULES);
+    all.extend(samba::RULES);
     all
 }
 
