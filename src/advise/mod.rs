@@ -6,8 +6,10 @@
 //! from this registry).
 
 mod cpu;
+mod crypto;
 mod memory;
 mod samba;
+mod smart;
 mod storage;
 
 use serde::Serialize;
@@ -178,6 +180,8 @@ pub fn rules() -> Vec<&'static Rule> {
     all.extend(memory::RULES);
     all.extend(storage::RULES);
     all.extend(samba::RULES);
+    all.extend(smart::RULES);
+    all.extend(crypto::RULES);
     all
 }
 
