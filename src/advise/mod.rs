@@ -7,10 +7,13 @@
 
 mod cpu;
 mod crypto;
+mod geometry;
 mod memory;
 mod samba;
 mod smart;
 mod storage;
+#[cfg(test)]
+mod storage_boards;
 
 use serde::Serialize;
 
@@ -182,6 +185,7 @@ pub fn rules() -> Vec<&'static Rule> {
     all.extend(samba::RULES);
     all.extend(smart::RULES);
     all.extend(crypto::RULES);
+    all.extend(geometry::RULES);
     all
 }
 
