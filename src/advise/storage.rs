@@ -854,6 +854,54 @@ static USB_WITHOUT_NOFAIL: Rule = Rule {
     },
 };
 
+/// Match keys that do not narrow a rule to particular devices.
+const BROAD_UDEV_KEYS: &[&str] = &[
+    "ACTION",
+    "SUBSYSTEM",
+    "SUBSYSTEMS",
+    "DEVTYPE",
+    "KERNEL",
+    "TEST",
+];
+
+/// Boot-time `power/control=auto` settings that can reach a USB storage bridge:
+/// blanket udev rules, rules naming usb-storage/uas, and rc.local writes. Rules
+/// gated on a device list (systemd's hwdb `ID_AUTOSUSPEND`, vendor ids) are not.
+fn autosuspend_settings(ctx: &Context) -> Vec<(String, String)> {
+    let Some(c) = config(ctx) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, String)> = c
+        .udev_assignments
+        .iter()
+        .filter(|a| a.attribute == "power/control" && a.value == "auto")
+        .filter(|a| {
+            let storage = a
+                .matches
+                .iter()
+                .any(|m| m.contains("usb-storage") || m.contains("uas"));
+            let blanket = a.matches.iter().all(|m| {
+                BROAD_UDEV_KEYS.iter().any(|k| {
+                    m.strip_prefix(k)
+                        .is_some_and(|r| r.starts_with("==") || r.starts_with("!="))
+                })
+            });
+            storage || blanket
+        })
+        .map(|a| (format!("{}:{}", a.file, a.line), a.matches.join(", ")))
+        .collect();
+    for cmd in c.rc_local.iter().flatten() {
+        if let RcKind::SysfsWrite { path, value } = &cmd.kind
+            && path.ends_with("power/control")
+            && value == "auto"
+            && (path.starts_with("bus/usb/") || path.contains("/usb"))
+        {
+            out.push((format!("/etc/rc.local:{}", cmd.line), path.clone()));
+        }
+    }
+    out
+}
+
 static USB_AUTOSUSPEND: Rule = Rule {
     info: RuleInfo {
         id: "usb-storage-autosuspend",
@@ -873,10 +921,9 @@ static USB_AUTOSUSPEND: Rule = Rule {
         if !has_usb_storage {
             return Vec::new();
         }
-        boot_settings(ctx)
+        autosuspend_settings(ctx)
             .into_iter()
-            .filter(|(_, _, attr, value)| attr.ends_with("power/control") && value == "auto")
-            .map(|(place, dev, _, _)| {
+            .map(|(place, dev)| {
                 Finding::of(
                     info,
                     format!("{place} enables USB autosuspend"),
@@ -1128,6 +1175,21 @@ mod tests {
         sata.config_files = snap.config_files.clone();
         assert!(run(&USB_WITHOUT_NOFAIL, &sata).is_empty(), "not USB");
         assert!(run(&USB_AUTOSUSPEND, &sata).is_empty(), "no USB storage");
+        // systemd's stock 60-autosuspend.rules only enables it for hwdb-listed devices.
+        let stock = "ENV{ID_AUTOSUSPEND}==\"1\", TEST==\"power/control\", \\\n  ATTR{power/control}=\"auto\"\n";
+        snap.config_files = Outcome::Ok {
+            data: ConfigFiles {
+                udev_assignments: parse_udev_rules("/lib/udev/rules.d/60-autosuspend.rules", stock),
+                rc_local: Some(crate::probe::config_files::parse_rc_local(
+                    "for f in /sys/bus/usb/devices/*/power/control; do echo auto > $f; done\n\
+                     echo auto > /sys/bus/usb/devices/1-1/power/control\n",
+                )),
+                ..Default::default()
+            },
+        };
+        let f = run(&USB_AUTOSUSPEND, &snap);
+        assert_eq!(f.len(), 1, "only the rc.local write: {f:?}");
+        assert!(f[0].title.starts_with("/etc/rc.local:2"));
     }
 
     #[test]
