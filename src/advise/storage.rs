@@ -465,7 +465,23 @@ static STRIPE_CACHE_RAM: Rule = Rule {
                 while suggested * 2 <= cap_entries {
                     suggested *= 2;
                 }
-                Some(
+                // Where the boot configuration sets it, so the fix lands there too.
+                let boot: Vec<String> = boot_settings(ctx)
+                    .into_iter()
+                    .filter(|(_, dev, attr, _)| {
+                        attr == "md/stripe_cache_size" && (dev == &a.name || dev.contains('*'))
+                    })
+                    .map(|(place, _, _, value)| format!("{place} ({value})"))
+                    .collect();
+                let persist = if boot.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " Change it where the boot sets it too: {}.",
+                        boot.join(", ")
+                    )
+                };
+                let mut f = Some(
                     Finding::of(
                         info,
                         format!("{} stripe cache pins {} MiB", a.name, bytes / MIB),
@@ -474,7 +490,7 @@ static STRIPE_CACHE_RAM: Rule = Rule {
                              of {} MiB RAM (cap {STRIPE_CACHE_MAX_RAM_PERCENT}% = {} MiB). On a \
                              64 KiB-page kernel it would be 16× that. {suggested} entries = {} \
                              MiB stays under the cap; step 256→512→1024 with a sequential \
-                             write benchmark and watch stripe_cache_active.",
+                             write benchmark and watch stripe_cache_active.{persist}",
                             bytes / MIB,
                             bytes as f64 * 100.0 / ram as f64,
                             ram / MIB,
@@ -490,7 +506,11 @@ static STRIPE_CACHE_RAM: Rule = Rule {
                         path: format!("block/{}/md/stripe_cache_size", a.name),
                         value: suggested.to_string(),
                     }),
-                )
+                );
+                for place in boot {
+                    f = f.map(|f| f.evidence("set at boot by", &place));
+                }
+                f
             })
             .collect()
     },
@@ -1079,6 +1099,7 @@ mod tests {
             "{r}"
         );
         assert!(r.contains("12.9% of 988 MiB"), "{r}");
+        assert!(r.contains("/etc/rc.local:5 (8192)"), "{r}");
         assert_eq!(
             f[0].recommendation[0],
             Change::SysfsAttribute {

@@ -75,3 +75,20 @@ fn rules_doc_is_generated_from_the_registry() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
     assert_golden(&path, &stdout(&o));
 }
+
+#[test]
+fn oldguide_box_is_flagged_end_to_end() {
+    // SMB1 via `server min protocol = NT1` is critical.
+    let o = advise("oldguide", &["--fail-on", "critical"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    for needle in [
+        "(smb1-enabled)",
+        "8192 entries × 4 KiB page × 4 disks = 128 MiB",
+        "sets scheduler 'noop' on sd[a-z]",
+        "fstab /srv: remove 'nobh'",
+        "runs hdparm -M 254",
+    ] {
+        assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
+    }
+}
