@@ -39,8 +39,11 @@ const READAHEAD_LARGE_BYTES: u64 = 4 * MIB;
 const SMALL_BOARD_RAM_BYTES: u64 = 256 * MIB;
 /// Concurrent sequential readers we assume when weighing readahead against RAM.
 const READAHEAD_STREAMS: u64 = 32;
-/// Gigabit Ethernet payload rate, the link most of these boxes feed.
-const GBE_BYTES_PER_SEC: u64 = 110_000_000;
+/// TCP payload per Mbit/s of Ethernet line rate (1000 Mbit/s ≈ 110 MB/s after
+/// framing and headers).
+const PAYLOAD_BYTES_PER_MBIT: u64 = 110_000;
+/// Assumed when no physical link reports a speed: gigabit.
+const DEFAULT_LINK_MBIT: u64 = 1000;
 /// Mount points that are the system, not data.
 const SYSTEM_MOUNTS: &[&str] = &["/", "/boot", "/boot/firmware", "/boot/efi", "/usr", "/var"];
 
@@ -276,18 +279,28 @@ static READAHEAD_OVERSIZED: Rule = Rule {
                 if !too_big {
                     return None;
                 }
-                let ms = ra as f64 * 1000.0 / GBE_BYTES_PER_SEC as f64;
+                let mbit = link_mbit(ctx);
+                let link = mbit * PAYLOAD_BYTES_PER_MBIT;
+                let ms = ra as f64 * 1000.0 / link as f64;
+                let suggest_kib: u64 = if ram <= SMALL_BOARD_RAM_BYTES {
+                    512
+                } else {
+                    1024
+                };
                 Some(
                     Finding::of(
                         info,
                         format!("{name} reads ahead {} KiB", ra / 1024),
                         format!(
-                            "{} KiB of readahead is {ms:.0} ms of a gigabit link (110 MB/s); \
-                             512 KiB is already 5 ms and usually saturates it. {READAHEAD_STREAMS} \
+                            "{} KiB of readahead is {ms:.0} ms of the {mbit} Mbit/s link ({:.0} \
+                             MB/s); {suggest_kib} KiB is {:.0} ms and usually saturates it. \
+                             {READAHEAD_STREAMS} \
                              readers × {} MiB = {} MiB of page cache against {} MiB of RAM. \
                              Benchmark sequential reads at 128/512/1024/2048 KiB and keep the \
                              smallest that saturates the link.",
                             ra / 1024,
+                            link as f64 / 1e6,
+                            (suggest_kib * 1024) as f64 * 1000.0 / link as f64,
                             ra / MIB,
                             ra * READAHEAD_STREAMS / MIB,
                             ram / MIB
@@ -298,7 +311,7 @@ static READAHEAD_OVERSIZED: Rule = Rule {
                     .setting(format!("sysfs:block/{name}/queue/read_ahead_kb"))
                     .change(Change::SysfsAttribute {
                         path: format!("block/{name}/queue/read_ahead_kb"),
-                        value: "1024".into(),
+                        value: suggest_kib.to_string(),
                     }),
                 )
             })
@@ -320,6 +333,21 @@ fn hdparm_flags(ctx: &Context, flag: &str) -> Vec<(usize, Option<String>, Vec<St
             _ => None,
         })
         .collect()
+}
+
+/// The fastest physical link that is up, in Mbit/s: what readahead must feed.
+fn link_mbit(ctx: &Context) -> u64 {
+    ctx.snapshot
+        .network
+        .data()
+        .and_then(|n| {
+            n.interfaces
+                .iter()
+                .filter(|i| !i.is_virtual && i.operstate.as_deref() == Some("up"))
+                .filter_map(|i| i.speed_mbit_per_sec)
+                .max()
+        })
+        .unwrap_or(DEFAULT_LINK_MBIT)
 }
 
 static HDPARM_AAM: Rule = Rule {
@@ -1040,6 +1068,20 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert!(f[0].title.contains("md[0-9]*"), "{}", f[0].title);
         assert!(run(&SCHEDULER_ON_STACKED, &snapshot_of("rk3399-raid5")).is_empty());
+        // The same mistake written into rc.local.
+        let mut snap = snapshot_of("rk3399-raid5");
+        snap.config_files = Outcome::Ok {
+            data: ConfigFiles {
+                rc_local: Some(crate::probe::config_files::parse_rc_local(
+                    "echo cfq > /sys/block/sda/queue/scheduler\n\
+                     echo mq-deadline > /sys/block/sdb/queue/scheduler\n",
+                )),
+                ..Default::default()
+            },
+        };
+        let f = run(&SCHEDULER_LEGACY, &snap);
+        assert_eq!(f.len(), 1, "mq-deadline is a current name");
+        assert_eq!(f[0].title, "/etc/rc.local:1 sets scheduler 'cfq' on sda");
     }
 
     #[test]
