@@ -509,36 +509,34 @@ static STRIPE_CACHE_RAM: Rule = Rule {
                         boot.join(", ")
                     )
                 };
-                let mut f = Some(
-                    Finding::of(
-                        info,
-                        format!("{} stripe cache pins {} MiB", a.name, bytes / MIB),
-                        format!(
-                            "{entries} entries × 4 KiB page × {members} disks = {} MiB, {:.1}% \
+                let mut f = Finding::of(
+                    info,
+                    format!("{} stripe cache pins {} MiB", a.name, bytes / MIB),
+                    format!(
+                        "{entries} entries × 4 KiB page × {members} disks = {} MiB, {:.1}% \
                              of {} MiB RAM (cap {STRIPE_CACHE_MAX_RAM_PERCENT}% = {} MiB). On a \
                              64 KiB-page kernel it would be 16× that. {suggested} entries = {} \
                              MiB stays under the cap; step 256→512→1024 with a sequential \
                              write benchmark and watch stripe_cache_active.{persist}",
-                            bytes / MIB,
-                            bytes as f64 * 100.0 / ram as f64,
-                            ram / MIB,
-                            ram * STRIPE_CACHE_MAX_RAM_PERCENT / 100 / MIB,
-                            suggested * PAGE_BYTES * members / MIB
-                        ),
-                    )
-                    .evidence(format!("{} stripe_cache_size", a.name), entries)
-                    .evidence("member disks", members)
-                    .evidence("memory total MiB", ram / MIB)
-                    .setting(format!("sysfs:block/{}/md/stripe_cache_size", a.name))
-                    .change(Change::SysfsAttribute {
-                        path: format!("block/{}/md/stripe_cache_size", a.name),
-                        value: suggested.to_string(),
-                    }),
-                );
+                        bytes / MIB,
+                        bytes as f64 * 100.0 / ram as f64,
+                        ram / MIB,
+                        ram * STRIPE_CACHE_MAX_RAM_PERCENT / 100 / MIB,
+                        suggested * PAGE_BYTES * members / MIB
+                    ),
+                )
+                .evidence(format!("{} stripe_cache_size", a.name), entries)
+                .evidence("member disks", members)
+                .evidence("memory total MiB", ram / MIB)
+                .setting(format!("sysfs:block/{}/md/stripe_cache_size", a.name))
+                .change(Change::SysfsAttribute {
+                    path: format!("block/{}/md/stripe_cache_size", a.name),
+                    value: suggested.to_string(),
+                });
                 for place in boot {
-                    f = f.map(|f| f.evidence("set at boot by", &place));
+                    f = f.evidence("set at boot by", &place);
                 }
-                f
+                Some(f)
             })
             .collect()
     },
