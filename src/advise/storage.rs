@@ -967,8 +967,23 @@ static USB_AUTOSUSPEND: Rule = Rule {
         if !has_usb_storage {
             return Vec::new();
         }
+        // Bridges autosuspended right now, whoever set it.
+        let live = devices(ctx)
+            .iter()
+            .filter(|d| d.usb_power_control.as_deref() == Some("auto"))
+            .map(|d| {
+                (
+                    format!(
+                        "{}'s USB bridge ({})",
+                        d.name,
+                        d.driver.as_deref().unwrap_or("?")
+                    ),
+                    "power/control = auto".to_string(),
+                )
+            });
         autosuspend_settings(ctx)
             .into_iter()
+            .chain(live)
             .map(|(place, dev)| {
                 Finding::of(
                     info,
@@ -1232,6 +1247,17 @@ mod tests {
         };
         assert_eq!(run(&USB_WITHOUT_NOFAIL, &snap).len(), 1);
         assert_eq!(run(&USB_AUTOSUSPEND, &snap).len(), 1);
+        let pogo = snapshot_of("pogoplug-v4");
+        let sda = pogo
+            .storage
+            .data()
+            .and_then(|s| s.devices.iter().find(|d| d.name == "sda"));
+        assert_eq!(
+            sda.and_then(|d| d.usb_power_control.as_deref()),
+            Some("on"),
+            "read from the bridge's USB device"
+        );
+        assert!(run(&USB_AUTOSUSPEND, &pogo).is_empty());
         let mut sata = snapshot_of("rk3399-raid5");
         sata.config_files = snap.config_files.clone();
         assert!(run(&USB_WITHOUT_NOFAIL, &sata).is_empty(), "not USB");
@@ -1251,6 +1277,22 @@ mod tests {
         let f = run(&USB_AUTOSUSPEND, &snap);
         assert_eq!(f.len(), 1, "only the rc.local write: {f:?}");
         assert!(f[0].title.starts_with("/etc/rc.local:2"));
+        // The live attribute of the disk's USB device.
+        snap.config_files = Outcome::Ok {
+            data: ConfigFiles::default(),
+        };
+        assert!(run(&USB_AUTOSUSPEND, &snap).is_empty());
+        if let Outcome::Ok { data } = &mut snap.storage {
+            for d in data.devices.iter_mut().filter(|d| d.name == "sda") {
+                d.usb_power_control = Some("auto".into());
+            }
+        }
+        let f = run(&USB_AUTOSUSPEND, &snap);
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            f[0].title,
+            "sda's USB bridge (usb-storage) enables USB autosuspend"
+        );
     }
 
     #[test]
