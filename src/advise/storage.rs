@@ -19,6 +19,7 @@ pub static RULES: &[&Rule] = &[
     &MD_RESYNC,
     &FSTAB_REMOVED_OPTION,
     &FSTAB_NODIRATIME,
+    &FSTAB_BARRIER_OFF,
     &NO_NOATIME,
     &USB_WITHOUT_NOFAIL,
     &USB_AUTOSUSPEND,
@@ -784,6 +785,68 @@ static FSTAB_NODIRATIME: Rule = Rule {
     },
 };
 
+static FSTAB_BARRIER_OFF: Rule = Rule {
+    info: RuleInfo {
+        id: "fstab-barrier-off",
+        area: "storage",
+        title: "Write barriers disabled in fstab",
+        severity: Severity::Warning,
+        risk: Risk::NeedsRestart,
+        checks: "An ext4 entry has nobarrier or barrier=0 (cache flushes off: a power cut can \
+                 corrupt the journal), or an XFS entry has barrier/nobarrier, options XFS \
+                 removed in Linux 4.19 so the mount fails.",
+        references: &[
+            "https://docs.kernel.org/admin-guide/ext4.html (barrier)",
+            "https://docs.kernel.org/admin-guide/xfs.html (deprecated and removed options)",
+        ],
+    },
+    evaluate: |info, ctx| {
+        fstab_findings(ctx, |e| {
+            let bad: Vec<String> = e
+                .options
+                .iter()
+                .filter(|o| match e.fs_type.as_str() {
+                    "ext4" | "ext3" => ["nobarrier", "barrier=0"].contains(&o.as_str()),
+                    "xfs" => ["nobarrier", "barrier"].contains(&o.as_str()),
+                    _ => false,
+                })
+                .cloned()
+                .collect();
+            if bad.is_empty() {
+                return None;
+            }
+            let why = if e.fs_type == "xfs" {
+                "XFS removed barrier/nobarrier in Linux 4.19: the mount now fails with an \
+                 unknown-option error (XFS always issues flushes)."
+            } else {
+                "Without barriers ext4 does not flush the disk's volatile write cache at \
+                 journal commits; a power cut or USB disconnect can leave a corrupt journal \
+                 and lost files. The speed gain on modern kernels is small."
+            };
+            Some(
+                Finding::of(
+                    info,
+                    format!(
+                        "/etc/fstab:{} {} uses {}",
+                        e.line,
+                        e.mount_point,
+                        bad.join(",")
+                    ),
+                    why,
+                )
+                .evidence("fstab line", e.line)
+                .evidence("options", e.options.join(","))
+                .setting(format!("fstab:{}:{}", e.mount_point, bad.join(",")))
+                .change(Change::MountOption {
+                    mount_point: e.mount_point.clone(),
+                    add: Vec::new(),
+                    remove: bad,
+                }),
+            )
+        })
+    },
+};
+
 fn is_data_mount(mount_point: &str) -> bool {
     !SYSTEM_MOUNTS.contains(&mount_point)
         && !["/run", "/proc", "/sys", "/dev", "/tmp"]
@@ -1205,6 +1268,25 @@ mod tests {
             }
         );
         assert_eq!(run(&FSTAB_NODIRATIME, &snap).len(), 1);
+        assert!(run(&FSTAB_BARRIER_OFF, &snap).is_empty());
+        let mut barrier = snap.clone();
+        barrier.config_files = Outcome::Ok {
+            data: ConfigFiles {
+                fstab: Some(
+                    crate::probe::config_files::parse_fstab(
+                        "/dev/md0 /srv ext4 noatime,barrier=0 0 2\n\
+                         /dev/sda1 /backup xfs nobarrier 0 2\n\
+                         /dev/sdb1 /mnt ext4 barrier=1 0 2\n",
+                    )
+                    .0,
+                ),
+                ..Default::default()
+            },
+        };
+        let f = run(&FSTAB_BARRIER_OFF, &barrier);
+        assert_eq!(f.len(), 2);
+        assert!(f[0].rationale.contains("power cut"));
+        assert!(f[1].rationale.contains("4.19"));
         for b in ["rk3399-raid5", "buildhost"] {
             assert!(run(&FSTAB_REMOVED_OPTION, &snapshot_of(b)).is_empty());
             assert!(run(&FSTAB_NODIRATIME, &snapshot_of(b)).is_empty());
