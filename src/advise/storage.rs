@@ -695,6 +695,33 @@ fn fstab_findings(
         .unwrap_or_default()
 }
 
+/// A finding that an fstab entry should drop `options`.
+fn drop_options(
+    info: &RuleInfo,
+    e: &crate::probe::config_files::FstabEntry,
+    options: Vec<String>,
+    why: &str,
+) -> Finding {
+    Finding::of(
+        info,
+        format!(
+            "/etc/fstab:{} {} uses {}",
+            e.line,
+            e.mount_point,
+            options.join(",")
+        ),
+        why,
+    )
+    .evidence("fstab line", e.line)
+    .evidence("options", e.options.join(","))
+    .setting(format!("fstab:{}:{}", e.mount_point, options.join(",")))
+    .change(Change::MountOption {
+        mount_point: e.mount_point.clone(),
+        add: Vec::new(),
+        remove: options,
+    })
+}
+
 static FSTAB_REMOVED_OPTION: Rule = Rule {
     info: RuleInfo {
         id: "fstab-removed-option",
@@ -722,27 +749,13 @@ static FSTAB_REMOVED_OPTION: Rule = Rule {
             if removed.is_empty() {
                 return None;
             }
-            Some(
-                Finding::of(
-                    info,
-                    format!(
-                        "/etc/fstab:{} {} uses {}",
-                        e.line,
-                        e.mount_point,
-                        removed.join(",")
-                    ),
-                    "ext4 lists these as removed options: it logs a warning at every mount \
-                     and does nothing else. Drop them.",
-                )
-                .evidence("fstab line", e.line)
-                .evidence("options", e.options.join(","))
-                .setting(format!("fstab:{}:{}", e.mount_point, removed.join(",")))
-                .change(Change::MountOption {
-                    mount_point: e.mount_point.clone(),
-                    add: Vec::new(),
-                    remove: removed,
-                }),
-            )
+            Some(drop_options(
+                info,
+                e,
+                removed,
+                "ext4 lists these as removed options: it logs a warning at every mount \
+                 and does nothing else. Drop them.",
+            ))
         })
     },
 };
@@ -823,26 +836,7 @@ static FSTAB_BARRIER_OFF: Rule = Rule {
                  journal commits; a power cut or USB disconnect can leave a corrupt journal \
                  and lost files. The speed gain on modern kernels is small."
             };
-            Some(
-                Finding::of(
-                    info,
-                    format!(
-                        "/etc/fstab:{} {} uses {}",
-                        e.line,
-                        e.mount_point,
-                        bad.join(",")
-                    ),
-                    why,
-                )
-                .evidence("fstab line", e.line)
-                .evidence("options", e.options.join(","))
-                .setting(format!("fstab:{}:{}", e.mount_point, bad.join(",")))
-                .change(Change::MountOption {
-                    mount_point: e.mount_point.clone(),
-                    add: Vec::new(),
-                    remove: bad,
-                }),
-            )
+            Some(drop_options(info, e, bad, why))
         })
     },
 };
