@@ -9,8 +9,15 @@
 mod boards_netvm;
 pub mod bottleneck;
 mod cpu;
+mod crypto;
+mod geometry;
 mod memory;
 mod net;
+mod samba;
+mod smart;
+mod storage;
+#[cfg(test)]
+mod storage_boards;
 mod sysctl_conf;
 mod vm;
 
@@ -183,6 +190,11 @@ pub fn rules() -> Vec<&'static Rule> {
     all.extend(net::RULES);
     all.extend(sysctl_conf::RULES);
     all.extend(vm::RULES);
+    all.extend(storage::RULES);
+    all.extend(samba::RULES);
+    all.extend(smart::RULES);
+    all.extend(crypto::RULES);
+    all.extend(geometry::RULES);
     all
 }
 
@@ -207,6 +219,11 @@ pub(crate) mod test_support {
             .join("tests/fixtures/boxes")
             .join(boxname);
         crate::probe::probe(&Root::tree(&dir).expect("fixture box"))
+    }
+
+    /// Runs one rule on a snapshot.
+    pub fn run_rule(rule: &super::Rule, snap: &Snapshot) -> Vec<super::Finding> {
+        (rule.evaluate)(&rule.info, &super::Context { snapshot: snap })
     }
 }
 

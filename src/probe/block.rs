@@ -26,6 +26,10 @@ pub struct BlockDevice {
     pub vendor: Option<String>,
     pub model: Option<String>,
     pub serial: Option<String>,
+    /// `power/control` of the USB device a USB disk hangs off (`on` or `auto`):
+    /// autosuspending a storage bridge drops disks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usb_power_control: Option<String>,
     pub size_bytes: u64,
     pub read_only: Option<bool>,
     /// Devices this one is built on (`/sys/block/X/slaves`).
@@ -165,6 +169,17 @@ fn read_disk(root: &Root, name: &str) -> BlockDevice {
     let serial = read_serial(&mut a, &transport, device_path.as_deref());
     let model = a.text("device/model").or_else(|| a.text("device/name"));
     let queue = read_queue(&mut a);
+    let usb_power_control = if transport == "usb" {
+        device_path
+            .as_deref()
+            .and_then(usb_device_dir)
+            .and_then(|dir| {
+                root.read_optional(&format!("sys/{dir}/power/control"))
+                    .ok()?
+            })
+    } else {
+        None
+    };
     BlockDevice {
         name: name.to_string(),
         kind: "disk".into(),
@@ -179,6 +194,7 @@ fn read_disk(root: &Root, name: &str) -> BlockDevice {
         },
         model,
         serial,
+        usb_power_control,
         size_bytes,
         read_only: a.parsed("ro", parse_bool01),
         slaves: a.list("slaves"),
@@ -258,6 +274,7 @@ fn read_partitions(root: &Root, disk: &BlockDevice) -> Vec<BlockDevice> {
             vendor: None,
             model: None,
             serial: None,
+            usb_power_control: None,
             size_bytes: sectors_to_bytes(a.parsed("size", parse_u64).unwrap_or(0)),
             read_only: a.parsed("ro", parse_bool01),
             slaves: a.list("slaves"),

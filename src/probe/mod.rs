@@ -7,6 +7,7 @@
 //! functions that are pure and tested on literal kernel text.
 
 pub mod block;
+pub mod config_files;
 pub mod cpu;
 pub mod crypto;
 pub mod dm;
@@ -106,6 +107,8 @@ pub struct Snapshot {
     pub filesystems: Outcome<filesystems::Filesystems>,
     pub file_services: Outcome<file_services::FileServices>,
     pub smart: Outcome<smart::Smart>,
+    #[serde(default = "config_files::not_probed")]
+    pub config_files: Outcome<config_files::ConfigFiles>,
 }
 
 impl Snapshot {
@@ -134,6 +137,11 @@ impl Snapshot {
                 self.file_services.problem(),
             ),
             ("smart", self.smart.status(), self.smart.problem()),
+            (
+                "config_files",
+                self.config_files.status(),
+                self.config_files.problem(),
+            ),
         ]
     }
 }
@@ -179,6 +187,7 @@ pub fn probe(root: &Root) -> Snapshot {
         smart: smart::read_smart(root).unwrap_or_else(|e| Outcome::Failed {
             error: e.to_string(),
         }),
+        config_files: config_files::read_config_files(root).into(),
     }
 }
 

@@ -171,6 +171,7 @@ mod tests {
             vendor: None,
             model: None,
             serial: None,
+            usb_power_control: None,
             size_bytes: 1,
             read_only: None,
             slaves: slaves.iter().map(|s| s.to_string()).collect(),

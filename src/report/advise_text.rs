@@ -45,11 +45,17 @@ pub fn change(c: &Change) -> String {
             mount_point,
             add,
             remove,
-        } => format!(
-            "fstab {mount_point}: add '{}' remove '{}'",
-            add.join(","),
-            remove.join(",")
-        ),
+        } => {
+            // Say only the half that applies: most fixes only add or only remove.
+            let mut parts = Vec::new();
+            if !add.is_empty() {
+                parts.push(format!("add '{}'", add.join(",")));
+            }
+            if !remove.is_empty() {
+                parts.push(format!("remove '{}'", remove.join(",")));
+            }
+            format!("fstab {mount_point}: {}", parts.join(" "))
+        }
         Change::SmbConf {
             section,
             parameter,

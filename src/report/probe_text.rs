@@ -35,6 +35,7 @@ pub fn render(s: &Snapshot) -> String {
         services::file_services,
     );
     section(&mut out, "SMART", &s.smart, services::smart);
+    section(&mut out, "Config files", &s.config_files, config_files);
     let problems: Vec<_> = s
         .section_statuses()
         .into_iter()
@@ -156,4 +157,19 @@ fn memory(out: &mut String, m: &Memory) {
         }
         (None, None) => {}
     }
+}
+
+fn config_files(out: &mut String, c: &crate::probe::config_files::ConfigFiles) {
+    fn count<T>(v: &Option<Vec<T>>) -> String {
+        v.as_ref()
+            .map_or("absent".to_string(), |v| v.len().to_string())
+    }
+    let _ = writeln!(
+        out,
+        "  fstab entries {}, udev attribute assignments {}, rc.local tuning commands {}, problems {}",
+        count(&c.fstab),
+        c.udev_assignments.len(),
+        count(&c.rc_local),
+        c.problems.len()
+    );
 }

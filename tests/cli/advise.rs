@@ -109,3 +109,20 @@ fn oldguide_network_and_vm_folklore_is_flagged_end_to_end() {
     assert_eq!(ts["recommendation"][0]["value"], "1");
     assert_eq!(ts["settings"][0], "sysctl:net.ipv4.tcp_timestamps");
 }
+
+#[test]
+fn oldguide_box_is_flagged_end_to_end() {
+    // SMB1 via `server min protocol = NT1` is critical.
+    let o = advise("oldguide", &["--fail-on", "critical"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    for needle in [
+        "(smb1-enabled)",
+        "8192 entries × 4 KiB page × 4 disks = 128 MiB",
+        "sets scheduler 'noop' on sd[a-z]",
+        "fstab /srv: remove 'nobh'",
+        "runs hdparm -M 254",
+    ] {
+        assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
+    }
+}

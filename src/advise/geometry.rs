@@ -1,0 +1,394 @@
+//! Geometry rules: filesystem stripe settings against the md layout, partition
+//! alignment, and drive-managed SMR disks in RAID.
+
+use super::{Change, Finding, Risk, Rule, RuleInfo, Severity};
+use crate::probe::md::MdArray;
+
+pub static RULES: &[&Rule] = &[&STRIPE_MISMATCH, &PARTITION_MISALIGNED, &SMR_IN_RAID];
+
+const KIB: u64 = 1024;
+
+/// Model fragments of drive-managed SMR disks, from the vendors' 2020 disclosures.
+const DM_SMR_MODELS: &[&str] = &[
+    "WD20EFAX",
+    "WD30EFAX",
+    "WD40EFAX",
+    "WD60EFAX",
+    "ST8000DM004",
+    "ST6000DM003",
+    "ST5000DM000",
+    "ST4000DM004",
+    "ST3000DM007",
+    "ST2000DM008",
+    "DT02ABA",
+];
+
+/// Disks that carry data: the RAID level's member count minus parity/mirror copies.
+fn data_disks(a: &MdArray) -> Option<u64> {
+    let n = a.raid_disks?;
+    match a.level.as_deref()? {
+        "raid0" => Some(n),
+        "raid4" | "raid5" => n.checked_sub(1),
+        "raid6" => n.checked_sub(2),
+        // The default near=2 layout.
+        "raid10" => Some(n / 2),
+        _ => None,
+    }
+    .filter(|d| *d > 0)
+}
+
+static STRIPE_MISMATCH: Rule = Rule {
+    info: RuleInfo {
+        id: "fs-stripe-geometry-mismatch",
+        area: "storage",
+        title: "Filesystem stripe geometry does not match the RAID layout",
+        severity: Severity::Warning,
+        risk: Risk::NeedsRestart,
+        checks: "For a filesystem on md RAID0/4/5/6/10, the effective stripe unit should be \
+                 the chunk and the stripe width chunk × data disks (ext4 stride/stripe-width \
+                 or stripe=, XFS sunit/swidth).",
+        references: &[
+            "mke2fs(8) -E stride,stripe_width; tune2fs(8) -E",
+            "mkfs.xfs(8) su/sw; xfs(5) mount options sunit/swidth",
+        ],
+    },
+    evaluate: |info, ctx| {
+        let (Some(storage), Some(fs)) =
+            (ctx.snapshot.storage.data(), ctx.snapshot.filesystems.data())
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for m in &fs.mounts {
+            if m.bind_root.is_some()
+                || out
+                    .iter()
+                    .any(|f: &Finding| f.title.contains(&m.mount_point))
+            {
+                continue;
+            }
+            let (Some(dev), Some(g)) = (m.device.as_deref(), m.geometry.as_ref()) else {
+                continue;
+            };
+            // The md array the filesystem sits on, possibly under dm-crypt/LVM.
+            let Some(array) = storage
+                .chains
+                .iter()
+                .filter(|c| c.devices.first().map(String::as_str) == Some(dev))
+                .flat_map(|c| c.devices.iter())
+                .find_map(|d| storage.md_arrays.iter().find(|a| &a.name == d))
+            else {
+                continue;
+            };
+            let (Some(chunk), Some(data)) = (array.chunk_bytes, data_disks(array)) else {
+                continue;
+            };
+            let (Some(su), Some(sw)) = (g.stripe_unit_bytes, g.stripe_width_bytes) else {
+                continue;
+            };
+            let want_sw = chunk * data;
+            if su == chunk && sw == want_sw {
+                continue;
+            }
+            let is_xfs = m.fs_type == "xfs";
+            let (how, change) = if is_xfs {
+                // XFS mount options count 512-byte sectors.
+                let (s, w) = (chunk / 512, want_sw / 512);
+                (
+                    format!("sunit={s},swidth={w} (512-byte units) as mount options"),
+                    Change::MountOption {
+                        mount_point: m.mount_point.clone(),
+                        add: vec![format!("sunit={s}"), format!("swidth={w}")],
+                        remove: Vec::new(),
+                    },
+                )
+            } else {
+                let block = g.ext4_block_bytes.unwrap_or(4096).max(1);
+                let (stride, width) = (chunk / block, want_sw / block);
+                (
+                    format!(
+                        "'tune2fs -E stride={stride},stripe_width={width} /dev/{dev}' or the \
+                         mount option stripe={width} ({block}-byte blocks)"
+                    ),
+                    Change::MountOption {
+                        mount_point: m.mount_point.clone(),
+                        add: vec![format!("stripe={width}")],
+                        remove: Vec::new(),
+                    },
+                )
+            };
+            out.push(
+                Finding::of(
+                    info,
+                    format!(
+                        "{} allocates for {} KiB × {} KiB, {} wants {} KiB × {} KiB",
+                        m.mount_point,
+                        su / KIB,
+                        sw / KIB,
+                        array.name,
+                        chunk / KIB,
+                        want_sw / KIB
+                    ),
+                    format!(
+                        "{} is {} with {} disks, {} carrying data: stripe unit = chunk = {} \
+                         KiB, full stripe = {} KiB × {data} = {} KiB. The filesystem uses {} \
+                         KiB / {} KiB, so large writes straddle stripes and RAID5/6 must \
+                         read back parity (read-modify-write). Fix without reformatting: {how}.",
+                        array.name,
+                        array.level.as_deref().unwrap_or("?"),
+                        array.raid_disks.unwrap_or(0),
+                        data,
+                        chunk / KIB,
+                        chunk / KIB,
+                        want_sw / KIB,
+                        su / KIB,
+                        sw / KIB
+                    ),
+                )
+                .evidence(format!("{} chunk KiB", array.name), chunk / KIB)
+                .evidence("data disks", data)
+                .evidence(format!("{} stripe unit KiB", m.mount_point), su / KIB)
+                .evidence(format!("{} stripe width KiB", m.mount_point), sw / KIB)
+                .setting(format!(
+                    "fstab:{}:{}",
+                    m.mount_point,
+                    if is_xfs { "sunit,swidth" } else { "stripe" }
+                ))
+                .change(change),
+            );
+        }
+        out
+    },
+};
+
+static PARTITION_MISALIGNED: Rule = Rule {
+    info: RuleInfo {
+        id: "partition-misaligned",
+        area: "storage",
+        title: "Partition not aligned to the disk's sectors or stripe",
+        severity: Severity::Warning,
+        risk: Risk::AdviceOnly,
+        checks: "A partition starts off a physical-sector boundary, or off the optimal I/O \
+                 size (stripe) the disk exports: every write then touches two sectors or \
+                 stripes.",
+        references: &[
+            "parted(8) align-check",
+            "Documentation/ABI/stable/sysfs-block (alignment_offset, optimal_io_size)",
+        ],
+    },
+    evaluate: |info, ctx| {
+        let Some(storage) = ctx.snapshot.storage.data() else {
+            return Vec::new();
+        };
+        storage
+            .devices
+            .iter()
+            .filter_map(|d| {
+                let p = d.partition.as_ref()?;
+                let disk = storage.devices.iter().find(|x| x.name == p.disk)?;
+                let q = disk.queue.as_ref()?;
+                let phys = q.physical_sector_bytes.unwrap_or(512).max(1);
+                let opt = q.optimal_io_bytes.unwrap_or(0);
+                let (unit, what) =
+                    if p.aligned_to_physical_sector == Some(false) || p.start_bytes % phys != 0 {
+                        (phys, "physical sector")
+                    } else if opt > 0 && p.start_bytes % opt != 0 {
+                        (opt, "optimal I/O size (stripe)")
+                    } else {
+                        return None;
+                    };
+                Some(
+                    Finding::of(
+                        info,
+                        format!("{} starts off the {} {what} boundary", d.name, p.disk),
+                        format!(
+                            "{} starts at sector {} = byte {}; {} mod {unit} = {}, so it is \
+                             not a multiple of the {unit}-byte {what}. Every aligned write \
+                             from the filesystem straddles two units (read-modify-write \
+                             inside the drive or the array). Moving a partition means backup, \
+                             repartition at 1 MiB and restore.",
+                            d.name,
+                            p.start_sector,
+                            p.start_bytes,
+                            p.start_bytes,
+                            p.start_bytes % unit
+                        ),
+                    )
+                    .evidence(format!("{} start bytes", d.name), p.start_bytes)
+                    .evidence(format!("{} {what} bytes", p.disk), unit)
+                    .setting(format!("sysfs:block/{}/{}/start", p.disk, d.name))
+                    .change(Change::AdviceOnly {
+                        action: "recreate the partition starting at a 1 MiB boundary (after a \
+                                 backup)"
+                            .into(),
+                    }),
+                )
+            })
+            .collect()
+    },
+};
+
+static SMR_IN_RAID: Rule = Rule {
+    info: RuleInfo {
+        id: "smr-drive-in-raid",
+        area: "storage",
+        title: "Drive-managed SMR disk in a RAID array",
+        severity: Severity::Notice,
+        risk: Risk::AdviceOnly,
+        checks: "A disk under an md array matches a known drive-managed SMR model (WD Red \
+                 EFAX, Seagate Barracuda DM004/DM008, Toshiba DT02ABA). Their rebuilds and \
+                 sustained writes can stall for minutes.",
+        references: &[
+            "https://www.westerndigital.com/support/wd-red-nas-hard-drive-smr (2020)",
+            "https://raid.wiki.kernel.org/index.php/Timeout_Mismatch",
+        ],
+    },
+    evaluate: |info, ctx| {
+        let Some(storage) = ctx.snapshot.storage.data() else {
+            return Vec::new();
+        };
+        let smart_model = |name: &str| -> Option<String> {
+            ctx.snapshot
+                .smart
+                .data()?
+                .devices
+                .iter()
+                .find(|d| d.name == name)?
+                .health
+                .data()?
+                .model
+                .clone()
+        };
+        let mut disks: Vec<(&str, &str)> = storage
+            .chains
+            .iter()
+            .filter_map(|c| {
+                let array = c
+                    .devices
+                    .iter()
+                    .find(|d| storage.md_arrays.iter().any(|a| &a.name == *d))?;
+                Some((c.devices.last()?.as_str(), array.as_str()))
+            })
+            .collect();
+        disks.sort();
+        disks.dedup();
+        disks
+            .into_iter()
+            .filter_map(|(disk, array)| {
+                let sysfs = storage
+                    .devices
+                    .iter()
+                    .find(|d| d.name == disk)?
+                    .model
+                    .clone();
+                let model = smart_model(disk).or(sysfs)?;
+                let compact = model.replace(' ', "").to_ascii_uppercase();
+                let hit = DM_SMR_MODELS.iter().find(|m| compact.contains(*m))?;
+                Some(
+                    Finding::of(
+                        info,
+                        format!("{disk} ({model}) in {array} is a drive-managed SMR disk"),
+                        format!(
+                            "{hit} records with shingled magnetic recording behind a CMR cache. \
+                             Under a RAID rebuild or long writes the cache fills and the drive \
+                             stalls for seconds to minutes; md or the SCSI layer can time out \
+                             and kick it, turning a rebuild into a second failure. Prefer CMR \
+                             disks (WD Red Plus/Pro, IronWolf) when replacing."
+                        ),
+                    )
+                    .evidence(format!("{disk} model"), &model)
+                    .evidence("array", array)
+                    .setting(format!("md:{array}:members"))
+                    .change(Change::AdviceOnly {
+                        action: format!(
+                            "replace {disk} with a CMR disk at the next opportunity; until \
+                             then raise its SCSI timeout (device/timeout = 180)"
+                        ),
+                    }),
+                )
+            })
+            .collect()
+    },
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::advise::test_support::{run_rule as run, snapshot_of};
+    use crate::probe::Outcome;
+
+    #[test]
+    fn stripe_geometry_matches_on_rk3399_and_mismatch_is_shown() {
+        let mut snap = snapshot_of("rk3399-raid5");
+        assert!(
+            run(&STRIPE_MISMATCH, &snap).is_empty(),
+            "128/384 blocks is right"
+        );
+        if let Outcome::Ok { data } = &mut snap.filesystems {
+            for m in data.mounts.iter_mut().filter(|m| m.mount_point == "/srv") {
+                let g = m.geometry.as_mut().expect("geometry");
+                g.stripe_unit_bytes = Some(64 * 1024);
+                g.stripe_width_bytes = Some(256 * 1024);
+            }
+        }
+        let f = run(&STRIPE_MISMATCH, &snap);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].rationale
+                .contains("full stripe = 512 KiB × 3 = 1536 KiB"),
+            "{}",
+            f[0].rationale
+        );
+        assert!(f[0].rationale.contains("stride=128,stripe_width=384"));
+        assert_eq!(
+            f[0].recommendation[0],
+            Change::MountOption {
+                mount_point: "/srv".into(),
+                add: vec!["stripe=384".into()],
+                remove: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn misaligned_partition_fires() {
+        let mut snap = snapshot_of("rpi2-luks");
+        assert!(run(&PARTITION_MISALIGNED, &snap).is_empty());
+        if let Outcome::Ok { data } = &mut snap.storage {
+            for d in data.devices.iter_mut().filter(|d| d.name == "sda1") {
+                let p = d.partition.as_mut().expect("partition");
+                p.start_sector = 63;
+                p.start_bytes = 63 * 512;
+                p.aligned_to_physical_sector = Some(false);
+            }
+        }
+        let f = run(&PARTITION_MISALIGNED, &snap);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].rationale.contains("32256 mod 4096 = 3584"),
+            "{}",
+            f[0].rationale
+        );
+    }
+
+    #[test]
+    fn smr_models_in_raid_only() {
+        let mut snap = snapshot_of("rk3399-raid5");
+        assert!(run(&SMR_IN_RAID, &snap).is_empty(), "IronWolf is CMR");
+        if let Outcome::Ok { data } = &mut snap.smart
+            && let Outcome::Ok { data: h } = &mut data.devices[1].health
+        {
+            h.model = Some("WDC WD40EFAX-68JH4N0".into());
+        }
+        let f = run(&SMR_IN_RAID, &snap);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].title.starts_with("sdb"), "{}", f[0].title);
+        let mut pogo = snapshot_of("pogoplug-v4");
+        if let Outcome::Ok { data } = &mut pogo.smart
+            && let Outcome::Ok { data: h } = &mut data.devices[0].health
+        {
+            h.model = Some("WDC WD40EFAX-68JH4N0".into());
+        }
+        assert!(run(&SMR_IN_RAID, &pogo).is_empty(), "not in RAID");
+    }
+}

@@ -1,0 +1,478 @@
+//! Boot-time configuration that old tuning guides edit: /etc/fstab, udev rules
+//! that set block/net attributes, and tuning commands in /etc/rc.local. Parsed
+//! leniently: a line we cannot read becomes a problem with file:line, never an
+//! error for the whole section.
+
+use serde::{Deserialize, Serialize};
+
+use super::file_services::ConfigProblem;
+use super::{Outcome, ProbeError};
+use crate::root::Root;
+
+pub const FSTAB: &str = "etc/fstab";
+pub const RC_LOCAL: &str = "etc/rc.local";
+/// Later directories override files of the same name in earlier ones.
+pub const UDEV_RULE_DIRS: &[&str] = &["lib/udev/rules.d", "etc/udev/rules.d"];
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct ConfigFiles {
+    /// `None` when /etc/fstab does not exist.
+    pub fstab: Option<Vec<FstabEntry>>,
+    pub fstab_comments: Vec<Comment>,
+    pub udev_assignments: Vec<UdevAssignment>,
+    /// `None` when /etc/rc.local does not exist.
+    pub rc_local: Option<Vec<RcCommand>>,
+    pub problems: Vec<ConfigProblem>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Comment {
+    pub line: usize,
+    pub text: String,
+}
+
+/// One fstab line, octal escapes (`\040`) decoded.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FstabEntry {
+    pub line: usize,
+    pub spec: String,
+    pub mount_point: String,
+    pub fs_type: String,
+    pub options: Vec<String>,
+    pub dump: Option<u32>,
+    pub pass: Option<u32>,
+}
+
+/// One `ATTR{...}=` assignment in a udev rule that concerns block, net or USB
+/// power attributes.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct UdevAssignment {
+    pub file: String,
+    pub line: usize,
+    /// The rule's match keys (`KERNEL==sd[a-z]`, `SUBSYSTEM==block`), operator kept.
+    pub matches: Vec<String>,
+    pub attribute: String,
+    pub value: String,
+}
+
+impl UdevAssignment {
+    /// The value of a `KEY==value` match, if the rule has one.
+    pub fn match_value(&self, key: &str) -> Option<&str> {
+        self.matches
+            .iter()
+            .find_map(|m| m.strip_prefix(key)?.strip_prefix("=="))
+    }
+}
+
+/// A line of rc.local that looks like tuning.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RcCommand {
+    pub line: usize,
+    pub text: String,
+    #[serde(flatten)]
+    pub kind: RcKind,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RcKind {
+    /// `echo VALUE > /sys/PATH`; path relative to /sys.
+    SysfsWrite { path: String, value: String },
+    /// `hdparm -a 1024 -M 254 /dev/sda`: flags with their values, devices.
+    Hdparm {
+        flags: Vec<(String, Option<String>)>,
+        devices: Vec<String>,
+    },
+    /// `blockdev --setra N /dev/X` (N in 512-byte sectors).
+    BlockdevSetra { sectors: u64, devices: Vec<String> },
+    /// `ifconfig eth0 txqueuelen N` or `ip link set eth0 txqueuelen N`.
+    Txqueuelen { interface: String, value: u64 },
+}
+
+/// Reads the three sources; each missing file is simply absent.
+pub fn read_config_files(root: &Root) -> Result<ConfigFiles, ProbeError> {
+    let mut out = ConfigFiles::default();
+    if let Some(text) = read_text_optional(root, FSTAB)? {
+        let (entries, comments, problems) = parse_fstab(&text);
+        out.fstab = Some(entries);
+        out.fstab_comments = comments;
+        out.problems.extend(problems);
+    }
+    let mut files: Vec<(String, String)> = Vec::new();
+    for dir in UDEV_RULE_DIRS {
+        for name in root.read_dir_optional(dir)? {
+            if name.ends_with(".rules") {
+                files.retain(|(n, _)| *n != name);
+                files.push((name.clone(), format!("{dir}/{name}")));
+            }
+        }
+    }
+    files.sort();
+    for (_, rel) in files {
+        if let Some(text) = read_text_optional(root, &rel)? {
+            out.udev_assignments
+                .extend(parse_udev_rules(&format!("/{rel}"), &text));
+        }
+    }
+    if let Some(text) = read_text_optional(root, RC_LOCAL)? {
+        out.rc_local = Some(parse_rc_local(&text));
+    }
+    Ok(out)
+}
+
+/// A section outcome for snapshots stored before this section existed.
+pub fn not_probed() -> Outcome<ConfigFiles> {
+    Outcome::Unsupported {
+        reason: "not probed by this version".into(),
+    }
+}
+
+fn read_text_optional(root: &Root, rel: &str) -> Result<Option<String>, ProbeError> {
+    match root.read_string(rel) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Decodes fstab's octal escapes (`\040` = space).
+fn unescape_octal(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') as u32 * 64
+                + (b[i + 2] - b'0') as u32 * 8
+                + (b[i + 3] - b'0') as u32;
+            if let Ok(byte) = u8::try_from(v) {
+                out.push(byte);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+pub fn parse_fstab(text: &str) -> (Vec<FstabEntry>, Vec<Comment>, Vec<ConfigProblem>) {
+    let (mut entries, mut comments, mut problems) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let t = raw.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if let Some(c) = t.strip_prefix('#') {
+            comments.push(Comment {
+                line,
+                text: c.trim().to_string(),
+            });
+            continue;
+        }
+        let f: Vec<&str> = t.split_whitespace().collect();
+        if f.len() < 3 || f.len() > 6 {
+            problems.push(ConfigProblem {
+                file: "/etc/fstab".into(),
+                line,
+                message: format!("expected 3 to 6 fields, found {}: '{t}'", f.len()),
+            });
+            continue;
+        }
+        let num = |k: usize| f.get(k).and_then(|v| v.parse().ok());
+        entries.push(FstabEntry {
+            line,
+            spec: unescape_octal(f[0]),
+            mount_point: unescape_octal(f[1]),
+            fs_type: f[2].to_string(),
+            options: f
+                .get(3)
+                .map(|o| o.split(',').map(str::to_string).collect())
+                .unwrap_or_else(|| vec!["defaults".into()]),
+            dump: num(4),
+            pass: num(5),
+        });
+    }
+    (entries, comments, problems)
+}
+
+/// Attributes worth reporting even without a block/net SUBSYSTEM match.
+fn is_tuning_attribute(attr: &str) -> bool {
+    attr.starts_with("queue/")
+        || attr.starts_with("md/")
+        || attr.starts_with("bdi/")
+        || attr == "power/control"
+        || attr == "power/autosuspend"
+        || attr == "power/autosuspend_delay_ms"
+        || attr == "tx_queue_len"
+        || attr == "mtu"
+}
+
+/// Splits one udev rule line into its comma-separated keys, quotes respected.
+fn split_udev_keys(rule: &str) -> Vec<String> {
+    let mut keys = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in rule.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                cur.push(c);
+            }
+            ',' if !quoted => {
+                keys.push(cur.trim().to_string());
+                cur.clear();
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        keys.push(cur.trim().to_string());
+    }
+    keys
+}
+
+pub fn parse_udev_rules(file: &str, text: &str) -> Vec<UdevAssignment> {
+    let mut out = Vec::new();
+    let mut pending = String::new();
+    let mut start = 0;
+    for (i, raw) in text.lines().enumerate() {
+        if pending.is_empty() {
+            start = i + 1;
+        }
+        let t = raw.trim();
+        if let Some(cont) = t.strip_suffix('\\') {
+            pending.push_str(cont);
+            pending.push(' ');
+            continue;
+        }
+        pending.push_str(t);
+        let rule = std::mem::take(&mut pending);
+        let rule = rule.trim();
+        if rule.is_empty() || rule.starts_with('#') {
+            continue;
+        }
+        let keys = split_udev_keys(rule);
+        let mut matches = Vec::new();
+        let mut assigns = Vec::new();
+        for k in &keys {
+            let unq = k.replace('"', "");
+            if let Some(p) = unq.find("==").or_else(|| unq.find("!=")) {
+                let (key, rest) = unq.split_at(p);
+                matches.push(format!("{}{}", key.trim(), rest.trim()));
+            } else if let Some(rest) = unq.strip_prefix("ATTR{")
+                && let Some((attr, val)) = rest.split_once('}')
+            {
+                let val = val.trim_start_matches([':', '+', '=']).trim().to_string();
+                assigns.push((attr.to_string(), val));
+            }
+        }
+        let subsystem_ok = matches.iter().any(|m| {
+            m.starts_with("SUBSYSTEM==block")
+                || m.starts_with("SUBSYSTEM==net")
+                || m.starts_with("SUBSYSTEMS==scsi")
+        });
+        for (attribute, value) in assigns {
+            if subsystem_ok || is_tuning_attribute(&attribute) {
+                out.push(UdevAssignment {
+                    file: file.to_string(),
+                    line: start,
+                    matches: matches.clone(),
+                    attribute,
+                    value,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Recognises tuning commands; other lines are ignored.
+pub fn parse_rc_local(text: &str) -> Vec<RcCommand> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let t = raw.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        // `cmd1; cmd2` and `cmd || true` are common; look at each part.
+        for part in t.split([';', '&', '|']) {
+            if let Some(kind) = parse_rc_command(part.trim()) {
+                out.push(RcCommand {
+                    line: i + 1,
+                    text: t.to_string(),
+                    kind,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn parse_rc_command(cmd: &str) -> Option<RcKind> {
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    let first = words.first()?.rsplit('/').next()?;
+    match first {
+        "echo" => {
+            let (lhs, path) = cmd.split_once('>')?;
+            let path = path
+                .trim_start_matches('>')
+                .split_whitespace()
+                .next()?
+                .trim_matches('"');
+            let path = path.strip_prefix("/sys/")?;
+            let value = lhs
+                .trim()
+                .strip_prefix("echo")?
+                .trim()
+                .trim_matches(['"', '\''])
+                .to_string();
+            Some(RcKind::SysfsWrite {
+                path: path.to_string(),
+                value,
+            })
+        }
+        "hdparm" => {
+            let mut flags = Vec::new();
+            let mut devices = Vec::new();
+            let mut it = words[1..].iter().peekable();
+            while let Some(w) = it.next() {
+                if let Some(f) = w.strip_prefix('-') {
+                    // `-a1024` and `-a 1024` both occur.
+                    let (name, inline) = f.split_at(f.len().min(1));
+                    let value = if !inline.is_empty() {
+                        Some(inline.to_string())
+                    } else if it.peek().is_some_and(|n| n.parse::<u64>().is_ok()) {
+                        it.next().map(|s| s.to_string())
+                    } else {
+                        None
+                    };
+                    flags.push((name.to_string(), value));
+                } else if w.starts_with("/dev/") {
+                    devices.push(w.to_string());
+                }
+            }
+            Some(RcKind::Hdparm { flags, devices })
+        }
+        "blockdev" => {
+            let p = words.iter().position(|w| *w == "--setra")?;
+            let sectors = words.get(p + 1)?.parse().ok()?;
+            let devices = words
+                .iter()
+                .filter(|w| w.starts_with("/dev/"))
+                .map(|s| s.to_string())
+                .collect();
+            Some(RcKind::BlockdevSetra { sectors, devices })
+        }
+        "ifconfig" | "ip" => {
+            let p = words
+                .iter()
+                .position(|w| *w == "txqueuelen" || *w == "txqlen")?;
+            let value = words.get(p + 1)?.parse().ok()?;
+            let interface = if first == "ifconfig" {
+                words.get(1)?
+            } else {
+                let d = words
+                    .iter()
+                    .position(|w| *w == "dev")
+                    .or_else(|| words.iter().position(|w| *w == "set"))?;
+                words.get(d + 1)?
+            };
+            Some(RcKind::Txqueuelen {
+                interface: interface.to_string(),
+                value,
+            })
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fstab_fields_escapes_and_comments() {
+        let text = "# /etc/fstab: static file system information.\n\
+                    UUID=abc / ext4 errors=remount-ro 0 1\n\
+                    /dev/md0 /srv/my\\040share ext4 defaults,noatime,nodiratime,nobh 0 2\n\
+                    broken-line\n\
+                    tmpfs /tmp tmpfs\n";
+        let (e, c, p) = parse_fstab(text);
+        assert_eq!(c[0].line, 1);
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[1].mount_point, "/srv/my share");
+        assert_eq!(e[1].options, ["defaults", "noatime", "nodiratime", "nobh"]);
+        assert_eq!((e[1].line, e[1].pass), (3, Some(2)));
+        assert_eq!(e[2].options, ["defaults"]);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].line, 4);
+        assert!(p[0].message.contains("'broken-line'"));
+    }
+
+    #[test]
+    fn udev_attr_assignments_with_matches() {
+        let text = "# old guide\n\
+                    ACTION==\"add|change\", KERNEL==\"sd[a-z]\", ATTR{queue/scheduler}=\"deadline\"\n\
+                    ACTION==\"add\", SUBSYSTEM==\"usb\", \\\n  ATTR{power/control}=\"auto\"\n\
+                    KERNEL==\"ttyS0\", ATTR{foo}=\"bar\"\n";
+        let a = parse_udev_rules("/etc/udev/rules.d/60-x.rules", text);
+        assert_eq!(a.len(), 2, "{a:?}");
+        assert_eq!(a[0].attribute, "queue/scheduler");
+        assert_eq!(a[0].value, "deadline");
+        assert_eq!(a[0].line, 2);
+        assert_eq!(a[0].match_value("KERNEL"), Some("sd[a-z]"));
+        assert_eq!(a[1].attribute, "power/control");
+        assert_eq!(a[1].line, 3);
+    }
+
+    #[test]
+    fn rc_local_tuning_commands() {
+        let text = "#!/bin/sh -e\n\
+                    hdparm -a 1024 -M 254 /dev/sda\n\
+                    echo 8192 > /sys/block/md0/md/stripe_cache_size\n\
+                    blockdev --setra 4096 /dev/md0 || true\n\
+                    ifconfig eth0 txqueuelen 5000\n\
+                    ip link set dev eth0 txqueuelen 5000\n\
+                    /usr/bin/logger started\n\
+                    exit 0\n";
+        let c = parse_rc_local(text);
+        assert_eq!(c.len(), 5, "{c:?}");
+        assert_eq!(
+            c[0].kind,
+            RcKind::Hdparm {
+                flags: vec![
+                    ("a".into(), Some("1024".into())),
+                    ("M".into(), Some("254".into()))
+                ],
+                devices: vec!["/dev/sda".into()]
+            }
+        );
+        assert_eq!(
+            c[1].kind,
+            RcKind::SysfsWrite {
+                path: "block/md0/md/stripe_cache_size".into(),
+                value: "8192".into()
+            }
+        );
+        assert_eq!(c[1].line, 3);
+        assert!(matches!(
+            c[2].kind,
+            RcKind::BlockdevSetra { sectors: 4096, .. }
+        ));
+        for k in [&c[3].kind, &c[4].kind] {
+            assert_eq!(
+                *k,
+                RcKind::Txqueuelen {
+                    interface: "eth0".into(),
+                    value: 5000
+                }
+            );
+        }
+    }
+}
