@@ -65,6 +65,9 @@ nastune advise\n  nastune advise --list\n  nastune advise --json --fail-on warni
     History(HistoryCommand),
     /// Measure what the box does: disk, crypto
     Bench(BenchArgs),
+    /// Watch error counters, disks, md, SMART, pressure and temperatures over time
+    #[command(long_about = crate::cmd::watch::LONG_ABOUT)]
+    Watch(crate::cmd::watch::WatchArgs),
     /// Generate the man page or shell completions
     #[command(hide = true)]
     Generate(GenerateArgs),

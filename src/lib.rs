@@ -15,3 +15,4 @@ pub mod report;
 pub mod root;
 pub mod store;
 pub mod time;
+pub mod watch;

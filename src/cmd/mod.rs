@@ -6,6 +6,7 @@ pub mod bench_disk;
 pub mod generate;
 pub mod history;
 pub mod probe;
+pub mod watch;
 
 use std::process::ExitCode;
 
@@ -21,6 +22,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             BenchCommand::Disk(a) => bench_disk::run(a, &cli.global),
             BenchCommand::Crypto(a) => bench_crypto::run(a, &cli.global),
         },
+        Command::Watch(args) => watch::run(&args, &cli.global),
         Command::Generate(args) => generate::run(&args),
     }
 }

@@ -7,3 +7,4 @@ pub mod format;
 pub mod history_text;
 pub mod netsys_text;
 pub mod probe_text;
+pub mod watch_text;
