@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
@@ -234,9 +235,12 @@ fn run_exec(cmd: &str, alert: &Alert, timeout: Duration) {
             return;
         }
     };
+    // Its own process group, so a timeout kills what the shell started too
+    // (a surviving grandchild would keep our stderr open and live on).
     let mut child = match Command::new("/bin/sh")
         .arg("-c")
         .arg(cmd)
+        .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -261,6 +265,13 @@ fn run_exec(cmd: &str, alert: &Alert, timeout: Duration) {
                 return;
             }
             Ok(None) if Instant::now() >= deadline => {
+                if let Ok(pgid) = i32::try_from(child.id()) {
+                    // SAFETY: kill(2) with a negative pid signals that process
+                    // group; no memory is involved.
+                    unsafe {
+                        libc::kill(-pgid, libc::SIGKILL);
+                    }
+                }
                 let _ = child.kill();
                 let _ = child.wait();
                 eprintln!(

@@ -17,3 +17,4 @@ mod probe;
 mod probe_storage;
 mod services;
 mod store;
+mod watch;
