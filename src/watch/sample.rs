@@ -115,17 +115,23 @@ pub fn read_sample(root: &Root, with_smart: bool) -> Result<Sample, String> {
     Ok(s)
 }
 
-/// When the sample was taken: now on the live box; in a captured tree,
-/// `.nastune/timestamp.json` (written when a live watch or probe records it),
-/// else `btime` from proc/stat plus proc/uptime.
-fn sample_time(root: &Root) -> Result<f64, String> {
-    let captured: Result<f64, String> = root.captured("timestamp", || {
+/// Now on the live box (recorded as `.nastune/timestamp.json` when the root
+/// records, so `probe --capture` trees replay at the time they were taken);
+/// the recorded time in a tree.
+pub fn capture_time(root: &Root) -> Result<f64, String> {
+    root.captured("timestamp", || {
         Ok(std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
             .unwrap_or(0.0))
-    });
-    if let Ok(t) = captured {
+    })
+}
+
+/// When the sample was taken: now on the live box; in a captured tree,
+/// `.nastune/timestamp.json` (written when a live watch or probe records it),
+/// else `btime` from proc/stat plus proc/uptime.
+fn sample_time(root: &Root) -> Result<f64, String> {
+    if let Ok(t) = capture_time(root) {
         return Ok(t);
     }
     let btime = root

@@ -560,3 +560,29 @@ fn watch_metrics_endpoint_serves_valid_prometheus_text() {
         println!("promtool not installed: checked with the strict in-test parser only");
     }
 }
+
+#[test]
+fn watch_replays_trees_from_probe_capture() {
+    let d = tempfile::tempdir().unwrap();
+    let dirs: Vec<PathBuf> = (0..2).map(|i| d.path().join(format!("c{i}"))).collect();
+    for dir in &dirs {
+        let o = nastune()
+            .args(["probe", "--no-store", "--capture"])
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(dir.join(".nastune/timestamp.json").is_file());
+    }
+    let mut c = nastune();
+    c.args(["watch", "--json", "--no-store", "--no-smart", "--replay"])
+        .args(&dirs);
+    let out = lines(&c.output().unwrap());
+    let times: Vec<f64> = out
+        .iter()
+        .filter(|l| l["type"] == "sample")
+        .map(|l| l["time_unix_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(times.len(), 2);
+    assert!(times[0] > 1.7e9 && times[1] >= times[0], "{times:?}");
+}
