@@ -38,7 +38,7 @@ pub struct WatchArgs {
     /// Print JSON Lines (one per sample and one per alert) instead of text
     #[arg(long)]
     pub json: bool,
-    /// Serve Prometheus text format at http://ADDR/metrics (e.g. 127.0.0.1:9109)
+    /// Serve Prometheus text format at http://ADDR/metrics (a bare port means 127.0.0.1:PORT)
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<String>,
     /// Treat each captured tree as one sample, in the order given

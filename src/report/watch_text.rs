@@ -51,8 +51,12 @@ pub fn alert_block(a: &Alert, colour: bool) -> String {
     } else {
         "ALERT"
     };
-    format!(
+    let mut out = format!(
         "{tag} {}\n  meaning: {}\n  split it: {}\n",
         a.message, a.meaning, a.how_to_split
-    )
+    );
+    if let Some(e) = &a.evidence {
+        let _ = writeln!(out, "  measured: {e}");
+    }
+    out
 }

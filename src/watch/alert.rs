@@ -55,6 +55,9 @@ pub struct Alert {
     pub meaning: String,
     /// How to tell its causes apart.
     pub how_to_split: String,
+    /// The split as measured, from the related counters since watching began.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
 }
 
 /// What a watched counter means and how to split it; `None` for counters that
@@ -173,6 +176,7 @@ impl Alerter {
                     rate_per_sec: o.rate_per_sec,
                     meaning: meaning.into(),
                     how_to_split: split.into(),
+                    evidence: evidence(metric, &o.series, tracker),
                 });
             }
             let fast = o.rate_per_sec.is_some_and(|r| r > cfg.max_rate_per_sec);
@@ -194,6 +198,7 @@ impl Alerter {
                     rate_per_sec: o.rate_per_sec,
                     meaning: meaning.into(),
                     how_to_split: split.into(),
+                    evidence: evidence(metric, &o.series, tracker),
                 });
             }
         }
@@ -229,6 +234,7 @@ impl Alerter {
                     rate_per_sec: None,
                     meaning: meaning.into(),
                     how_to_split: split.into(),
+                    evidence: None,
                 });
             }
         }
@@ -245,6 +251,36 @@ impl Alerter {
             false
         }
     }
+}
+
+/// For rx_dropped: how much of the growth the related counters account for.
+/// Softnet backlog drops are per CPU, not per device, so they are an upper
+/// bound for this interface's share.
+fn evidence(metric: &str, series: &str, tracker: &Tracker) -> Option<String> {
+    if metric != "net_rx_dropped" {
+        return None;
+    }
+    let labels = series.strip_prefix("net_rx_dropped")?;
+    let total = |key: &str| tracker.get(key).map(|s| s.total);
+    let dropped = total(series)?;
+    let softnet: u64 = tracker
+        .states()
+        .iter()
+        .filter(|(k, _)| k.starts_with("softnet_dropped{"))
+        .map(|(_, s)| s.total)
+        .sum();
+    let missed = total(&format!("net_rx_missed_errors{labels}"));
+    let fifo = total(&format!("net_rx_fifo_errors{labels}"));
+    let driver = missed.unwrap_or(0) + fifo.unwrap_or(0);
+    let unexplained = dropped.saturating_sub(softnet + driver);
+    let shown = |v: Option<u64>| v.map_or("not reported".to_string(), |v| format!("+{v}"));
+    Some(format!(
+        "since watching: rx_dropped +{dropped}; softnet backlog drops (all CPUs) +{softnet}; \
+         rx_missed_errors {}; rx_fifo_errors {}; {unexplained} left for other causes \
+         (unknown protocol or VLAN, IPv6 off, driver-internal drops: see 'ethtool -S' and rx_nohandler)",
+        shown(missed),
+        shown(fifo)
+    ))
 }
 
 fn human_window(s: f64) -> String {

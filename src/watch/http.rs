@@ -27,9 +27,21 @@ pub enum HttpError {
 /// The page being served; the watch loop replaces it after every sample.
 pub type Page = Arc<Mutex<String>>;
 
+/// A bare port means loopback: metrics stay on the box unless an address
+/// says otherwise.
+pub fn listen_addr(addr: &str) -> String {
+    if addr.bytes().all(|b| b.is_ascii_digit()) {
+        format!("127.0.0.1:{addr}")
+    } else {
+        addr.to_string()
+    }
+}
+
 /// Binds now (so a bad address fails before the first sample) and serves in a
 /// background thread. Returns the bound address (port 0 picks one).
 pub fn serve(addr: &str, page: Page) -> Result<SocketAddr, HttpError> {
+    let addr = listen_addr(addr);
+    let addr = addr.as_str();
     let listener = TcpListener::bind(addr).map_err(|source| HttpError::Bind {
         addr: addr.to_string(),
         source,
@@ -115,6 +127,12 @@ fn handle(mut stream: TcpStream, page: &Page) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bare_port_is_loopback() {
+        assert_eq!(listen_addr("9109"), "127.0.0.1:9109");
+        assert_eq!(listen_addr("[::1]:9109"), "[::1]:9109");
+    }
 
     #[test]
     fn routes() {
