@@ -81,6 +81,9 @@ nastune net serve --psk-file /etc/nastune.psk --allow 192.168.1.0/24"
     /// Write stored runs as one self-contained HTML page or as Markdown
     #[command(long_about = crate::cmd::report::LONG_ABOUT)]
     Report(crate::cmd::report::ReportArgs),
+    /// Watch error counters, disks, md, SMART, pressure and temperatures over time
+    #[command(long_about = crate::cmd::watch::LONG_ABOUT)]
+    Watch(crate::cmd::watch::WatchArgs),
     /// Generate the man page or shell completions
     #[command(hide = true)]
     Generate(GenerateArgs),

@@ -18,3 +18,4 @@ pub mod root;
 pub mod stats;
 pub mod store;
 pub mod time;
+pub mod watch;

@@ -20,6 +20,14 @@ pub struct DevCounters {
     pub writes: u64,
     pub write_sectors: u64,
     pub flushes: u64,
+    /// Milliseconds spent on reads and writes (fields 7 and 11), and with any
+    /// I/O in flight (field 13, `io_ticks`): latency and utilisation for `watch`.
+    pub read_ms: u64,
+    pub write_ms: u64,
+    pub io_ticks_ms: u64,
+    /// The device number, which stays while the name could be reused.
+    pub major: u32,
+    pub minor: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +60,13 @@ pub fn parse_diskstats(text: &str) -> Result<BTreeMap<String, DevCounters>, Disk
                 write_sectors: num(9)?,
                 // Kernel 5.5+ appends flush counts (field 19); older kernels lack them.
                 flushes: if f.len() >= 20 { num(18)? } else { 0 },
+                read_ms: num(6)?,
+                write_ms: num(10)?,
+                io_ticks_ms: num(12)?,
+                major: u32::try_from(num(0)?)
+                    .map_err(|_| DiskstatsError::BadLine(line.to_string()))?,
+                minor: u32::try_from(num(1)?)
+                    .map_err(|_| DiskstatsError::BadLine(line.to_string()))?,
             },
         );
     }

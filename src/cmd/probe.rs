@@ -26,6 +26,8 @@ pub fn run(args: &ProbeArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let snapshot = probe::probe(&root);
 
     if let Some(dest) = &args.capture {
+        // The capture's time, so `watch --replay` can order and space trees.
+        let _ = crate::watch::sample::capture_time(&root);
         let summary = capture::write_capture(root.base(), root.take_recording(), dest)?;
         eprintln!(
             "captured {} files, {} directories, {} links, {} read errors into '{}'",

@@ -26,6 +26,9 @@ pub struct Network {
 pub struct Interface {
     pub name: String,
     pub ifindex: Option<u32>,
+    /// Hardware address (sysfs `address`); with `ifindex` it tells a returning
+    /// interface from a new one of the same name.
+    pub mac_address: Option<String>,
     /// lo, veth, bridges, bonds, tunnels: the sysfs link points under devices/virtual.
     pub is_virtual: bool,
     /// The kernel driver bound to the device (`device/driver` link name).
@@ -120,6 +123,27 @@ impl Counters {
             collisions: None,
             carrier_changes: None,
         }
+    }
+
+    /// Every counter by its sysfs name, in a fixed order.
+    pub fn named(&self) -> [(&'static str, Option<u64>); 15] {
+        [
+            ("rx_bytes", self.rx_bytes),
+            ("rx_packets", self.rx_packets),
+            ("rx_errors", self.rx_errors),
+            ("rx_dropped", self.rx_dropped),
+            ("rx_missed_errors", self.rx_missed_errors),
+            ("rx_fifo_errors", self.rx_fifo_errors),
+            ("rx_crc_errors", self.rx_crc_errors),
+            ("rx_over_errors", self.rx_over_errors),
+            ("tx_bytes", self.tx_bytes),
+            ("tx_packets", self.tx_packets),
+            ("tx_errors", self.tx_errors),
+            ("tx_dropped", self.tx_dropped),
+            ("tx_carrier_errors", self.tx_carrier_errors),
+            ("collisions", self.collisions),
+            ("carrier_changes", self.carrier_changes),
+        ]
     }
 
     fn slot(&mut self, name: &str) -> Option<&mut Option<u64>> {
@@ -231,19 +255,7 @@ fn read_interface(root: &Root, name: &str, qdiscs: &[RootQdisc]) -> Result<Inter
         Some(v) => Some(super::text::parse_bool01(&format!("{dir}/carrier"), &v)?),
         None => None,
     };
-    let mut counters = Counters::empty(CounterSource::Sysfs);
-    let mut any = false;
-    for stat in STATISTICS {
-        let value = number(&format!("statistics/{stat}"))?;
-        any |= value.is_some();
-        if let Some(slot) = counters.slot(stat) {
-            *slot = value;
-        }
-    }
-    if !any {
-        counters.source = CounterSource::None;
-    }
-    counters.carrier_changes = number("carrier_changes")?;
+    let counters = read_sysfs_counters(root, name)?;
     let ethtool = match root.captured(&format!("ethtool/{name}"), || ethtool::live_ethtool(name)) {
         Ok(data) => Outcome::Ok { data },
         Err(reason) => Outcome::Unsupported { reason },
@@ -257,6 +269,7 @@ fn read_interface(root: &Root, name: &str, qdiscs: &[RootQdisc]) -> Result<Inter
                 .map(|q| q.kind.clone())
         }),
         ifindex,
+        mac_address: link_attr(root, &format!("{dir}/address"))?,
         is_virtual,
         driver,
         operstate: link_attr(root, &format!("{dir}/operstate"))?,
@@ -272,10 +285,42 @@ fn read_interface(root: &Root, name: &str, qdiscs: &[RootQdisc]) -> Result<Inter
     })
 }
 
+/// The sysfs `statistics/` counters and `carrier_changes` of one interface;
+/// source `None` when the statistics directory is missing (then /proc/net/dev
+/// has them, see [`counters_from_proc_net_dev`]).
+pub fn read_sysfs_counters(root: &Root, name: &str) -> Result<Counters, ProbeError> {
+    let dir = format!("sys/class/net/{name}");
+    let number = |file: &str| -> Result<Option<u64>, ProbeError> {
+        match link_attr(root, &format!("{dir}/{file}"))? {
+            Some(v) => Ok(Some(parse_u64(&format!("{dir}/{file}"), &v)?)),
+            None => Ok(None),
+        }
+    };
+    let mut counters = Counters::empty(CounterSource::Sysfs);
+    let mut any = false;
+    for stat in STATISTICS {
+        let value = number(&format!("statistics/{stat}"))?;
+        any |= value.is_some();
+        if let Some(slot) = counters.slot(stat) {
+            *slot = value;
+        }
+    }
+    if !any {
+        counters.source = CounterSource::None;
+    }
+    counters.carrier_changes = number("carrier_changes")?;
+    Ok(counters)
+}
+
+/// Counters from a /proc/net/dev row, for interfaces without sysfs statistics.
+pub fn counters_from_proc_net_dev(row: &ProcNetDev, carrier_changes: Option<u64>) -> Counters {
+    counters_from_proc(row, carrier_changes)
+}
+
 /// A net sysfs attribute. Missing is `None`; so is an I/O error, because the
 /// kernel answers EINVAL for speed, duplex and carrier while a link is down, and
 /// that means "unknown", not a broken probe.
-fn link_attr(root: &Root, rel: &str) -> Result<Option<String>, ProbeError> {
+pub fn link_attr(root: &Root, rel: &str) -> Result<Option<String>, ProbeError> {
     match root.read_value(rel) {
         Ok(v) => Ok(Some(v)),
         Err(ReadError::NotFound { .. } | ReadError::Io { .. }) => Ok(None),

@@ -14,3 +14,4 @@ pub mod netsys_text;
 pub mod probe_text;
 pub mod runs;
 pub mod svg;
+pub mod watch_text;

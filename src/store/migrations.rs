@@ -28,6 +28,16 @@ const MIGRATIONS: &[&str] = &[
         body TEXT NOT NULL
     );
     CREATE INDEX documents_run ON documents(run_id);",
+    // 2: `watch` baselines: the last state of every counter series per host, so
+    // growth across restarts and reboots is seen. `state` is JSON (u64 values
+    // do not fit SQLite's signed integers).
+    "CREATE TABLE watch_series (
+        host_id TEXT NOT NULL,
+        series TEXT NOT NULL,
+        state TEXT NOT NULL,
+        updated_unix REAL NOT NULL,
+        PRIMARY KEY (host_id, series)
+    );",
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -21,3 +21,4 @@ mod probe_storage;
 mod report;
 mod services;
 mod store;
+mod watch;

@@ -1,0 +1,290 @@
+//! `nastune watch`: sample, track, alert, export, persist baselines.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use crate::cli::GlobalArgs;
+use crate::root::Root;
+use crate::store::Store;
+use crate::watch::alert::{Alert, AlertConfig};
+use crate::watch::counter::SeriesState;
+use crate::watch::{Watcher, http, replay, sample};
+
+pub const LONG_ABOUT: &str = "Watch error and drop counters, disk latency, md arrays, SMART \
+counts, pressure and temperatures over time.\n\nEvery counter is tracked on its own: a 32- or \
+64-bit wrap is counted, a reset is flagged and counted as 0, a new device under the same name \
+or a reboot starts a new baseline. Baselines are kept in the store, so a leak of one dropped \
+packet every two hours is seen across restarts and reboots: the default alert fires when an \
+error counter increased 3 times within 24 h.\n\nExamples:\n  nastune watch\n  nastune watch \
+--json --interval 60 --metrics-listen 127.0.0.1:9109\n  nastune watch --exec 'logger -t nastune'\n  \
+nastune watch --replay day1/t00 day1/t02 day1/t04   # captured trees, one sample each";
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Seconds between samples (live only)
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub interval: f64,
+    /// Stop after N samples (default: run until stopped)
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Print JSON Lines (one per sample and one per alert) instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Serve Prometheus text format at http://ADDR/metrics (a bare port means 127.0.0.1:PORT)
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+    /// Treat each captured tree as one sample, in the order given
+    #[arg(long, value_name = "DIR", num_args = 1..)]
+    pub replay: Vec<PathBuf>,
+    /// Seconds between SMART reads (smartctl --json, when installed)
+    #[arg(long, default_value_t = 600.0, value_name = "SECS")]
+    pub smart_interval: f64,
+    /// Do not run smartctl
+    #[arg(long)]
+    pub no_smart: bool,
+    /// Alert when an error counter increased in this many samples...
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub increases: usize,
+    /// ...within this many seconds
+    #[arg(long, default_value_t = 86_400.0, value_name = "SECS")]
+    pub within: f64,
+    /// Alert when an error counter grows faster than this per second
+    #[arg(long, default_value_t = 1.0, value_name = "PER_SEC")]
+    pub max_rate: f64,
+    /// Alert when a temperature reaches this
+    #[arg(long, default_value_t = 80.0, value_name = "CELSIUS")]
+    pub max_temp: f64,
+    /// Run this shell command for every alert, with the alert's JSON on stdin
+    #[arg(long, value_name = "CMD")]
+    pub exec: Option<String>,
+    /// Kill an --exec command that runs longer than this
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub exec_timeout: f64,
+    /// Seconds between baseline writes to the store (always at the end)
+    #[arg(long, default_value_t = 60.0, value_name = "SECS")]
+    pub persist_every: f64,
+}
+
+fn check(args: &WatchArgs) -> anyhow::Result<()> {
+    for (flag, v) in [
+        ("--interval", args.interval),
+        ("--within", args.within),
+        ("--exec-timeout", args.exec_timeout),
+        ("--smart-interval", args.smart_interval),
+    ] {
+        if !(v.is_finite() && v > 0.0) {
+            bail!("{flag} '{v}' must be a positive number of seconds");
+        }
+    }
+    if !(args.persist_every.is_finite() && args.persist_every >= 0.0) {
+        bail!(
+            "--persist-every '{}' must be 0 or more seconds",
+            args.persist_every
+        );
+    }
+    if args.increases == 0 {
+        bail!("--increases '0' would alert on every sample; use 1 or more");
+    }
+    if !(args.max_rate.is_finite() && args.max_rate >= 0.0) {
+        bail!(
+            "--max-rate '{}' must be 0 or more per second",
+            args.max_rate
+        );
+    }
+    if args.count == Some(0) {
+        bail!("--count '0' takes no sample; use 1 or more, or leave it out to run until stopped");
+    }
+    Ok(())
+}
+
+pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    check(args)?;
+    let trees = replay::open_trees(&args.replay).context("--replay")?;
+    let live = Root::live();
+    let first = trees.first().unwrap_or(&live);
+    let host_id = crate::probe::host::read_host_id(first);
+    let mut store = super::open_store(global)?;
+    let baselines = match &store {
+        Some(s) => load_baselines(s, &host_id)?,
+        None => BTreeMap::new(),
+    };
+    let cfg = AlertConfig {
+        increases: args.increases,
+        within_s: args.within,
+        max_rate_per_sec: args.max_rate,
+        max_celsius: args.max_temp,
+    };
+    let mut watcher = Watcher::new(cfg, baselines);
+    let page: http::Page = Arc::new(Mutex::new(String::new()));
+    if let Some(addr) = &args.metrics_listen {
+        let bound = http::serve(addr, page.clone())?;
+        eprintln!("serving Prometheus metrics at http://{bound}/metrics");
+    }
+    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let count = match (args.count, trees.len()) {
+        (Some(n), 0) => Some(n),
+        (Some(n), t) => Some(n.min(t as u64)),
+        (None, 0) => None,
+        (None, t) => Some(t as u64),
+    };
+    let mut last_smart: Option<f64> = None;
+    let mut last_persist: Option<f64> = None;
+    let mut taken = 0u64;
+    loop {
+        let started = Instant::now();
+        let root = trees.get(taken as usize).unwrap_or(&live);
+        let mut s = sample::read_sample(root, false).map_err(anyhow::Error::msg)?;
+        if !args.no_smart
+            && last_smart
+                .is_none_or(|t| s.time_unix_s - t >= args.smart_interval || s.time_unix_s < t)
+        {
+            sample::add_smart(root, &mut s);
+            last_smart = Some(s.time_unix_s);
+        }
+        let report = watcher.step(s);
+        taken += 1;
+        let mut out = String::new();
+        if args.json {
+            out.push_str(&serde_json::to_string(&report)?);
+            out.push('\n');
+            for a in &report.alerts {
+                out.push_str(&serde_json::to_string(a)?);
+                out.push('\n');
+            }
+        } else {
+            out.push_str(&crate::report::watch_text::sample_line(&report));
+            for a in &report.alerts {
+                out.push_str(&crate::report::watch_text::alert_block(a, colour));
+            }
+        }
+        crate::output::write_stdout(out.as_bytes())?;
+        if let Some(cmd) = &args.exec {
+            for a in &report.alerts {
+                run_exec(cmd, a, Duration::from_secs_f64(args.exec_timeout));
+            }
+        }
+        *page.lock().unwrap_or_else(|p| p.into_inner()) = watcher.metrics_page();
+        let done = count.is_some_and(|n| taken >= n);
+        if let Some(store) = &mut store
+            && (done || last_persist.is_none_or(|t| report.time_unix_s - t >= args.persist_every))
+        {
+            save_baselines(
+                store,
+                &host_id,
+                watcher.tracker.states(),
+                report.time_unix_s,
+            )?;
+            last_persist = Some(report.time_unix_s);
+        }
+        if done {
+            break;
+        }
+        if trees.is_empty() {
+            let wait = Duration::from_secs_f64(args.interval).saturating_sub(started.elapsed());
+            std::thread::sleep(wait);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn load_baselines(store: &Store, host_id: &str) -> anyhow::Result<BTreeMap<String, SeriesState>> {
+    let mut out = BTreeMap::new();
+    for (series, json) in store.watch_series(host_id)? {
+        match serde_json::from_str::<SeriesState>(&json) {
+            Ok(state) => {
+                out.insert(series, state);
+            }
+            // One bad row costs that series its baseline, not the watch.
+            Err(e) => eprintln!(
+                "warning: stored baseline of '{series}' unreadable ({e}); starting it afresh"
+            ),
+        }
+    }
+    Ok(out)
+}
+
+fn save_baselines(
+    store: &mut Store,
+    host_id: &str,
+    states: &BTreeMap<String, SeriesState>,
+    time: f64,
+) -> anyhow::Result<()> {
+    let rows = states
+        .iter()
+        .map(|(k, s)| Ok((k.clone(), serde_json::to_string(s)?, time)))
+        .collect::<Result<Vec<_>, serde_json::Error>>()?;
+    store.save_watch_series(host_id, &rows)?;
+    Ok(())
+}
+
+/// Runs `sh -c CMD` with the alert on stdin; kills it after `timeout`. A failing
+/// command is reported on stderr and does not stop the watch.
+fn run_exec(cmd: &str, alert: &Alert, timeout: Duration) {
+    let json = match serde_json::to_string(alert) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("warning: --exec: cannot encode the alert: {e}");
+            return;
+        }
+    };
+    // Its own process group, so a timeout kills what the shell started too
+    // (a surviving grandchild would keep our stderr open and live on).
+    let mut child = match Command::new("/bin/sh")
+        .arg("-c")
+        .arg(cmd)
+        .process_group(0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("warning: --exec '{cmd}' did not start: {e}");
+            return;
+        }
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        // A command that does not read stdin closes the pipe: not an error.
+        let _ = stdin.write_all(json.as_bytes());
+        let _ = stdin.write_all(b"\n");
+    }
+    let deadline = Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return,
+            Ok(Some(status)) => {
+                eprintln!("warning: --exec '{cmd}' failed: {status}");
+                return;
+            }
+            Ok(None) if Instant::now() >= deadline => {
+                if let Ok(pgid) = i32::try_from(child.id()) {
+                    // SAFETY: kill(2) with a negative pid signals that process
+                    // group; no memory is involved.
+                    unsafe {
+                        libc::kill(-pgid, libc::SIGKILL);
+                    }
+                }
+                let _ = child.kill();
+                let _ = child.wait();
+                eprintln!(
+                    "warning: --exec '{cmd}' ran longer than {:.1} s and was killed; raise --exec-timeout",
+                    timeout.as_secs_f64()
+                );
+                return;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => {
+                eprintln!("warning: --exec '{cmd}': {e}");
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! Alert rules. Besides a rate threshold, "increased N times within W" catches
+//! the slow leaks (one rx_dropped every two hours) that ratio and per-second
+//! thresholds in node_exporter, netdata and Munin never see. Every alert says
+//! what the counter means and how to split it into causes.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::counter::{Observation, Tracker};
+use super::sample::Gauge;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertConfig {
+    /// Alert when an error counter increased in at least this many samples...
+    pub increases: usize,
+    /// ...within this many seconds.
+    pub within_s: f64,
+    /// Alert when an error counter grows faster than this per second.
+    pub max_rate_per_sec: f64,
+    /// Alert at or above this temperature.
+    pub max_celsius: f64,
+}
+
+impl Default for AlertConfig {
+    /// One rx_dropped every two hours gives 12 increases a day; 3 within a day
+    /// alerts after six hours, and a single stray drop stays quiet.
+    fn default() -> Self {
+        AlertConfig {
+            increases: 3,
+            within_s: 86_400.0,
+            max_rate_per_sec: 1.0,
+            max_celsius: 80.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Alert {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub time_unix_s: f64,
+    /// `increased_repeatedly`, `rate_above`, `md_degraded`, `temperature_above`.
+    pub rule: &'static str,
+    pub series: String,
+    pub message: String,
+    pub value: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub increases_in_window: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_per_sec: Option<f64>,
+    /// What the counter counts.
+    pub meaning: String,
+    /// How to tell its causes apart.
+    pub how_to_split: String,
+    /// The split as measured, from the related counters since watching began.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+}
+
+/// What a watched counter means and how to split it; `None` for counters that
+/// are not errors (bytes, packets, I/O time) and so never alert.
+pub fn explain(metric: &str) -> Option<(&'static str, &'static str)> {
+    Some(match metric {
+        "net_rx_dropped" => (
+            "packets the kernel received but dropped before any socket saw them",
+            "it sums several causes: softnet backlog overflow (compare softnet_dropped: if it grew too, \
+             raise net.core.netdev_max_backlog or spread RX with RPS), frames for a protocol nobody \
+             handles (rx_nohandler; VLAN tags without a VLAN device, IPv6 frames with IPv6 off, LLDP or \
+             STP from a switch: harmless), and driver drops (ring full: compare rx_missed_errors and \
+             rx_fifo_errors, then 'ethtool -S' and raise the RX ring with 'ethtool -G')",
+        ),
+        "net_rx_missed_errors" | "net_rx_fifo_errors" | "net_rx_over_errors" => (
+            "frames the NIC could not put into the RX ring or its FIFO: the host did not empty it in time",
+            "grow the RX ring ('ethtool -G IF rx N'), check interrupt coalescing and which CPU takes \
+             the NIC's IRQ; if softnet time_squeeze grows too, raise net.core.netdev_budget",
+        ),
+        "net_rx_crc_errors" => (
+            "frames that arrived damaged (bad Ethernet checksum)",
+            "a physical layer fault: swap the cable, try another switch port, check duplex mismatch; \
+             on USB NICs a flaky USB bridge or power supply shows up here too",
+        ),
+        "net_rx_errors" => (
+            "all receive errors the driver counted (CRC, length, frame, FIFO, missed)",
+            "look at which of rx_crc_errors, rx_fifo_errors, rx_missed_errors and rx_over_errors grew; \
+             'ethtool -S' names the driver's own counters",
+        ),
+        "net_tx_errors" | "net_tx_carrier_errors" | "net_collisions" => (
+            "frames that could not be sent: carrier lost, collisions, aborted transmissions",
+            "collisions and carrier errors on full-duplex links mean a duplex mismatch or a bad cable; \
+             check 'ethtool IF' on both ends",
+        ),
+        "net_tx_dropped" => (
+            "packets dropped on the way out: queue full or no route to the device",
+            "check the qdisc statistics ('tc -s qdisc show dev IF') and txqueuelen",
+        ),
+        "net_carrier_changes" => (
+            "link up/down transitions",
+            "each down+up is two changes: a loose cable, a switch port resetting, energy-efficient \
+             Ethernet trouble or a USB NIC reset (see the kernel log)",
+        ),
+        "softnet_dropped" => (
+            "packets dropped because this CPU's input backlog (netdev_max_backlog) was full",
+            "raise net.core.netdev_max_backlog, or spread receive work over CPUs with RPS; these drops \
+             also appear in rx_dropped",
+        ),
+        "softnet_time_squeeze" => (
+            "NAPI polls that ended with work left because the budget or time ran out",
+            "raise net.core.netdev_budget / netdev_budget_usecs; persistent growth means the CPU is \
+             too slow for the packet rate",
+        ),
+        "smart_attribute_raw" => (
+            "a SMART event count (5 reallocated, 187 reported uncorrectable, 197 pending, \
+             198 offline uncorrectable, 199 UDMA CRC errors)",
+            "5/187/197/198 growing means the medium is failing: back up and plan a replacement; 199 \
+             alone is the link: cable, backplane or USB-SATA bridge, not the platters",
+        ),
+        "nvme_media_errors" => (
+            "unrecovered data integrity errors reported by the NVMe drive",
+            "back up; compare percentage_used and available_spare ('smartctl -a'); media errors are \
+             the drive, not the link",
+        ),
+        "nvme_error_log_entries" => (
+            "entries in the NVMe error information log",
+            "many are benign (unsupported commands from tools); read them with 'smartctl -l error' or \
+             'nvme error-log' and check the status field",
+        ),
+        _ => return None,
+    })
+}
+
+/// Remembers which conditions are on, so each alert fires when its condition
+/// starts and again only after it cleared.
+#[derive(Debug, Default)]
+pub struct Alerter {
+    active: BTreeSet<(String, &'static str)>,
+}
+
+impl Alerter {
+    pub fn evaluate(
+        &mut self,
+        cfg: &AlertConfig,
+        time: f64,
+        observations: &[(&'static str, Observation)],
+        gauges: &[Gauge],
+        tracker: &Tracker,
+    ) -> Vec<Alert> {
+        let mut out = Vec::new();
+        for (metric, o) in observations {
+            let Some((meaning, split)) = explain(metric) else {
+                continue;
+            };
+            let increases = tracker
+                .get(&o.series)
+                .map(|s| s.increases_since(time - cfg.within_s))
+                .unwrap_or(0);
+            let leaking = increases >= cfg.increases;
+            if self.edge(&o.series, "increased_repeatedly", leaking) {
+                out.push(Alert {
+                    kind: "alert",
+                    time_unix_s: time,
+                    rule: "increased_repeatedly",
+                    series: o.series.clone(),
+                    message: format!(
+                        "{} increased {increases} times within {} (now {}, +{} since watching)",
+                        o.series,
+                        human_window(cfg.within_s),
+                        o.value,
+                        o.total
+                    ),
+                    value: o.value as f64,
+                    increases_in_window: Some(increases),
+                    window_s: Some(cfg.within_s),
+                    rate_per_sec: o.rate_per_sec,
+                    meaning: meaning.into(),
+                    how_to_split: split.into(),
+                    evidence: evidence(metric, &o.series, tracker),
+                });
+            }
+            let fast = o.rate_per_sec.is_some_and(|r| r > cfg.max_rate_per_sec);
+            if self.edge(&o.series, "rate_above", fast) {
+                out.push(Alert {
+                    kind: "alert",
+                    time_unix_s: time,
+                    rule: "rate_above",
+                    series: o.series.clone(),
+                    message: format!(
+                        "{} grows at {:.3}/s, above {}/s",
+                        o.series,
+                        o.rate_per_sec.unwrap_or(0.0),
+                        cfg.max_rate_per_sec
+                    ),
+                    value: o.value as f64,
+                    increases_in_window: None,
+                    window_s: None,
+                    rate_per_sec: o.rate_per_sec,
+                    meaning: meaning.into(),
+                    how_to_split: split.into(),
+                    evidence: evidence(metric, &o.series, tracker),
+                });
+            }
+        }
+        for g in gauges {
+            let (rule, on, meaning, split) = match g.metric {
+                "md_degraded" => (
+                    "md_degraded",
+                    g.value > 0.0,
+                    "the md array runs without redundancy: a member failed or is missing",
+                    "see /proc/mdstat for the missing member ((F) = failed); check its SMART data and \
+                     cable before 'mdadm --add'",
+                ),
+                "temperature_celsius" => (
+                    "temperature_above",
+                    g.value >= cfg.max_celsius,
+                    "a sensor reads at or above the alert temperature",
+                    "hwmon drive sensors point at airflow around the disks; SoC thermal zones at the \
+                     heatsink or a busy CPU (see PSI and load)",
+                ),
+                _ => continue,
+            };
+            let key = g.key();
+            if self.edge(&key, rule, on) {
+                out.push(Alert {
+                    kind: "alert",
+                    time_unix_s: time,
+                    rule,
+                    message: format!("{key} is {}", g.value),
+                    series: key,
+                    value: g.value,
+                    increases_in_window: None,
+                    window_s: None,
+                    rate_per_sec: None,
+                    meaning: meaning.into(),
+                    how_to_split: split.into(),
+                    evidence: None,
+                });
+            }
+        }
+        out
+    }
+
+    /// True when `on` turns on for this series and rule.
+    fn edge(&mut self, series: &str, rule: &'static str, on: bool) -> bool {
+        let key = (series.to_string(), rule);
+        if on {
+            self.active.insert(key)
+        } else {
+            self.active.remove(&key);
+            false
+        }
+    }
+}
+
+/// For rx_dropped: how much of the growth the related counters account for.
+/// Softnet backlog drops are per CPU, not per device, so they are an upper
+/// bound for this interface's share.
+fn evidence(metric: &str, series: &str, tracker: &Tracker) -> Option<String> {
+    if metric != "net_rx_dropped" {
+        return None;
+    }
+    let labels = series.strip_prefix("net_rx_dropped")?;
+    let total = |key: &str| tracker.get(key).map(|s| s.total);
+    let dropped = total(series)?;
+    let softnet: u64 = tracker
+        .states()
+        .iter()
+        .filter(|(k, _)| k.starts_with("softnet_dropped{"))
+        .map(|(_, s)| s.total)
+        .sum();
+    let missed = total(&format!("net_rx_missed_errors{labels}"));
+    let fifo = total(&format!("net_rx_fifo_errors{labels}"));
+    let driver = missed.unwrap_or(0) + fifo.unwrap_or(0);
+    let unexplained = dropped.saturating_sub(softnet + driver);
+    let shown = |v: Option<u64>| v.map_or("not reported".to_string(), |v| format!("+{v}"));
+    Some(format!(
+        "since watching: rx_dropped +{dropped}; softnet backlog drops (all CPUs) +{softnet}; \
+         rx_missed_errors {}; rx_fifo_errors {}; {unexplained} left for other causes \
+         (unknown protocol or VLAN, IPv6 off, driver-internal drops: see 'ethtool -S' and rx_nohandler)",
+        shown(missed),
+        shown(fifo)
+    ))
+}
+
+fn human_window(s: f64) -> String {
+    if s >= 3600.0 && (s % 3600.0) == 0.0 {
+        format!("{} h", s / 3600.0)
+    } else {
+        format!("{s} s")
+    }
+}
