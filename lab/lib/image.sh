@@ -30,11 +30,20 @@ e2fsck:/sbin/e2fsck:e2fsprogs"
 
 LAB_TOOL_PACKAGES="busybox-static dash mdadm dmsetup cryptsetup-bin iproute2 e2fsprogs libc6"
 
+resolve_kernel_package() {
+    apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+        awk '/Depends: linux-image-/{print $2; exit}'
+}
+
 # Prints the current cloud kernel package (it follows Debian's security updates).
 kernel_package() {
     local pkg
-    pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
-        awk '/Depends: linux-image-/{print $2; exit}')
+    pkg=$(resolve_kernel_package)
+    if [ -z "$pkg" ] && [ "$(id -u)" = 0 ] && [ ! -d "$CACHE/kernel" ]; then
+        log "apt knows no cloud kernel yet; running apt-get update"
+        apt-get update -qq >&2 || true
+        pkg=$(resolve_kernel_package)
+    fi
     if [ -n "$pkg" ]; then
         echo "$pkg"
         return

@@ -7,13 +7,14 @@
 # records which drivers the kernel picked; the caller's commands then use AF_ALG themselves.
 # Commands get LAB_AFALG_CIPHERS: the skcipher names that worked here.
 
-bench() { # NAME CIPHER KEY_BITS
-    if cryptsetup benchmark --cipher "$2" --key-size "$3" >"$LAB_RESULT/bench-$(echo "$1" | tr -c "a-z0-9\n" -).txt" 2>&1; then
+bench() { # NAME CIPHER KEY_BITS (result in bench-CIPHER.txt)
+    f="$LAB_RESULT/bench-${2%%-plain64}.txt"
+    if cryptsetup benchmark --cipher "$2" --key-size "$3" >"$f" 2>&1; then
         ok="$ok $1"
         echo "AF_ALG $1 ok"
     else
         echo "AF_ALG $1 failed:"
-        cat "$LAB_RESULT/bench-$(echo "$1" | tr -c "a-z0-9\n" -).txt"
+        cat "$f"
     fi
 }
 

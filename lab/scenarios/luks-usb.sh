@@ -22,13 +22,14 @@ setup() {
     set +x
 
     lab_check_readback /mnt/usb/random.bin 8
-    lab_check_encrypted /mnt/usb/marker.txt /dev/mapper/usbcrypt "$d"
+    lab_check_encrypted usbcrypt
 
     lab_view luks-dump cryptsetup luksDump "$d"
     lab_view cryptsetup-status cryptsetup status usbcrypt
     lab_view dmsetup-table dmsetup table
     lab_view tune2fs tune2fs -l /dev/mapper/usbcrypt
     lab_view mounts cat /proc/mounts
+    lab_view_stack
 
     lab_export LAB_MNT /mnt/usb
     lab_export LAB_DISK "$d"

@@ -1,5 +1,5 @@
 # lab-about: md RAID5 over four LUKS2 members (md0) and LUKS2 over a RAID5 (md1), ext4 on both
-# lab-disks: 8 64M
+# lab-disks: 8 48M
 #
 # md0: disks 0-3 -> LUKS2 aes-xts-plain64 (4096-byte sectors) each -> RAID5, chunk 64 KiB
 #      -> ext4 stride=16 stripe_width=48, mounted on /mnt/md0 (the RK3399 box's order)
@@ -25,6 +25,9 @@ make_ext4() { # DEV STRIDE STRIPE_WIDTH MOUNTPOINT
 
 setup() {
     set -x
+    # md would throttle the initial resync to speed_limit_min whenever it sees other I/O.
+    echo 1000000 >/proc/sys/dev/raid/speed_limit_min
+    echo 1000000 >/proc/sys/dev/raid/speed_limit_max
     head -c 64 /dev/urandom >"$KEY"
     members="" raw0=""
     for i in 0 1 2 3; do
@@ -48,10 +51,9 @@ setup() {
 
     lab_check_readback /mnt/md0/random.bin 8
     lab_check_readback /mnt/md1/random.bin 8
-    # shellcheck disable=SC2086
-    lab_check_encrypted /mnt/md0/marker.txt /dev/md0 $raw0
-    # shellcheck disable=SC2086
-    lab_check_encrypted /mnt/md1/marker.txt /dev/mapper/crypt-md1 /dev/md1 $raw1
+    for name in crypt-m0 crypt-m1 crypt-m2 crypt-m3 crypt-md1; do
+        lab_check_encrypted "$name"
+    done
 
     lab_view mdstat cat /proc/mdstat
     lab_view mdadm-detail-md0 mdadm --detail /dev/md0
@@ -61,7 +63,7 @@ setup() {
     lab_view tune2fs-md0 tune2fs -l /dev/md0
     lab_view tune2fs-md1 tune2fs -l /dev/mapper/crypt-md1
     lab_view mounts cat /proc/mounts
-    lab_view lsblk sh -c 'for b in /sys/block/*; do echo "${b##*/} $(cat $b/size) $(ls $b/slaves 2>/dev/null | tr "\n" " ")"; done'
+    lab_view_stack
 
     lab_export LAB_MD0_MNT /mnt/md0
     lab_export LAB_MD1_MNT /mnt/md1

@@ -5,5 +5,6 @@
 mod util;
 
 mod generate;
+mod lab;
 mod probe;
 mod store;
