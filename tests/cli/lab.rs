@@ -19,11 +19,13 @@ const LAB_PREREQUISITE_MISSING: i32 = 77;
 const COMMANDS: &[&str] = &[
     // cmd-1: the probe as the storage chain stands.
     "nastune probe --json --no-store",
-    // cmd-2: bytes across the shaped veth link, server in one namespace, client in the other.
-    "@netem head -c 200000 /dev/urandom >$LAB_OUT/sent && \
-     (ip netns exec $LAB_NS_B nc -l -p 5001 >$LAB_OUT/received &) && sleep 1 && \
-     ip netns exec $LAB_NS_A nc -w 5 $LAB_ADDR_B 5001 <$LAB_OUT/sent; sleep 1; \
-     cmp $LAB_OUT/sent $LAB_OUT/received && ip netns exec $LAB_NS_A tc -s qdisc show dev $LAB_DEV_A",
+    // cmd-2: 300000 bytes over HTTP across the shaped veth link, server in lab-b, client
+    // in lab-a (busybox httpd and wget).
+    "@netem mkdir -p /tmp/www && head -c 300000 /dev/urandom >/tmp/www/blob && \
+     cp /tmp/www/blob $LAB_OUT/sent && \
+     { ip netns exec $LAB_NS_B httpd -f -p $LAB_ADDR_B:8080 -h /tmp/www & } && sleep 1 && \
+     ip netns exec $LAB_NS_A wget -q -O $LAB_OUT/received http://$LAB_ADDR_B:8080/blob; \
+     rc=$?; kill %1; [ $rc = 0 ] && ip netns exec $LAB_NS_A tc -s qdisc show dev $LAB_DEV_A",
 ];
 
 enum Lab {
@@ -163,13 +165,20 @@ fn probe_json(out: &Path, scenario: &str) -> Value {
 fn assert_probe_basics(out: &Path, scenario: &str) -> Value {
     let v = probe_json(out, scenario);
     for section in ["host", "cpu", "memory"] {
-        assert_eq!(v[section]["status"], "ok", "{scenario}: {section}: {}", v[section]);
+        assert_eq!(
+            v[section]["status"], "ok",
+            "{scenario}: {section}: {}",
+            v[section]
+        );
     }
     let release = read(out, "kernel-release");
     let release = release.trim();
     assert!(release.ends_with("-cloud-amd64"), "{release}");
     let json = v.to_string();
-    assert!(json.contains(release), "{scenario}: probe lacks kernel '{release}'");
+    assert!(
+        json.contains(release),
+        "{scenario}: probe lacks kernel '{release}'"
+    );
     assert_eq!(v["source"], "live");
     v
 }
@@ -186,9 +195,17 @@ fn assert_probe_sees_raid5_crypt_chain(probe: &Value) {
         .unwrap()
         .keys()
         .filter(|k| {
-            ["storage", "block", "md", "dm", "raid", "crypt", "filesystem"]
-                .iter()
-                .any(|s| k.contains(s))
+            [
+                "storage",
+                "block",
+                "md",
+                "dm",
+                "raid",
+                "crypt",
+                "filesystem",
+            ]
+            .iter()
+            .any(|s| k.contains(s))
         })
         .collect();
     assert!(
@@ -208,7 +225,10 @@ fn lab_raid5_crypt_chain_as_the_kernel_sees_it() {
     assert!(mdstat.contains("level 5, 64k chunk"), "{mdstat}");
     assert!(mdstat.contains("level 5, 128k chunk"), "{mdstat}");
     assert_eq!(mdstat.matches("[4/4] [UUUU]").count(), 2, "{mdstat}");
-    assert!(!mdstat.contains("resync"), "arrays still resyncing:\n{mdstat}");
+    assert!(
+        !mdstat.contains("resync"),
+        "arrays still resyncing:\n{mdstat}"
+    );
 
     for (md, chunk) in [("md0", "64K"), ("md1", "128K")] {
         let detail = read(out, &format!("raid5-crypt/mdadm-detail-{md}.txt"));
@@ -230,7 +250,10 @@ fn lab_raid5_crypt_chain_as_the_kernel_sees_it() {
     }
     let md1_members = &slaves_of(&stack, "md1").2;
     assert_eq!(md1_members.len(), 4, "{stack:?}");
-    assert!(md1_members.iter().all(|m| m.starts_with("vd")), "{md1_members:?}");
+    assert!(
+        md1_members.iter().all(|m| m.starts_with("vd")),
+        "{md1_members:?}"
+    );
     assert_eq!(slaves_of(&stack, "crypt-md1").2, ["md1"]);
 
     let table = read(out, "raid5-crypt/dmsetup-table.txt");
@@ -246,7 +269,10 @@ fn lab_raid5_crypt_chain_as_the_kernel_sees_it() {
     }
     let mounts = read(out, "raid5-crypt/mounts.txt");
     assert!(mounts.contains("/dev/md0 /mnt/md0 ext4"), "{mounts}");
-    assert!(mounts.contains("/dev/mapper/crypt-md1 /mnt/md1 ext4"), "{mounts}");
+    assert!(
+        mounts.contains("/dev/mapper/crypt-md1 /mnt/md1 ext4"),
+        "{mounts}"
+    );
     // The setup's own checks: read-back through the stack, ciphertext below each crypt.
     let log = read(out, "raid5-crypt/setup.log");
     assert_eq!(log.matches("read-back ok").count(), 2, "{log}");
@@ -265,7 +291,10 @@ fn lab_luks_usb_as_the_kernel_sees_it() {
     let Some(out) = lab() else { return };
     let dump = read(out, "luks-usb/luks-dump.txt");
     assert_eq!(field(&dump, "Version"), ["2"], "{dump}");
-    assert!(field(&dump, "cipher").contains(&"aes-xts-plain64"), "{dump}");
+    assert!(
+        field(&dump, "cipher").contains(&"aes-xts-plain64"),
+        "{dump}"
+    );
     assert!(field(&dump, "PBKDF").contains(&"argon2id"), "{dump}");
     assert!(field(&dump, "Memory").contains(&"32768"), "{dump}");
     assert_crypt_line(&read(out, "luks-usb/dmsetup-table.txt"), "usbcrypt", None);
@@ -286,8 +315,14 @@ fn lab_afalg_ciphers_work() {
     assert!(env.contains("cbc(aes)"), "{env}");
     let crypto = read(out, "afalg/proc-crypto.txt");
     // TCG's -cpu max emulates AES-NI, so the kernel picks the same driver as real x86.
-    assert!(crypto.contains("xts-aes-aesni"), "no xts-aes-aesni in /proc/crypto");
-    if Path::new(out).join("afalg/bench-xchacha12,aes-adiantum.txt").exists() {
+    assert!(
+        crypto.contains("xts-aes-aesni"),
+        "no xts-aes-aesni in /proc/crypto"
+    );
+    if Path::new(out)
+        .join("afalg/bench-xchacha12,aes-adiantum.txt")
+        .exists()
+    {
         assert!(env.contains("adiantum"), "{env}");
     }
     assert_probe_basics(out, "afalg");
@@ -303,9 +338,10 @@ fn lab_netem_shapes_the_veth_link() {
             .and_then(|v| v.trim_end_matches('\'').parse().ok())
             .unwrap_or_else(|| panic!("no {name} in {env}"))
     };
-    // Default netem delay 20 ms on each end: the RTT grows by about 40 ms.
+    // Default netem delay 20 ms on each end: no round trip under 40 ms.
+    assert!(ms("LAB_MIN_RTT_AFTER_MS") >= 40.0, "{env}");
     assert!(
-        ms("LAB_RTT_AFTER_MS") >= ms("LAB_RTT_BEFORE_MS") + 36.0,
+        ms("LAB_MIN_RTT_BEFORE_MS") < ms("LAB_MIN_RTT_AFTER_MS"),
         "{env}"
     );
     let qdisc = read(out, "netem/qdisc-a.txt");
@@ -313,10 +349,61 @@ fn lab_netem_shapes_the_veth_link() {
     assert!(qdisc.contains("delay 20ms"), "{qdisc}");
     assert!(qdisc.contains("tbf 2: parent 1:"), "{qdisc}");
     assert!(qdisc.contains("rate 50Mbit"), "{qdisc}");
-    // cmd-2 moved 200000 bytes from lab-a to lab-b through the shaped link intact.
-    assert_eq!(read(out, "netem/cmd-2.rc").trim(), "0", "{}", read(out, "netem/cmd-2.err"));
+    // cmd-2 moved 300000 bytes from lab-b to lab-a through the shaped link intact.
+    assert_eq!(
+        read(out, "netem/cmd-2.rc").trim(),
+        "0",
+        "{}",
+        read(out, "netem/cmd-2.err")
+    );
     let sent = std::fs::read(out.join("netem/files/sent")).unwrap();
-    assert_eq!(sent.len(), 200_000);
-    assert_eq!(std::fs::read(out.join("netem/files/received")).unwrap(), sent);
-    assert!(!out.join("raid5-crypt/cmd-2.rc").exists(), "@netem ran elsewhere");
+    assert_eq!(sent.len(), 300_000);
+    assert_eq!(
+        std::fs::read(out.join("netem/files/received")).unwrap(),
+        sent
+    );
+    assert!(
+        !out.join("raid5-crypt/cmd-2.rc").exists(),
+        "@netem ran elsewhere"
+    );
+}
+
+fn lab_script(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("lab/run"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn lab_without_qemu_names_the_package_and_exits_77() {
+    let o = lab_script(
+        &["--nastune", env!("CARGO_BIN_EXE_nastune"), "afalg"],
+        &[("LAB_QEMU", "/nonexistent/qemu-system-x86_64")],
+    );
+    assert_eq!(o.status.code(), Some(LAB_PREREQUISITE_MISSING));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("'/nonexistent/qemu-system-x86_64'"), "{err}");
+    assert!(err.contains("apt-get install qemu-system-x86"), "{err}");
+}
+
+#[test]
+fn lab_rejects_unknown_scenarios_and_options() {
+    let o = lab_script(&["no-such-scenario"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("'no-such-scenario'") && err.contains("raid5-crypt"),
+        "{err}"
+    );
+    let o = lab_script(&["--frobnicate", "afalg"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("'--frobnicate'"));
+    let o = lab_script(&["--list"], &[]);
+    let list = String::from_utf8_lossy(&o.stdout);
+    for s in ["raid5-crypt", "luks-usb", "afalg", "netem"] {
+        assert!(list.contains(s), "{list}");
+    }
 }
