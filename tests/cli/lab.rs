@@ -407,3 +407,30 @@ fn lab_rejects_unknown_scenarios_and_options() {
         assert!(list.contains(s), "{list}");
     }
 }
+
+/// The boxes `lab/run capture-fixtures` captured inside the VM read back with every
+/// section ok and the guest's identity (the lab's cloud kernel, the scenario's hostname).
+#[test]
+fn lab_fixture_boxes_read_back() {
+    for scenario in ["raid5-crypt", "luks-usb"] {
+        let root = crate::util::fixtures().join(format!("boxes/lab-{scenario}"));
+        let o = crate::util::nastune()
+            .args(["probe", "--json", "--no-store", "--root"])
+            .arg(&root)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", crate::util::stderr(&o));
+        let v: Value = serde_json::from_str(&crate::util::stdout(&o)).unwrap();
+        for (key, section) in v.as_object().unwrap() {
+            if let Some(status) = section.get("status") {
+                assert_eq!(status, "ok", "lab-{scenario}: section '{key}' is {section}");
+            }
+        }
+        let json = v.to_string();
+        assert!(json.contains("-cloud-amd64"), "lab-{scenario}: {json}");
+        assert!(
+            json.contains(&format!("lab-{scenario}")),
+            "lab-{scenario}: hostname"
+        );
+    }
+}
