@@ -62,6 +62,8 @@ fn boot() -> Lab {
         .arg("--nastune")
         .arg(env!("CARGO_BIN_EXE_nastune"))
         .arg("--quiet")
+        // A hung guest is killed after 420 + 90 s: the lab stage stays under 10 minutes.
+        .args(["--timeout", "420"])
         .arg("--out")
         .arg(&out)
         .args(["raid5-crypt", "luks-usb", "afalg", "netem", "--"])
@@ -161,8 +163,15 @@ fn probe_json(out: &Path, scenario: &str) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{scenario} probe JSON: {e}\n{text}"))
 }
 
-/// What the probe reports today, checked against the guest.
+/// What the probe reports today, checked against the guest; and the scenario's
+/// teardown undid its setup, so the scenarios after it in the same boot start clean.
 fn assert_probe_basics(out: &Path, scenario: &str) -> Value {
+    assert_eq!(
+        read(out, &format!("{scenario}/teardown.rc")).trim(),
+        "0",
+        "{}",
+        read(out, &format!("{scenario}/teardown.log"))
+    );
     let v = probe_json(out, scenario);
     for section in ["host", "cpu", "memory"] {
         assert_eq!(
@@ -365,7 +374,10 @@ fn lab_netem_shapes_the_veth_link() {
     assert!(
         !out.join("raid5-crypt/cmd-2.rc").exists(),
         "@netem ran elsewhere"
-    );
+    ); // The transfer went through netem: the counters on lab-a's end are shown.
+    let shown = read(out, "netem/cmd-2.out");
+    assert!(shown.contains("qdisc netem 1: root"), "{shown}");
+    assert_probe_basics(out, "netem");
 }
 
 fn lab_script(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
