@@ -73,6 +73,8 @@ fetch_kernel() {
     kv=$(ls "$dir/tree/lib/modules")
     depmod -b "$dir/tree" "$kv" || die 3 "depmod failed for '$kv'"
     touch "$dir/.complete"
+    # An older ABI left the archive with a security update; its 100 MB tree is dead weight.
+    find "$CACHE/kernel" -mindepth 1 -maxdepth 1 ! -name "$1" -exec rm -rf {} +
 }
 
 kernel_version() { ls "$CACHE/kernel/$1/tree/lib/modules"; }

@@ -8,7 +8,7 @@
 # Commands get LAB_AFALG_CIPHERS: the skcipher names that worked here.
 
 bench() { # NAME CIPHER KEY_BITS (result in bench-CIPHER.txt)
-    f="$LAB_RESULT/bench-${2%%-plain64}.txt"
+    f="$LAB_RESULT/bench-$(echo "$2" | sed "s/-plain64$//; s/-essiv:.*$//").txt"
     if cryptsetup benchmark --cipher "$2" --key-size "$3" >"$f" 2>&1; then
         ok="$ok $1"
         echo "AF_ALG $1 ok"
