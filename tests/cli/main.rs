@@ -12,6 +12,7 @@ mod check;
 mod foreign;
 mod generate;
 mod history;
+mod lab;
 mod net;
 mod net_netns;
 mod netns;
