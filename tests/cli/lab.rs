@@ -26,6 +26,17 @@ const COMMANDS: &[&str] = &[
      { ip netns exec $LAB_NS_B httpd -f -p $LAB_ADDR_B:8080 -h /tmp/www & } && sleep 1 && \
      ip netns exec $LAB_NS_A wget -q -O $LAB_OUT/received http://$LAB_ADDR_B:8080/blob; \
      rc=$?; kill %1; [ $rc = 0 ] && ip netns exec $LAB_NS_A tc -s qdisc show dev $LAB_DEV_A",
+    // cmd-3: every known-answer vector through AF_ALG as well as user space.
+    "@afalg nastune bench crypto --self-test --require-afalg",
+    // cmd-4: kernel cipher figures with the driver that served them.
+    "@afalg nastune bench crypto --no-kdf --size 4k --duration 0.05 --json --no-store",
+    // cmd-5: a direct write benchmark on ext4 over raid5 over dm-crypt.
+    "@raid5-crypt nastune bench disk --rw write --bs 1m --iodepth 4 --direct --runtime 2s \
+     --ramp-time 0 --size 64M --json --no-store /mnt/md0",
+    // cmd-6: request/response latency across the netem link (server in lab-b).
+    "@netem { ip netns exec $LAB_NS_B nastune net serve --sessions 1 --allow 10.0.0.0/8 & } && \
+     sleep 1 && ip netns exec $LAB_NS_A nastune bench net $LAB_ADDR_B --rr -t 2 --json --no-store; \
+     rc=$?; kill %1 2>/dev/null; exit $rc",
 ];
 
 enum Lab {
@@ -192,34 +203,122 @@ fn assert_probe_basics(out: &Path, scenario: &str) -> Value {
     v
 }
 
-/// LEAD: the place for probe-JSON storage-chain assertions once the storage probe is
-/// merged (md0 raid5 chunk 64 KiB over four crypt members on vda..vdd, md1 raid5
-/// chunk 128 KiB under crypt-md1, aes-xts-plain64 with 4096-byte sectors, ext4 stride
-/// 16/stripe width 48 on md0 and 32/96 on crypt-md1; the guest's own view of the same
-/// chain is asserted in lab_raid5_crypt_chain_as_the_kernel_sees_it). Until then it
-/// fails when a storage section shows up, so the assertions cannot be forgotten.
+/// The probe's own view of both orders of the chain, inside the VM: md0 raid5 chunk
+/// 64 KiB over four LUKS2 members (aes-xts-plain64, 4096-byte sectors) on the virtio
+/// disks, ext4 stride 16 / stripe width 48 on /mnt/md0; and LUKS2 on top of md1 (raid5
+/// chunk 128 KiB over the raw disks), ext4 32/96 on /mnt/md1.
 fn assert_probe_sees_raid5_crypt_chain(probe: &Value) {
-    let storage_keys: Vec<&String> = probe
-        .as_object()
-        .unwrap()
-        .keys()
-        .filter(|k| {
-            [
-                "storage",
-                "block",
-                "md",
-                "dm",
-                "raid",
-                "crypt",
-                "filesystem",
-            ]
+    assert_eq!(probe["storage"]["status"], "ok", "{}", probe["storage"]);
+    assert_eq!(
+        probe["filesystems"]["status"], "ok",
+        "{}",
+        probe["filesystems"]
+    );
+    let storage = &probe["storage"]["data"];
+    let md = |name: &str| {
+        storage["md_arrays"]
+            .as_array()
+            .unwrap()
             .iter()
-            .any(|s| k.contains(s))
-        })
-        .collect();
-    assert!(
-        storage_keys.is_empty(),
-        "the probe now reports {storage_keys:?}: add the raid5-crypt chain assertions in tests/cli/lab.rs"
+            .find(|a| a["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {}", storage["md_arrays"]))
+            .clone()
+    };
+    let dm_of = |dev: &str| {
+        storage["dm_devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["device"] == dev)
+            .unwrap_or_else(|| panic!("no dm device {dev}"))
+            .clone()
+    };
+    let assert_crypt = |dm: &Value| {
+        assert_eq!(dm["target_type"], "crypt", "{dm}");
+        assert_eq!(dm["format"], "luks2", "{dm}");
+        assert_eq!(dm["crypt"]["cipher"], "aes-xts-plain64", "{dm}");
+        assert_eq!(dm["crypt"]["sector_bytes"], 4096, "{dm}");
+    };
+    let mount = |point: &str| {
+        probe["filesystems"]["data"]["mounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["mount_point"] == point)
+            .unwrap_or_else(|| panic!("{point} not mounted"))
+            .clone()
+    };
+    let chains_of = |point: &str| -> Vec<Vec<String>> {
+        storage["chains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| {
+                c["mount_points"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|m| m == point)
+            })
+            .map(|c| {
+                c["devices"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| d.as_str().unwrap().to_string())
+                    .collect()
+            })
+            .collect()
+    };
+
+    // Order 1: ext4 -> md0 (raid5, 64 KiB) -> four crypt members -> virtio disks.
+    let md0 = md("md0");
+    assert_eq!(md0["level"], "raid5");
+    assert_eq!(md0["chunk_bytes"], 64 * 1024);
+    assert_eq!(md0["raid_disks"], 4);
+    assert_eq!(md0["degraded"], false);
+    let members = md0["members"].as_array().unwrap();
+    assert_eq!(members.len(), 4, "{md0}");
+    for m in members {
+        let dm = dm_of(m["device"].as_str().unwrap());
+        assert_crypt(&dm);
+    }
+    let chains = chains_of("/mnt/md0");
+    assert_eq!(chains.len(), 4, "one chain per member: {chains:?}");
+    for c in &chains {
+        assert_eq!(c[0], "md0", "{c:?}");
+        assert!(c[1].starts_with("dm-"), "{c:?}");
+        assert!(c.last().unwrap().starts_with("vd"), "{c:?}");
+    }
+    let fs0 = mount("/mnt/md0");
+    assert_eq!(fs0["fs_type"], "ext4");
+    assert_eq!(fs0["device"], "md0");
+    assert_eq!(fs0["geometry"]["ext4_raid_stride_blocks"], 16, "{fs0}");
+    assert_eq!(
+        fs0["geometry"]["ext4_raid_stripe_width_blocks"], 48,
+        "{fs0}"
+    );
+
+    // Order 2: ext4 -> crypt -> md1 (raid5, 128 KiB) -> virtio disks.
+    let md1 = md("md1");
+    assert_eq!(md1["level"], "raid5");
+    assert_eq!(md1["chunk_bytes"], 128 * 1024);
+    assert_eq!(md1["members"].as_array().unwrap().len(), 4);
+    let fs1 = mount("/mnt/md1");
+    let top = fs1["device"].as_str().unwrap().to_string();
+    assert!(top.starts_with("dm-"), "{fs1}");
+    let crypt_md1 = dm_of(&top);
+    assert_crypt(&crypt_md1);
+    assert_eq!(crypt_md1["slaves"][0], "md1", "{crypt_md1}");
+    let chains = chains_of("/mnt/md1");
+    assert_eq!(chains.len(), 4, "{chains:?}");
+    for c in &chains {
+        assert_eq!(&c[..2], &[top.clone(), "md1".to_string()], "{c:?}");
+    }
+    assert_eq!(fs1["geometry"]["ext4_raid_stride_blocks"], 32, "{fs1}");
+    assert_eq!(
+        fs1["geometry"]["ext4_raid_stripe_width_blocks"], 96,
+        "{fs1}"
     );
 }
 
@@ -335,6 +434,100 @@ fn lab_afalg_ciphers_work() {
         assert!(env.contains("adiantum"), "{env}");
     }
     assert_probe_basics(out, "afalg");
+}
+
+fn cmd_json(out: &Path, scenario: &str, n: u32) -> Value {
+    let rc = read(out, &format!("{scenario}/cmd-{n}.rc"));
+    let text = read(out, &format!("{scenario}/cmd-{n}.out"));
+    assert_eq!(
+        rc.trim(),
+        "0",
+        "{scenario} cmd-{n} failed:\n{text}\n{}",
+        std::fs::read_to_string(out.join(format!("{scenario}/cmd-{n}.err"))).unwrap_or_default()
+    );
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{scenario} cmd-{n}: {e}\n{text}"))
+}
+
+#[test]
+fn lab_afalg_known_answers_and_kernel_figures() {
+    let Some(out) = lab() else { return };
+    let rc = read(out, "afalg/cmd-3.rc");
+    let text = read(out, "afalg/cmd-3.out");
+    assert_eq!(rc.trim(), "0", "self-test through AF_ALG failed:\n{text}");
+    assert!(text.contains("0 mismatch"), "{text}");
+    let v = cmd_json(out, "afalg", 4);
+    assert_eq!(v["afalg"]["available"], true, "{}", v["afalg"]);
+    let xts = v["kernel"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cipher"] == "aes-xts-plain64" && c["key_bits"] == 512)
+        .expect("kernel aes-xts-plain64 512");
+    assert!(xts["not_measured"].is_null(), "{xts}");
+    assert!(
+        xts["driver"]["name"].as_str().unwrap().contains("aes"),
+        "{xts}"
+    );
+    assert!(
+        xts["points"][0]["encrypt"]["bytes_per_sec"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn lab_disk_bench_sees_raid_and_crypt_threads_and_members() {
+    let Some(out) = lab() else { return };
+    let v = cmd_json(out, "raid5-crypt", 5);
+    let test = &v["tests"][0];
+    assert_eq!(test["status"], "ok", "{test}");
+    let threads: Vec<&str> = test["cpu"]["kernel_threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["comm"].as_str().unwrap())
+        .collect();
+    assert!(
+        threads
+            .iter()
+            .any(|t| t.starts_with("kcryptd") || t.starts_with("md0_raid5")),
+        "no kcryptd or md0_raid5 among {threads:?}"
+    );
+    let devices = test["devices"].as_array().unwrap();
+    let written = |prefix: &str| {
+        devices
+            .iter()
+            .filter(|d| d["name"].as_str().unwrap().starts_with(prefix))
+            .map(|d| d["write_bytes"].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert!(written("md0") > 0, "{devices:?}");
+    assert!(
+        written("dm-") > 0,
+        "crypt members moved nothing: {devices:?}"
+    );
+    assert!(written("vd") > 0, "member disks moved nothing: {devices:?}");
+    // RAID5 parity: the members together write more than the array was given.
+    assert!(written("vd") > written("md0"), "{devices:?}");
+}
+
+#[test]
+fn lab_rr_latency_tracks_the_netem_delay() {
+    let Some(out) = lab() else { return };
+    let v = cmd_json(out, "netem", 6);
+    let rr = &v["end"]["rr"];
+    let p50_ms = rr["latency_p50_ns"].as_f64().unwrap() / 1e6;
+    // 20 ms of netem delay on each end: a round trip cannot be shorter than 40 ms.
+    assert!(
+        p50_ms >= 40.0,
+        "p50 {p50_ms} ms below the added 40 ms: {rr}"
+    );
+    assert!(
+        p50_ms < 40.0 + 200.0,
+        "p50 {p50_ms} ms far above the delay: {rr}"
+    );
+    assert!(rr["transactions"].as_u64().unwrap() > 0);
 }
 
 #[test]
