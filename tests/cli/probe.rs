@@ -25,9 +25,12 @@ fn probe_json(root: &Path) -> String {
     stdout(&o)
 }
 
+/// Trees captured inside the VM lab (lab/run capture-fixtures).
+const LAB_BOXES: &[&str] = &["lab-raid5-crypt", "lab-luks-usb"];
+
 #[test]
 fn fixture_boxes_match_their_golden_output() {
-    for name in BOXES {
+    for name in BOXES.iter().chain(LAB_BOXES) {
         let root = fixtures().join("boxes").join(name);
         let actual = normalized(&probe_json(&root));
         let mut text = serde_json::to_string_pretty(&actual).unwrap();
