@@ -18,9 +18,12 @@ const VERSION: &str = concat!(
     name = "nastune",
     version = VERSION,
     about,
-    long_about = "nastune finds out why a small Linux server or NAS is slow: it probes the box \
-(CPU, memory, NICs, the storage stack, sysctls, kernel crypto, Samba/NFS, SMART), and keeps \
-every run in an SQLite store.\n\nExit codes: 0 ok, 2 usage or runtime error.",
+    long_about = "nastune finds out why a small Linux server or NAS is slow and what to change: \
+it probes the box (CPU, memory, NICs, the storage stack, sysctls, kernel crypto, Samba/NFS, \
+SMART), measures disk, ciphers and the network, turns both into findings with the arithmetic, \
+watches error counters over time, and keeps every run in an SQLite store. Start with \
+'nastune check'.\n\nExit codes: 0 ok, 1 a finding at or above --fail-on (check, advise), \
+2 usage or runtime error, 130 interrupted.",
     propagate_version = true
 )]
 pub struct Cli {
