@@ -25,7 +25,8 @@ page-cache hits, RAID parity and encryption show.\n\n\
 PATH is a directory (default: the current one; a temporary file of min(1 GiB, half the free \
 space) is created there and removed afterwards, also on Ctrl-C), an existing file (used in \
 place: write tests overwrite it), or a block device (reads always; writes only when nothing \
-is mounted, held, swapped or stored on it, unless --destroy-data names that device).\n\n\
+is mounted, held, swapped or stored on it; --destroy-data naming that device overrides what \
+is stored on it, never a live use).\n\n\
 Without --rw a suite runs (--suite quick by default). Options use fio's names. The engine is \
 io_uring when the kernel allows it, else psync (said on stderr); --engine null does no I/O and \
 measures the benchmark's own overhead.\n\nExamples:\n  nastune bench disk /srv\n  \
@@ -95,7 +96,7 @@ pub struct DiskArgs {
     /// Read back and check every block a write test wrote
     #[arg(long)]
     pub verify: bool,
-    /// Allow writes to this block device even though it holds data (must be PATH itself)
+    /// Allow writes to this block device even though it holds data (must be PATH itself; never while mounted, held or swap)
     #[arg(long, value_name = "DEVICE")]
     pub destroy_data: Option<PathBuf>,
     /// Print the versioned JSON document instead of the table

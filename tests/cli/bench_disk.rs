@@ -401,6 +401,22 @@ fn refuses_writes_to_mounted_devices_partitions_and_swap() {
         err.contains(&format!("'{}' is mounted at '{}'", l.name(), mnt.display())),
         "{err}"
     );
+    // Naming the device does not unlock it while it is mounted.
+    let o = bench(&[
+        "--rw",
+        "write",
+        "--runtime",
+        "200ms",
+        "--destroy-data",
+        &d,
+        &d,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("even with --destroy-data") && stderr(&o).contains("Unmount it"),
+        "{}",
+        stderr(&o)
+    );
     sh(&format!("umount {}", mnt.display()));
 
     // A partition mounted, the whole disk targeted.

@@ -1,7 +1,10 @@
 //! Before writing to a raw block device: is anything using it or stored on it?
 //! fio only compares the name with /etc/mtab. We refuse writes when the device
 //! or any of its partitions is mounted, has holders (md, dm, LVM), is swap, or
-//! carries a known signature, unless `--destroy-data` names that same device.
+//! carries a known signature. `--destroy-data` naming that same device overrides
+//! the signatures (the data the user chose to destroy), never a device in use:
+//! writing under a mounted filesystem, an array or active swap corrupts what is
+//! running, and the fix is to stop that use first.
 
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -27,6 +30,12 @@ pub enum SafetyError {
         target.display()
     )]
     Mismatch { named: PathBuf, target: PathBuf },
+    #[error(
+        "refusing to write to '{}' even with --destroy-data: {}. Unmount it, stop the array or mapping, or swapoff it first",
+        device.display(),
+        uses.join("; ")
+    )]
+    InUse { device: PathBuf, uses: Vec<String> },
     #[error("--destroy-data '{}' is only for block-device targets", named.display())]
     NotADevice { named: PathBuf },
 }
@@ -47,10 +56,16 @@ pub struct DeviceFacts {
 }
 
 impl DeviceFacts {
-    pub fn findings(&self) -> Vec<String> {
+    /// Live uses of the device: what `--destroy-data` does not override.
+    pub fn uses(&self) -> Vec<String> {
         let mut out = self.mounts.clone();
         out.extend(self.holders.iter().cloned());
         out.extend(self.swaps.iter().cloned());
+        out
+    }
+
+    pub fn findings(&self) -> Vec<String> {
+        let mut out = self.uses();
         out.extend(
             self.signatures
                 .iter()
@@ -74,6 +89,13 @@ pub fn decide(
             return Err(SafetyError::Mismatch {
                 named: named.to_path_buf(),
                 target: device.to_path_buf(),
+            });
+        }
+        let uses = facts.uses();
+        if !uses.is_empty() {
+            return Err(SafetyError::InUse {
+                device: device.to_path_buf(),
+                uses,
             });
         }
         return Ok(());
@@ -321,7 +343,21 @@ mod tests {
         assert!(msg.contains("held by 'md0'"), "{msg}");
         assert!(msg.contains("md RAID superblock"), "{msg}");
         assert!(msg.contains("--destroy-data /dev/sdb"), "{msg}");
-        assert_eq!(decide(dev, 0x810, &facts, Some((dev, 0x810))), Ok(()));
+        // Held by md0: in use, so naming the device does not unlock it.
+        let e = decide(dev, 0x810, &facts, Some((dev, 0x810))).unwrap_err();
+        assert!(matches!(e, SafetyError::InUse { .. }), "{e}");
+        assert!(e.to_string().contains("stop the array"), "{e}");
+        // A signature alone is what --destroy-data is for.
+        let stale = DeviceFacts {
+            signatures: vec!["an md RAID superblock".into()],
+            ..Default::default()
+        };
+        assert_eq!(decide(dev, 0x810, &stale, Some((dev, 0x810))), Ok(()));
+        let mounted = DeviceFacts {
+            mounts: vec!["'sdb1' is mounted at '/srv'".into()],
+            ..Default::default()
+        };
+        assert!(decide(dev, 0x810, &mounted, Some((dev, 0x810))).is_err());
         assert!(matches!(
             decide(dev, 0x810, &facts, Some((Path::new("/dev/sdc"), 0x820))),
             Err(SafetyError::Mismatch { .. })
