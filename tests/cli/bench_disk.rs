@@ -357,15 +357,7 @@ fn refuses_writes_to_devices_that_carry_each_signature() {
     let Some(other) = loop_dev(8, &[]) else {
         return;
     };
-    let o = bench(&[
-        "--rw",
-        "write",
-        "--runtime",
-        "200ms",
-        "--destroy-data",
-        &other.dev,
-        &d,
-    ]);
+    let o = write_destroying(&other.dev, &d);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("must name the target device"),
@@ -373,16 +365,21 @@ fn refuses_writes_to_devices_that_carry_each_signature() {
         stderr(&o)
     );
     // …naming this one does.
-    let o = bench(&[
+    let o = write_destroying(&d, &d);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// A short write test on `target` with `--destroy-data named`.
+fn write_destroying(named: &str, target: &str) -> std::process::Output {
+    bench(&[
         "--rw",
         "write",
         "--runtime",
         "200ms",
         "--destroy-data",
-        &d,
-        &d,
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+        named,
+        target,
+    ])
 }
 
 #[test]
@@ -402,15 +399,7 @@ fn refuses_writes_to_mounted_devices_partitions_and_swap() {
         "{err}"
     );
     // Naming the device does not unlock it while it is mounted.
-    let o = bench(&[
-        "--rw",
-        "write",
-        "--runtime",
-        "200ms",
-        "--destroy-data",
-        &d,
-        &d,
-    ]);
+    let o = write_destroying(&d, &d);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("even with --destroy-data") && stderr(&o).contains("Unmount it"),
