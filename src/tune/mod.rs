@@ -9,4 +9,5 @@ pub mod edit;
 pub mod edit_fstab;
 pub mod edit_smbconf;
 pub mod export;
+pub mod netdev;
 pub mod trial;
