@@ -215,26 +215,34 @@ fn is_tuning_attribute(attr: &str) -> bool {
 
 /// Splits one udev rule line into its comma-separated keys, quotes respected.
 fn split_udev_keys(rule: &str) -> Vec<String> {
-    let mut keys = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for c in rule.chars() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                cur.push(c);
-            }
-            ',' if !quoted => {
-                keys.push(cur.trim().to_string());
-                cur.clear();
-            }
-            _ => cur.push(c),
-        }
-    }
-    if !cur.trim().is_empty() {
-        keys.push(cur.trim().to_string());
+    let mut keys: Vec<String> = split_unquoted_commas(rule)
+        .into_iter()
+        .map(|k| k.trim().to_string())
+        .collect();
+    if keys.last().is_some_and(|k| k.is_empty()) {
+        keys.pop();
     }
     keys
+}
+
+/// Splits on commas outside double quotes (udev keys; fstab options such as
+/// SELinux `context="system_u:object_r:t:s0:c1,c2"`), pieces as written.
+pub fn split_unquoted_commas(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut quoted = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
 }
 
 pub fn parse_udev_rules(file: &str, text: &str) -> Vec<UdevAssignment> {

@@ -70,6 +70,8 @@ const ETHTOOL_GRINGPARAM: u32 = 0x10;
 const ETHTOOL_GSTRINGS: u32 = 0x1b;
 const ETHTOOL_GSSET_INFO: u32 = 0x37;
 const ETHTOOL_GFEATURES: u32 = 0x3a;
+const ETHTOOL_SRINGPARAM: u32 = 0x11;
+const ETHTOOL_SFEATURES: u32 = 0x3b;
 const ETH_SS_FEATURES: u32 = 4;
 const ETH_GSTRING_LEN: usize = 32;
 /// No kernel has more than a few hundred feature bits; refuse absurd counts.
@@ -169,10 +171,12 @@ fn item<T>(what: &str, r: std::io::Result<T>) -> Outcome<T> {
     }
 }
 
-struct Socket(libc::c_int);
+/// A socket for interface ioctls, in the caller's network namespace; also used
+/// by `tune::netdev` to change what is read here.
+pub(crate) struct Socket(libc::c_int);
 
 impl Socket {
-    fn new() -> Result<Self, String> {
+    pub(crate) fn new() -> Result<Self, String> {
         // SAFETY: plain socket(2) call; the fd is owned by Socket and closed on drop.
         let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
         if fd < 0 {
@@ -192,13 +196,13 @@ impl Drop for Socket {
     }
 }
 
-struct Request<'a> {
+pub(crate) struct Request<'a> {
     sock: &'a Socket,
     name: [libc::c_char; libc::IFNAMSIZ],
 }
 
 impl<'a> Request<'a> {
-    fn new(sock: &'a Socket, ifname: &str) -> Result<Self, String> {
+    pub(crate) fn new(sock: &'a Socket, ifname: &str) -> Result<Self, String> {
         let bytes = ifname.as_bytes();
         if bytes.is_empty() || bytes.len() >= libc::IFNAMSIZ || bytes.contains(&0) {
             return Err(format!(
@@ -218,18 +222,52 @@ impl<'a> Request<'a> {
     /// `data` must point to a buffer laid out as the kernel expects for the
     /// command in its first `u32`, large enough for what the kernel writes back.
     unsafe fn ioctl(&self, data: *mut u8) -> std::io::Result<()> {
-        // SAFETY: ifreq is plain old data.
-        let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
-        ifr.ifr_name = self.name;
+        let mut ifr = self.ifreq();
         ifr.ifr_ifru.ifru_data = data.cast();
         // SAFETY: SIOCETHTOOL reads ifr and the buffer it points to; the caller
         // guarantees the buffer's layout and size.
-        let rc = unsafe { libc::ioctl(self.sock.0, libc::SIOCETHTOOL as _, &mut ifr) };
+        unsafe { self.ifreq_ioctl(libc::SIOCETHTOOL, &mut ifr) }
+    }
+
+    fn ifreq(&self) -> libc::ifreq {
+        // SAFETY: ifreq is plain old data.
+        let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+        ifr.ifr_name = self.name;
+        ifr
+    }
+
+    /// # Safety
+    /// `ifr` must be what `request` expects (for SIOCETHTOOL, a valid buffer).
+    unsafe fn ifreq_ioctl(
+        &self,
+        request: libc::c_ulong,
+        ifr: &mut libc::ifreq,
+    ) -> std::io::Result<()> {
+        // SAFETY: the caller matched ifr to the request.
+        let rc = unsafe { libc::ioctl(self.sock.0, request as _, ifr as *mut libc::ifreq) };
         if rc < 0 {
             Err(std::io::Error::last_os_error())
         } else {
             Ok(())
         }
+    }
+
+    /// An integer interface setting: SIOCGIFMTU, SIOCGIFTXQLEN. Every int member
+    /// of the ifreq union (mtu, qlen) sits at offset 0, so one field serves all.
+    pub(crate) fn get_int(&self, request: libc::c_ulong) -> std::io::Result<i32> {
+        let mut ifr = self.ifreq();
+        // SAFETY: these requests read the name and write one int.
+        unsafe { self.ifreq_ioctl(request, &mut ifr)? };
+        // SAFETY: the kernel wrote the int member.
+        Ok(unsafe { ifr.ifr_ifru.ifru_mtu })
+    }
+
+    /// SIOCSIFMTU, SIOCSIFTXQLEN.
+    pub(crate) fn set_int(&self, request: libc::c_ulong, value: i32) -> std::io::Result<()> {
+        let mut ifr = self.ifreq();
+        ifr.ifr_ifru.ifru_mtu = value;
+        // SAFETY: these requests read the name and one int.
+        unsafe { self.ifreq_ioctl(request, &mut ifr) }
     }
 
     fn drvinfo(&self) -> std::io::Result<DriverInfo> {
@@ -246,19 +284,34 @@ impl<'a> Request<'a> {
         })
     }
 
-    fn rings(&self) -> std::io::Result<Rings> {
+    fn ringparam(&self) -> std::io::Result<EthtoolRingparam> {
         let mut r = EthtoolRingparam {
             cmd: ETHTOOL_GRINGPARAM,
             ..Default::default()
         };
         // SAFETY: r is a complete struct ethtool_ringparam.
         unsafe { self.ioctl((&raw mut r).cast())? };
+        Ok(r)
+    }
+
+    pub(crate) fn rings(&self) -> std::io::Result<Rings> {
+        let r = self.ringparam()?;
         Ok(Rings {
             rx_pending: r.rx_pending,
             rx_max: r.rx_max_pending,
             tx_pending: r.tx_pending,
             tx_max: r.tx_max_pending,
         })
+    }
+
+    /// Sets the rx and tx ring sizes; the mini and jumbo rings keep their sizes.
+    pub(crate) fn set_rings(&self, rx: u32, tx: u32) -> std::io::Result<()> {
+        let mut r = self.ringparam()?;
+        r.cmd = ETHTOOL_SRINGPARAM;
+        r.rx_pending = rx;
+        r.tx_pending = tx;
+        // SAFETY: r is a complete struct ethtool_ringparam.
+        unsafe { self.ioctl((&raw mut r).cast()) }
     }
 
     fn feature_count(&self) -> std::io::Result<u32> {
@@ -300,6 +353,12 @@ impl<'a> Request<'a> {
     }
 
     fn features(&self) -> std::io::Result<Vec<Feature>> {
+        let (names, blocks) = self.feature_bits()?;
+        Ok(select_features(&names, &blocks))
+    }
+
+    /// Every feature name with its bit blocks (feature `i` is bit `i % 32` of block `i / 32`).
+    pub(crate) fn feature_bits(&self) -> std::io::Result<(Vec<String>, Vec<FeaturesBlock>)> {
         let count = self.feature_count()?;
         let names = self.feature_names(count)?;
         let blocks = count.div_ceil(32);
@@ -312,7 +371,26 @@ impl<'a> Request<'a> {
         // SAFETY: the buffer holds the header and `blocks` feature blocks.
         unsafe { self.ioctl(buf.as_mut_ptr())? };
         let parsed = parse_feature_blocks(&buf.bytes()[header..], blocks as usize);
-        Ok(select_features(&names, &parsed))
+        Ok((names, parsed))
+    }
+
+    /// Asks the driver to turn feature `index` on or off (`ETHTOOL_SFEATURES`).
+    /// The kernel may keep it as it was (a dependency, a fixed bit) without an
+    /// error, so callers read the result back.
+    pub(crate) fn set_feature(&self, index: usize, blocks: u32, on: bool) -> std::io::Result<()> {
+        let header = size_of::<EthtoolGfeatures>();
+        let mut buf = AlignedBuf::new(header + blocks as usize * 8);
+        buf.put(EthtoolGfeatures {
+            cmd: ETHTOOL_SFEATURES,
+            size: blocks,
+        });
+        // struct ethtool_set_features_block { u32 valid; u32 requested; }
+        let block = header + (index / 32) * 8;
+        let bit = 1u32 << (index % 32);
+        buf.put_u32(block, bit);
+        buf.put_u32(block + 4, if on { bit } else { 0 });
+        // SAFETY: the buffer holds the header and `blocks` set-feature blocks.
+        unsafe { self.ioctl(buf.as_mut_ptr()) }
     }
 }
 
@@ -339,6 +417,16 @@ impl AlignedBuf {
         assert!(size_of::<T>() <= self.len, "header larger than buffer");
         // SAFETY: the buffer is at least size_of::<T>() bytes and 8-aligned.
         unsafe { std::ptr::write(self.words.as_mut_ptr().cast::<T>(), header) };
+    }
+
+    /// Writes a native-endian u32 at byte `offset`.
+    fn put_u32(&mut self, offset: usize, value: u32) {
+        assert!(offset + 4 <= self.len, "u32 beyond the buffer");
+        // SAFETY: in bounds (checked above); the Vec<u64> is initialised memory.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<u8>(), self.len)
+        };
+        bytes[offset..offset + 4].copy_from_slice(&value.to_ne_bytes());
     }
 
     fn bytes(&self) -> &[u8] {

@@ -149,11 +149,16 @@ impl Document {
     /// The effective value of `param` in `section` as written in this file (the
     /// last occurrence wins, as in Samba). Inverse synonyms are not folded here.
     pub fn get(&self, section: &str, param: &str) -> Option<&str> {
-        let i = *self.find(section, param).last()?;
-        match &self.lines[i].kind {
+        match &self.last(section, param)?.kind {
             LineKind::Param { value, .. } => Some(value),
             _ => None,
         }
+    }
+
+    /// The line that sets `param` in `section` (the last one, which Samba uses).
+    pub fn last(&self, section: &str, param: &str) -> Option<&Line> {
+        let i = *self.find(section, param).last()?;
+        self.lines.get(i)
     }
 
     /// Sets `param` in `section`: the last existing line is rewritten in place

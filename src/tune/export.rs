@@ -1,0 +1,698 @@
+//! Export of changes to files other tools apply at boot or across a fleet: a
+//! sysctl.d file, a udev rules file, a TuneD profile, or Ansible tasks. A change
+//! a format cannot express is listed in a comment at the top of the file, with
+//! the command a person would type for it, never dropped silently.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::advise::Change;
+use crate::report::advise_text;
+
+/// sysctl.d files apply in name order and the last one wins; `99-sysctl.conf`
+/// (Debian's link to /etc/sysctl.conf) sorts before this name.
+pub const SYSCTL_FILE: &str = "etc/sysctl.d/99-zz-nastune.conf";
+pub const UDEV_FILE: &str = "etc/udev/rules.d/99-nastune.rules";
+/// A TuneD profile is a directory; `tuned-adm profile nastune` activates it.
+pub const TUNED_FILE: &str = "nastune/tuned.conf";
+pub const ANSIBLE_FILE: &str = "nastune-tasks.yml";
+const SMB_CONF: &str = "/etc/samba/smb.conf";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    /// A sysctl.d drop-in (sysctl settings only)
+    Sysctl,
+    /// udev rules that set block and network device attributes at add/change
+    Udev,
+    /// A TuneD profile directory: [sysctl], [sysfs], [disk], [net]
+    Tuned,
+    /// Ansible tasks: ansible.posix.sysctl, community.general.ini_file, udev lines
+    Ansible,
+}
+
+/// One file to write, relative to wherever the user wants it (`/` to install).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExportFile {
+    pub path: PathBuf,
+    pub contents: String,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExportError {
+    #[error(
+        "cannot export {what} '{text}': names and values must be one line without quotes or '=' in names"
+    )]
+    Unwritable { what: &'static str, text: String },
+}
+
+/// Renders `changes` as the files of `format`, in the order given. Changes the
+/// format cannot express become comments that say so.
+pub fn render(changes: &[Change], format: ExportFormat) -> Result<Vec<ExportFile>, ExportError> {
+    for c in changes {
+        check(c)?;
+    }
+    let (path, contents) = match format {
+        ExportFormat::Sysctl => (SYSCTL_FILE, sysctl(changes)),
+        ExportFormat::Udev => (UDEV_FILE, udev(changes)),
+        ExportFormat::Tuned => (TUNED_FILE, tuned(changes)),
+        ExportFormat::Ansible => (ANSIBLE_FILE, ansible(changes)),
+    };
+    Ok(vec![ExportFile {
+        path: PathBuf::from(path),
+        contents,
+    }])
+}
+
+/// Refuses text that would break out of its line or field in any format.
+fn check(change: &Change) -> Result<(), ExportError> {
+    let bad_value = |t: &str| t.contains(['\n', '\r', '"']);
+    let bad_name = |t: &str| bad_value(t) || t.contains(['=', ' ', '\t']) || t.is_empty();
+    let mut items: Vec<(&'static str, &str, bool)> = Vec::new();
+    match change {
+        Change::Sysctl { key, value } => {
+            items.extend([("key", &**key, true), ("value", value, false)])
+        }
+        Change::SysfsAttribute { path, value } => {
+            items.extend([("path", &**path, true), ("value", value, false)])
+        }
+        Change::UdevRule {
+            subsystem,
+            matches,
+            attribute,
+            value,
+        } => {
+            items.extend([
+                ("subsystem", &**subsystem, true),
+                ("attribute", attribute, true),
+                ("value", value, false),
+            ]);
+            for (k, v) in matches {
+                items.extend([("match key", &**k, true), ("match value", v, false)]);
+            }
+        }
+        Change::MountOption {
+            mount_point,
+            add,
+            remove,
+        } => {
+            items.push(("mount point", mount_point, false));
+            items.extend(
+                add.iter()
+                    .chain(remove)
+                    .map(|o| ("mount option", &**o, false)),
+            );
+        }
+        Change::SmbConf {
+            section,
+            parameter,
+            value,
+        } => {
+            items.extend([
+                ("smb.conf section", &**section, false),
+                ("parameter", parameter, false),
+            ]);
+            items.extend(value.as_deref().map(|v| ("smb.conf value", v, false)));
+        }
+        Change::Ethtool {
+            interface,
+            setting,
+            value,
+        } => items.extend([
+            ("interface", &**interface, true),
+            ("setting", setting, true),
+            ("value", value, true),
+        ]),
+        Change::AdviceOnly { action } => items.push(("advice", action, false)),
+    }
+    match items
+        .into_iter()
+        .find(|&(_, t, name)| if name { bad_name(t) } else { bad_value(t) })
+    {
+        Some((what, text, _)) => Err(ExportError::Unwritable {
+            what,
+            text: text.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The comment block for changes a format leaves out; `prefix` is `#`.
+fn not_expressed(out: &mut String, format: &str, left: &[&Change]) {
+    if left.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "# Not expressible as {format}; apply these by hand:");
+    for c in left {
+        let _ = writeln!(out, "#   {}", advise_text::change(c));
+    }
+}
+
+fn header(out: &mut String, what: &str) {
+    let _ = writeln!(
+        out,
+        "# {what} written by nastune {}; 'nastune advise' explains each setting.",
+        env!("CARGO_PKG_VERSION")
+    );
+}
+
+fn sysctl(changes: &[Change]) -> String {
+    let mut out = String::new();
+    header(&mut out, "sysctl.d settings");
+    let left: Vec<&Change> = changes
+        .iter()
+        .filter(|c| !matches!(c, Change::Sysctl { .. }))
+        .collect();
+    not_expressed(&mut out, "sysctl.d", &left);
+    for c in changes {
+        if let Change::Sysctl { key, value } = c {
+            let _ = writeln!(out, "{key} = {value}");
+        }
+    }
+    out
+}
+
+/// A device attribute as udev sees it: (subsystem, kernel name, attribute).
+fn device_attribute(change: &Change) -> Option<(String, String, String)> {
+    match change {
+        Change::SysfsAttribute { path, .. } => {
+            let parts: Vec<&str> = path.splitn(4, '/').collect();
+            match parts.as_slice() {
+                ["block", dev, rest @ ..] if !rest.is_empty() => {
+                    Some(("block".into(), dev.to_string(), rest.join("/")))
+                }
+                ["class", subsystem, dev, attr] => {
+                    Some((subsystem.to_string(), dev.to_string(), attr.to_string()))
+                }
+                _ => None,
+            }
+        }
+        Change::Ethtool {
+            interface, setting, ..
+        } => match setting.as_str() {
+            "mtu" => Some(("net".into(), interface.clone(), "mtu".into())),
+            "txqueuelen" => Some(("net".into(), interface.clone(), "tx_queue_len".into())),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn udev_line(
+    subsystem: &str,
+    matches: &[(String, String)],
+    attribute: &str,
+    value: &str,
+) -> String {
+    let mut line = format!("ACTION==\"add|change\", SUBSYSTEM==\"{subsystem}\"");
+    for (k, v) in matches {
+        let _ = write!(line, ", {k}==\"{v}\"");
+    }
+    let _ = write!(line, ", ATTR{{{attribute}}}=\"{value}\"");
+    line
+}
+
+/// The udev rule line for a change that sets a device attribute, if it is one.
+fn udev_rule(change: &Change) -> Option<String> {
+    match change {
+        Change::UdevRule {
+            subsystem,
+            matches,
+            attribute,
+            value,
+        } => Some(udev_line(subsystem, matches, attribute, value)),
+        Change::SysfsAttribute { value, .. } | Change::Ethtool { value, .. } => {
+            let (subsystem, dev, attr) = device_attribute(change)?;
+            Some(udev_line(
+                &subsystem,
+                &[("KERNEL".into(), dev)],
+                &attr,
+                value,
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn udev(changes: &[Change]) -> String {
+    let mut lines = Vec::new();
+    let mut left = Vec::new();
+    for c in changes {
+        match udev_rule(c) {
+            Some(l) => lines.push(l),
+            None => left.push(c),
+        }
+    }
+    let mut out = String::new();
+    header(&mut out, "udev rules");
+    not_expressed(&mut out, "udev rules", &left);
+    for l in lines {
+        let _ = writeln!(out, "{l}");
+    }
+    out
+}
+
+/// TuneD's section for one network interface: ethtool-style option strings.
+#[derive(Default)]
+struct NetSection {
+    ring: Vec<String>,
+    features: Vec<String>,
+    mtu: Option<String>,
+    txqueuelen: Option<String>,
+}
+
+fn tuned(changes: &[Change]) -> String {
+    let mut sysctl = Vec::new();
+    let mut sysfs = Vec::new();
+    // (device pattern) -> [(option, value)] for the disk plugin.
+    let mut disk: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let mut net: BTreeMap<String, NetSection> = BTreeMap::new();
+    let mut left = Vec::new();
+    for c in changes {
+        match c {
+            Change::Sysctl { key, value } => sysctl.push(format!("{key}={value}")),
+            Change::SysfsAttribute { path, value } => sysfs.push(format!("/sys/{path}={value}")),
+            Change::UdevRule {
+                subsystem,
+                matches,
+                attribute,
+                value,
+            } => {
+                // Only a KERNEL match translates: TuneD picks devices by name.
+                let [(key, dev)] = matches.as_slice() else {
+                    left.push(c);
+                    continue;
+                };
+                if key != "KERNEL" {
+                    left.push(c);
+                    continue;
+                }
+                let disk_option = match attribute.as_str() {
+                    "queue/read_ahead_kb" => Some("readahead"),
+                    "queue/scheduler" => Some("elevator"),
+                    _ => None,
+                };
+                match (subsystem.as_str(), disk_option) {
+                    ("block", Some(o)) => disk
+                        .entry(dev.clone())
+                        .or_default()
+                        .push((o.into(), value.clone())),
+                    _ => sysfs.push(format!("/sys/class/{subsystem}/{dev}/{attribute}={value}")),
+                }
+            }
+            Change::Ethtool {
+                interface,
+                setting,
+                value,
+            } => {
+                let s = net.entry(interface.clone()).or_default();
+                match setting.as_str() {
+                    "rx" | "tx" => s.ring.push(format!("{setting} {value}")),
+                    "mtu" => s.mtu = Some(value.clone()),
+                    "txqueuelen" => s.txqueuelen = Some(value.clone()),
+                    feature => s.features.push(format!("{feature} {value}")),
+                }
+            }
+            Change::MountOption { .. } | Change::SmbConf { .. } | Change::AdviceOnly { .. } => {
+                left.push(c)
+            }
+        }
+    }
+    let mut out = String::new();
+    header(&mut out, "TuneD profile");
+    not_expressed(&mut out, "a TuneD profile", &left);
+    let _ = writeln!(
+        out,
+        "\n[main]\nsummary=Settings measured and chosen by nastune"
+    );
+    if !sysctl.is_empty() {
+        let _ = writeln!(out, "\n[sysctl]\n{}", sysctl.join("\n"));
+    }
+    if !sysfs.is_empty() {
+        let _ = writeln!(out, "\n[sysfs]\n{}", sysfs.join("\n"));
+    }
+    for (dev, options) in &disk {
+        let _ = writeln!(
+            out,
+            "\n[disk_{}]\ntype=disk\ndevices={dev}",
+            section_name(dev)
+        );
+        for (o, v) in options {
+            let _ = writeln!(out, "{o}={v}");
+        }
+    }
+    for (dev, s) in &net {
+        let _ = writeln!(
+            out,
+            "\n[net_{}]\ntype=net\ndevices={dev}",
+            section_name(dev)
+        );
+        for (o, v) in [
+            ("ring", s.ring.join(" ")),
+            ("features", s.features.join(" ")),
+        ] {
+            if !v.is_empty() {
+                let _ = writeln!(out, "{o}={v}");
+            }
+        }
+        for (o, v) in [("mtu", &s.mtu), ("txqueuelen", &s.txqueuelen)] {
+            if let Some(v) = v {
+                let _ = writeln!(out, "{o}={v}");
+            }
+        }
+    }
+    out
+}
+
+/// A device pattern (`sd[a-z]`) as a plain section-name suffix.
+fn section_name(dev: &str) -> String {
+    dev.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// A YAML double-quoted scalar (values were checked to hold no newline).
+fn yaml_str(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+fn ansible(changes: &[Change]) -> String {
+    let mut tasks = String::new();
+    let mut left = Vec::new();
+    for c in changes {
+        let name = yaml_str(&advise_text::change(c));
+        match c {
+            Change::Sysctl { key, value } => {
+                let _ = write!(
+                    tasks,
+                    "\n- name: {name}\n  ansible.posix.sysctl:\n    name: {}\n    value: {}\n    \
+                     sysctl_file: /{SYSCTL_FILE}\n    state: present\n    reload: true\n",
+                    yaml_str(key),
+                    yaml_str(value)
+                );
+            }
+            Change::SmbConf {
+                section,
+                parameter,
+                value,
+            } => {
+                let _ = write!(
+                    tasks,
+                    "\n- name: {name}\n  community.general.ini_file:\n    path: {SMB_CONF}\n    \
+                     section: {}\n    option: {}\n",
+                    yaml_str(section),
+                    yaml_str(parameter)
+                );
+                let _ = match value {
+                    Some(v) => writeln!(tasks, "    value: {}\n    state: present", yaml_str(v)),
+                    None => writeln!(tasks, "    state: absent"),
+                };
+            }
+            _ => match udev_rule(c) {
+                Some(line) => udev_task(&mut tasks, &name, &line),
+                None => left.push(c),
+            },
+        }
+    }
+    let mut out = String::new();
+    header(&mut out, "Ansible tasks");
+    // ansible.posix.mount needs the source and type of the entry, which a
+    // change does not carry, so mount options stay in the comment.
+    not_expressed(&mut out, "Ansible tasks", &left);
+    out.push_str("---");
+    if tasks.is_empty() {
+        out.push_str(" []\n");
+    } else {
+        out.push_str(&tasks);
+    }
+    out
+}
+
+/// A udev rule line kept in nastune's rules file (applied at the next add/change
+/// event, or `udevadm trigger`).
+fn udev_task(tasks: &mut String, name: &str, line: &str) {
+    let _ = write!(
+        tasks,
+        "\n- name: {name}\n  ansible.builtin.lineinfile:\n    path: /{UDEV_FILE}\n    line: '{}'\n    \
+         create: true\n    mode: \"0644\"\n",
+        line.replace('\'', "''")
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: &str) -> String {
+        x.to_string()
+    }
+
+    /// One change of every kind, as advise produces them.
+    fn changes() -> Vec<Change> {
+        vec![
+            Change::Sysctl {
+                key: s("vm.swappiness"),
+                value: s("10"),
+            },
+            Change::Sysctl {
+                key: s("net.ipv4.tcp_rmem"),
+                value: s("4096 131072 6291456"),
+            },
+            Change::SysfsAttribute {
+                path: s("block/sda/queue/scheduler"),
+                value: s("bfq"),
+            },
+            Change::SysfsAttribute {
+                path: s("kernel/mm/transparent_hugepage/enabled"),
+                value: s("madvise"),
+            },
+            Change::UdevRule {
+                subsystem: s("block"),
+                matches: vec![(s("KERNEL"), s("sd[a-z]"))],
+                attribute: s("queue/read_ahead_kb"),
+                value: s("1024"),
+            },
+            Change::UdevRule {
+                subsystem: s("block"),
+                matches: vec![(s("KERNEL"), s("md*")), (s("ATTR{md/level}"), s("raid5"))],
+                attribute: s("md/stripe_cache_size"),
+                value: s("1024"),
+            },
+            Change::MountOption {
+                mount_point: s("/srv/data"),
+                add: vec![s("noatime")],
+                remove: vec![s("relatime")],
+            },
+            Change::SmbConf {
+                section: s("global"),
+                parameter: s("use sendfile"),
+                value: Some(s("yes")),
+            },
+            Change::SmbConf {
+                section: s("global"),
+                parameter: s("socket options"),
+                value: None,
+            },
+            Change::Ethtool {
+                interface: s("eth0"),
+                setting: s("rx"),
+                value: s("4096"),
+            },
+            Change::Ethtool {
+                interface: s("eth0"),
+                setting: s("rx-gro"),
+                value: s("on"),
+            },
+            Change::Ethtool {
+                interface: s("eth0"),
+                setting: s("txqueuelen"),
+                value: s("1000"),
+            },
+            Change::AdviceOnly {
+                action: s("move the swap file off the SD card"),
+            },
+        ]
+    }
+
+    fn one(format: ExportFormat) -> ExportFile {
+        let mut files = render(&changes(), format).unwrap();
+        assert_eq!(files.len(), 1);
+        files.remove(0)
+    }
+
+    /// Compares with `tests/fixtures/export/NAME` (the version written as
+    /// `VERSION`); UPDATE_GOLDEN=1 rewrites the file after review.
+    fn assert_golden(name: &str, actual: &str) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/export")
+            .join(name);
+        let actual = actual.replace(env!("CARGO_PKG_VERSION"), "VERSION");
+        if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &actual).unwrap();
+            return;
+        }
+        let expected = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            actual,
+            expected,
+            "{} differs; UPDATE_GOLDEN=1 rewrites it",
+            path.display()
+        );
+    }
+
+    /// sysctl.d holds only sysctls; udev also mtu and txqueuelen; TuneD uses its
+    /// sysctl, sysfs, disk and net plugins; Ansible its sysctl and ini_file modules.
+    #[test]
+    fn every_format_matches_its_golden_file() {
+        for (format, path, golden) in [
+            (ExportFormat::Sysctl, SYSCTL_FILE, "99-zz-nastune.conf"),
+            (ExportFormat::Udev, UDEV_FILE, "99-nastune.rules"),
+            (ExportFormat::Tuned, TUNED_FILE, "tuned.conf"),
+            (ExportFormat::Ansible, ANSIBLE_FILE, "nastune-tasks.yml"),
+        ] {
+            let f = one(format);
+            assert_eq!(f.path, PathBuf::from(path));
+            assert_golden(golden, &f.contents);
+        }
+    }
+
+    /// Every change appears in every format: as a setting or in the comment.
+    #[test]
+    fn nothing_is_dropped() {
+        for format in [
+            ExportFormat::Sysctl,
+            ExportFormat::Udev,
+            ExportFormat::Tuned,
+            ExportFormat::Ansible,
+        ] {
+            let text = one(format).contents;
+            for c in changes() {
+                let comment = format!("#   {}\n", advise_text::change(&c));
+                let value = match &c {
+                    Change::Sysctl { value, .. }
+                    | Change::SysfsAttribute { value, .. }
+                    | Change::UdevRule { value, .. }
+                    | Change::Ethtool { value, .. } => value.clone(),
+                    Change::SmbConf { parameter, .. } => parameter.clone(),
+                    Change::MountOption { mount_point, .. } => mount_point.clone(),
+                    Change::AdviceOnly { action } => action.clone(),
+                };
+                let lines_with_value = text
+                    .lines()
+                    .filter(|l| !l.starts_with('#') && l.contains(&value))
+                    .count();
+                assert!(
+                    text.contains(&comment) || lines_with_value > 0,
+                    "{format:?} lost {c:?}"
+                );
+            }
+        }
+    }
+
+    /// The tasks parse as YAML (PyYAML, the parser Ansible uses) into the
+    /// expected modules, and quoted udev lines come back intact.
+    #[test]
+    fn ansible_yaml_parses() {
+        let f = one(ExportFormat::Ansible);
+        let script = "import json, sys, yaml\n\
+                      print(json.dumps(yaml.safe_load(sys.stdin.read())))";
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 with PyYAML (Debian python3-yaml, in .ci/apt-packages)");
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(f.contents.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let tasks: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let tasks = tasks.as_array().unwrap();
+        let modules: Vec<&str> = tasks
+            .iter()
+            .map(|t| {
+                let keys: Vec<&String> = t.as_object().unwrap().keys().collect();
+                assert_eq!(keys.len(), 2, "{t}");
+                keys.into_iter().find(|k| *k != "name").unwrap().as_str()
+            })
+            .collect();
+        assert_eq!(
+            modules,
+            [
+                "ansible.posix.sysctl",
+                "ansible.posix.sysctl",
+                "ansible.builtin.lineinfile",
+                "ansible.builtin.lineinfile",
+                "ansible.builtin.lineinfile",
+                "community.general.ini_file",
+                "community.general.ini_file",
+                "ansible.builtin.lineinfile",
+            ]
+        );
+        assert_eq!(
+            tasks[4]["ansible.builtin.lineinfile"]["line"],
+            "ACTION==\"add|change\", SUBSYSTEM==\"block\", KERNEL==\"md*\", \
+             ATTR{md/level}==\"raid5\", ATTR{md/stripe_cache_size}=\"1024\""
+        );
+        assert_eq!(tasks[0]["ansible.posix.sysctl"]["value"], "10");
+        assert_eq!(tasks[6]["community.general.ini_file"]["state"], "absent");
+        assert_eq!(
+            tasks[3]["name"],
+            "udev: SUBSYSTEM==\"block\", KERNEL==\"sd[a-z]\", ATTR{queue/read_ahead_kb}=\"1024\""
+        );
+        // No changes: still a valid, empty task list.
+        let empty = render(&[], ExportFormat::Ansible).unwrap().remove(0);
+        assert!(empty.contents.ends_with("---\n[]\n") || empty.contents.ends_with("--- []\n"));
+    }
+
+    #[test]
+    fn text_that_would_break_a_line_is_refused() {
+        let bad = [
+            Change::Sysctl {
+                key: s("vm.swappiness"),
+                value: s("10\nkernel.panic = 1"),
+            },
+            Change::Sysctl {
+                key: s("vm swappiness"),
+                value: s("10"),
+            },
+            Change::UdevRule {
+                subsystem: s("block"),
+                matches: vec![(s("KERNEL"), s("sda\", RUN+=\"/bin/sh"))],
+                attribute: s("queue/read_ahead_kb"),
+                value: s("1024"),
+            },
+        ];
+        for c in bad {
+            let e = render(std::slice::from_ref(&c), ExportFormat::Udev).unwrap_err();
+            assert!(e.to_string().starts_with("cannot export "), "{e}");
+        }
+        assert_eq!(
+            render(&bad_key(), ExportFormat::Tuned).unwrap_err(),
+            ExportError::Unwritable {
+                what: "key",
+                text: s("a=b")
+            }
+        );
+    }
+
+    fn bad_key() -> Vec<Change> {
+        vec![Change::Sysctl {
+            key: s("a=b"),
+            value: s("1"),
+        }]
+    }
+}
