@@ -18,4 +18,5 @@ pub mod root;
 pub mod stats;
 pub mod store;
 pub mod time;
+pub mod tune;
 pub mod watch;
