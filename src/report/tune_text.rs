@@ -28,7 +28,10 @@ pub fn render_plan(plan: &Plan) -> String {
         }
         out.push('\n');
         out.push_str(&format!("    why: {} ({from})\n", i.title));
-        out.push_str(&format!("    risk: {}", crate::report::advise_text::risk(i.risk)));
+        out.push_str(&format!(
+            "    risk: {}",
+            crate::report::advise_text::risk(i.risk)
+        ));
         if i.network {
             out.push_str(", network: reverted unless confirmed");
         }

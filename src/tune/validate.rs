@@ -80,6 +80,13 @@ pub fn check(
     {
         return Err(bad("the value has control characters".into()));
     }
+    // md, dm and loop-without-queue devices read a bare "none": nothing to choose.
+    if name.ends_with("scheduler") && !current.contains('[') {
+        return Err(bad(format!(
+            "this device has no I/O scheduler to choose (it reads '{}'); set it on the member disks",
+            current.trim()
+        )));
+    }
     // A choice list: only what the kernel lists (scheduler names).
     if current.contains('[') {
         let names: Vec<&str> = current
@@ -193,6 +200,8 @@ mod tests {
         .unwrap_err();
         assert!(e.reason.contains("mq-deadline, none"), "{e}");
         assert!(e.to_string().starts_with("'deadline' is not valid for 's'"));
+        let md = check("s", "queue/scheduler", "none", "none\n", None).unwrap_err();
+        assert!(md.reason.contains("no I/O scheduler"), "{md}");
         assert!(check("s", "vm.swappiness", "201", "60", None).is_err());
         assert!(check("s", "vm.swappiness", "-1", "60", None).is_err());
         assert!(check("s", "vm.swappiness", "ten", "60", None).is_err());
