@@ -87,6 +87,9 @@ nastune net serve --psk-file /etc/nastune.psk --allow 192.168.1.0/24"
     /// Watch error counters, disks, md, SMART, pressure and temperatures over time
     #[command(long_about = crate::cmd::watch::LONG_ABOUT)]
     Watch(crate::cmd::watch::WatchArgs),
+    /// Apply findings as journaled changes: plan, apply, verify, rollback, confirm
+    #[command(long_about = crate::cmd::tune::LONG_ABOUT)]
+    Tune(crate::cmd::tune::TuneArgs),
     /// Generate the man page or shell completions
     #[command(hide = true)]
     Generate(GenerateArgs),

@@ -11,6 +11,7 @@ pub mod history;
 pub mod net;
 pub mod probe;
 pub mod report;
+pub mod tune;
 pub mod watch;
 
 use std::process::ExitCode;
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare::run(&args, &cli.global),
         Command::Report(args) => report::run(&args, &cli.global),
         Command::Watch(args) => watch::run(&args, &cli.global),
+        Command::Tune(args) => tune::run(&args, &cli.global),
         Command::Generate(args) => generate::run(&args),
         Command::Net(args) => match args.command {
             NetCommand::Serve(a) => net::serve(&a),

@@ -162,7 +162,7 @@ fn read_key(
 /// The `*.conf` files of all drop-in directories, de-duplicated by name (the
 /// earlier directory wins) and sorted by name, then /etc/sysctl.conf last as
 /// `sysctl --system` does. Paths are absolute as on the box.
-fn config_files(root: &Root) -> Result<Vec<String>, ProbeError> {
+pub fn config_files(root: &Root) -> Result<Vec<String>, ProbeError> {
     let mut by_name: BTreeMap<String, String> = BTreeMap::new();
     for dir in CONFIG_DIRS {
         for name in root.read_dir_optional(dir)? {

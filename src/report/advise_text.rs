@@ -13,7 +13,7 @@ fn severity(s: Severity) -> &'static str {
     }
 }
 
-fn risk(r: Risk) -> &'static str {
+pub fn risk(r: Risk) -> &'static str {
     match r {
         Risk::RuntimeSafe => "runtime, safe to revert",
         Risk::NeedsRestart => "needs a remount or service restart",

@@ -14,4 +14,5 @@ pub mod netsys_text;
 pub mod probe_text;
 pub mod runs;
 pub mod svg;
+pub mod tune_text;
 pub mod watch_text;

@@ -38,6 +38,33 @@ const MIGRATIONS: &[&str] = &[
         updated_unix REAL NOT NULL,
         PRIMARY KEY (host_id, series)
     );",
+    // 3: the `tune` journal. A session is one `tune apply` (its id is the run's id);
+    // each entry is one write, stored with the old value before the write happens.
+    // `old`/`new` NULL means the file was (or is to be) absent; `network_state` is
+    // none | pending | confirmed | reverting | reverted (the dead-man timer).
+    "CREATE TABLE tune_sessions (
+        id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        root TEXT NOT NULL,
+        state TEXT NOT NULL,
+        created_unix INTEGER NOT NULL,
+        confirm_deadline_unix REAL,
+        network_state TEXT NOT NULL DEFAULT 'none',
+        note TEXT
+    );
+    CREATE TABLE tune_entries (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES tune_sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        path TEXT NOT NULL,
+        setting TEXT NOT NULL,
+        rule_id TEXT,
+        network INTEGER NOT NULL,
+        old BLOB,
+        new BLOB,
+        state TEXT NOT NULL
+    );
+    CREATE INDEX tune_entries_session ON tune_entries(session_id, seq);",
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -5,6 +5,7 @@
 //! one written by a newer nastune is an error that says what to do.
 
 mod migrations;
+pub mod tune;
 mod watch;
 
 use std::path::{Path, PathBuf};

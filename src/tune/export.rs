@@ -14,8 +14,8 @@ use crate::report::advise_text;
 
 /// sysctl.d files apply in name order and the last one wins; `99-sysctl.conf`
 /// (Debian's link to /etc/sysctl.conf) sorts before this name.
-pub const SYSCTL_FILE: &str = "etc/sysctl.d/99-zz-nastune.conf";
-pub const UDEV_FILE: &str = "etc/udev/rules.d/99-nastune.rules";
+pub const SYSCTL_FILE: &str = super::sysctl_d::OWNED_FILE;
+pub const UDEV_FILE: &str = super::udev_rules::OWNED_FILE;
 /// A TuneD profile is a directory; `tuned-adm profile nastune` activates it.
 pub const TUNED_FILE: &str = "nastune/tuned.conf";
 pub const ANSIBLE_FILE: &str = "nastune-tasks.yml";
@@ -550,7 +550,7 @@ mod tests {
     fn every_format_matches_its_golden_file() {
         for (format, path, golden) in [
             (ExportFormat::Sysctl, SYSCTL_FILE, "99-zz-nastune.conf"),
-            (ExportFormat::Udev, UDEV_FILE, "99-nastune.rules"),
+            (ExportFormat::Udev, UDEV_FILE, "99-zz-nastune.rules"),
             (ExportFormat::Tuned, TUNED_FILE, "tuned.conf"),
             (ExportFormat::Ansible, ANSIBLE_FILE, "nastune-tasks.yml"),
         ] {

@@ -1,13 +1,26 @@
-//! `nastune tune`: changes to the running system and its configuration files,
-//! each read, journaled, applied, verified and revertible.
+//! Tuning: turn findings into a plan, apply it journaled (old values are on disk
+//! before anything is written), verify it, roll it back, and keep network changes
+//! behind a dead-man timer until they are confirmed.
 //!
-//! Building blocks: lossless editors for fstab and smb.conf, network device
-//! settings through ethtool ioctls, export of changes to other tools' formats,
-//! and the statistics of `tune try` (measure, apply, measure again, keep or revert).
+//! Every write is an [`action::Action`]: a runtime value under /proc/sys or /sys,
+//! a network device setting (ethtool ioctls, [`netdev`]), or a whole file: owned by
+//! nastune (`99-zz-nastune.conf` in /etc/sysctl.d, `99-zz-nastune.rules` in
+//! /etc/udev/rules.d) or edited in place without losing a byte of what is around
+//! the change ([`edit_fstab`], [`edit_smbconf`]). [`trial`] holds the statistics of
+//! `tune try`; [`export`] hands a plan to other tools.
 
+pub mod action;
+pub mod apply;
+pub mod deadman;
 pub mod edit;
 pub mod edit_fstab;
 pub mod edit_smbconf;
 pub mod export;
 pub mod netdev;
+pub mod plan;
+pub mod rollback;
+pub mod sysctl_d;
 pub mod trial;
+pub mod udev_rules;
+pub mod validate;
+pub mod verify;

@@ -22,4 +22,5 @@ mod probe_storage;
 mod report;
 mod services;
 mod store;
+mod tune;
 mod watch;

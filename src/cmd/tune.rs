@@ -1,0 +1,362 @@
+//! `nastune tune plan|apply|rollback|verify|confirm`: findings become journaled
+//! changes that can be verified and undone.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::report::tune_text;
+use crate::root::Root;
+use crate::store::Store;
+use crate::tune::{apply, deadman, plan, rollback, verify};
+
+/// Version of every `tune --json` document.
+pub const SCHEMA_VERSION: u32 = 1;
+
+pub const LONG_ABOUT: &str = "Turn findings into changes, apply them journaled, verify \
+and roll them back.\n\n\
+'plan' shows each change the findings imply (or that --set asks for): the setting, old -> new, \
+why, its risk, and whether it is applied or skipped and why. 'apply' writes runtime values \
+(/proc/sys, /sys) and persists them: sysctls in /etc/sysctl.d/99-zz-nastune.conf (other files \
+that boot applies later are reported), block and network device attributes as udev rules in \
+/etc/udev/rules.d/99-zz-nastune.rules. Values are validated first (ranges, kernel limits, keys and \
+scheduler names this kernel has). Before each write the old value or file is journaled in the \
+store; 'rollback' restores exactly that, also after a crash. 'verify' says, per owned setting, \
+applied, drifted (changed by someone else: reported, not fought) or unsupported.\n\n\
+Network changes (net.* sysctls, network device attributes) revert by themselves unless 'tune \
+confirm' arrives within --confirm-within; their persistence is written only at confirm. Mount \
+options, smb.conf and ethtool changes are listed but not applied yet.\n\nExamples:\n  \
+nastune tune plan\n  nastune tune apply swappiness-for-swap-kind\n  \
+nastune tune apply --set sysctl:vm.swappiness=10 --yes\n  nastune tune confirm\n  \
+nastune tune verify\n  nastune tune rollback";
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    #[command(subcommand)]
+    pub command: TuneCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TuneCommand {
+    /// Show the changes the findings imply: old -> new, why, risk
+    Plan(PlanArgs),
+    /// Apply the plan: journal old values, write runtime values and persistence
+    Apply(ApplyArgs),
+    /// Restore what a session (default: the latest) changed
+    Rollback(RollbackArgs),
+    /// Check each owned setting: applied, drifted or unsupported
+    Verify(VerifyArgs),
+    /// Keep the network changes of a session (stops the dead-man timer)
+    Confirm(ConfirmArgs),
+    /// The dead-man timer process started by apply
+    #[command(hide = true)]
+    Deadman(DeadmanArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SelectArgs {
+    /// Rule ids or finding numbers to act on [default: every finding]
+    pub ids: Vec<String>,
+    /// A change of your own: sysctl:KEY=VALUE or sysfs:PATH=VALUE (PATH below /sys); repeatable
+    #[arg(long = "set", value_name = "SETTING=VALUE")]
+    pub sets: Vec<String>,
+    /// Work on this tree (with proc/, sys/, etc/) instead of /
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Apply without asking
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Network changes revert unless 'tune confirm' comes within this time (10s, 2m)
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = parse_confirm_within)]
+    pub confirm_within: Duration,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// Session to roll back [default: the latest not rolled back]
+    #[arg(conflicts_with = "entry")]
+    pub session: Option<i64>,
+    /// Roll back only this journal entry
+    #[arg(long, value_name = "ID")]
+    pub entry: Option<i64>,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Check the settings written to this tree instead of /
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfirmArgs {
+    /// Session to confirm [default: the latest with changes waiting]
+    pub session: Option<i64>,
+}
+
+#[derive(Debug, Args)]
+pub struct DeadmanArgs {
+    pub session: i64,
+}
+
+fn parse_confirm_within(s: &str) -> Result<Duration, String> {
+    let d = crate::bench::disk::workload::parse_duration(s).map_err(|e| e.to_string())?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
+        return Err(format!("'{s}' is out of range: use 1s to 1h"));
+    }
+    Ok(d)
+}
+
+pub fn run(args: &TuneArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    match &args.command {
+        TuneCommand::Plan(a) => run_plan(a),
+        TuneCommand::Apply(a) => run_apply(a, global),
+        TuneCommand::Rollback(a) => run_rollback(a, &need_store(global, "rollback")?),
+        TuneCommand::Verify(a) => run_verify(a, &need_store(global, "verify")?),
+        TuneCommand::Confirm(a) => run_confirm(a, &need_store(global, "confirm")?),
+        TuneCommand::Deadman(a) => {
+            let store = need_store(global, "deadman")?;
+            deadman::run(&store, a.session)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn need_store(global: &GlobalArgs, what: &str) -> anyhow::Result<Store> {
+    match super::open_store(global)? {
+        Some(s) => Ok(s),
+        None => bail!("'tune {what}' needs the store (the journal lives there); drop --no-store"),
+    }
+}
+
+fn open_root(dir: &Option<PathBuf>) -> anyhow::Result<Root> {
+    Ok(match dir {
+        Some(d) => Root::tree(d).context("--root")?,
+        None => Root::live(),
+    })
+}
+
+fn make_plan(sel: &SelectArgs, root: &Root) -> anyhow::Result<plan::Plan> {
+    let mut sources = Vec::new();
+    // Findings are needed unless only --set changes were asked for.
+    if !sel.ids.is_empty() || sel.sets.is_empty() {
+        let snapshot = crate::probe::probe(root);
+        let findings = crate::advise::evaluate(&crate::advise::Context {
+            snapshot: &snapshot,
+        });
+        sources = plan::select(&findings, &sel.ids, !sel.sets.is_empty())?;
+    }
+    for s in &sel.sets {
+        sources.push(plan::manual(plan::parse_set(s)?));
+    }
+    Ok(plan::build(root, sources))
+}
+
+#[derive(Serialize)]
+struct Doc<'a, T: Serialize> {
+    schema_version: u32,
+    tool_version: &'static str,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+fn json<T: Serialize>(body: &T) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(&Doc {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION"),
+        body,
+    })? + "\n")
+}
+
+fn run_plan(a: &PlanArgs) -> anyhow::Result<ExitCode> {
+    let root = open_root(&a.select.root)?;
+    let plan = make_plan(&a.select, &root)?;
+    let out = if a.json {
+        json(&plan)?
+    } else {
+        tune_text::render_plan(&plan)
+    };
+    crate::output::write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct ApplyDoc<'a> {
+    plan: &'a plan::Plan,
+    applied: Option<&'a apply::Applied>,
+}
+
+fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let store = need_store(global, "apply")?;
+    let root = open_root(&a.select.root)?;
+    let plan = make_plan(&a.select, &root)?;
+    if !a.json {
+        crate::output::write_stdout(tune_text::render_plan(&plan).as_bytes())?;
+    }
+    if plan.to_apply() == 0 {
+        if a.json {
+            crate::output::write_stdout(
+                json(&ApplyDoc {
+                    plan: &plan,
+                    applied: None,
+                })?
+                .as_bytes(),
+            )?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !a.yes && !ask(plan.to_apply())? {
+        eprintln!("nastune: nothing applied");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let host = crate::probe::host::read_host_id(&root);
+    let run = store.begin_run("tune", &host, &super::command_line())?;
+    store.save_document(run, "tune-plan", SCHEMA_VERSION, &plan)?;
+    let exe =
+        std::env::current_exe().context("cannot find this program to start the dead-man timer")?;
+    let db = std::fs::canonicalize(store.path()).unwrap_or_else(|_| store.path().to_path_buf());
+    let spawn = |session| deadman::spawn(&exe, &db, session);
+    let result = apply::apply(&store, &root, run, &plan, a.confirm_within, &spawn);
+    match result {
+        Ok(applied) => {
+            store.finish_run(run, "ok")?;
+            let out = if a.json {
+                json(&ApplyDoc {
+                    plan: &plan,
+                    applied: Some(&applied),
+                })?
+            } else {
+                tune_text::render_applied(&applied)
+            };
+            crate::output::write_stdout(out.as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            store.finish_run(run, "failed")?;
+            Err(e.into())
+        }
+    }
+}
+
+/// Asks on a terminal; refuses when stdin is not one.
+fn ask(n: usize) -> anyhow::Result<bool> {
+    if !std::io::stdin().is_terminal() {
+        bail!("refusing to apply without confirmation: stdin is not a terminal; pass --yes");
+    }
+    eprint!("Apply {n} change(s)? [y/N] ");
+    std::io::stderr().flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(matches!(line.trim(), "y" | "Y" | "yes"))
+}
+
+fn run_rollback(a: &RollbackArgs, store: &Store) -> anyhow::Result<ExitCode> {
+    if let Some(entry) = a.entry {
+        let r = rollback::rollback_entry(store, entry)?;
+        let out = if a.json {
+            json(&r)?
+        } else {
+            tune_text::render_restored(&r)
+        };
+        crate::output::write_stdout(out.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let session = match a.session {
+        Some(id) => store
+            .tune_session(id)?
+            .ok_or(rollback::RollbackError::NoSession(id))?,
+        None => rollback::latest(store)?,
+    };
+    let r = rollback::rollback_session(store, &session, false)?;
+    let out = if a.json {
+        json(&r)?
+    } else {
+        tune_text::render_rolled_back(&r)
+    };
+    crate::output::write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct VerifyDoc<'a> {
+    root: &'a str,
+    checks: &'a [verify::Check],
+    interrupted_sessions: Vec<i64>,
+}
+
+fn run_verify(a: &VerifyArgs, store: &Store) -> anyhow::Result<ExitCode> {
+    let root = open_root(&a.root)?;
+    let name = apply::root_name(&root);
+    let checks = verify::verify(store, &name)?;
+    let interrupted: Vec<i64> = store
+        .tune_sessions()?
+        .into_iter()
+        .filter(|s| s.root == name && s.state == "applying")
+        .map(|s| s.id)
+        .collect();
+    let out = if a.json {
+        json(&VerifyDoc {
+            root: &name,
+            checks: &checks,
+            interrupted_sessions: interrupted,
+        })?
+    } else {
+        let mut t = tune_text::render_verify(&checks);
+        for s in interrupted {
+            t.push_str(&format!(
+                "session {s} was interrupted while applying; run 'nastune tune rollback {s}'\n"
+            ));
+        }
+        t
+    };
+    crate::output::write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_confirm(a: &ConfirmArgs, store: &Store) -> anyhow::Result<ExitCode> {
+    let session = match a.session {
+        Some(s) => s,
+        None => store
+            .tune_sessions()?
+            .into_iter()
+            .find(|s| s.network_state == "pending")
+            .map(|s| s.id)
+            .context("no session has network changes waiting for confirmation")?,
+    };
+    let written = apply::confirm(store, session)?;
+    crate::output::write_stdout(
+        format!("session {session}: network changes kept; {written} persistence write(s) done\n")
+            .as_bytes(),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

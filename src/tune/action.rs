@@ -1,0 +1,248 @@
+//! The two things `tune` ever writes, journaled the same way: a runtime value (a
+//! file under /proc/sys or /sys: old string → new string) and a whole file under
+//! the root (old bytes or absent → new bytes). Every change kind becomes a list of
+//! these; a new kind (ethtool, say) is one more arm here.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::Path;
+
+use crate::root::{MAX_FILE_BYTES, Root};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// `value: None` only journals the old value (a companion that rollback must
+    /// restore, such as vm.dirty_ratio when vm.dirty_bytes is set).
+    Runtime { path: String, value: Option<String> },
+    /// A whole file owned by nastune, written atomically.
+    File { path: String, content: Vec<u8> },
+}
+
+impl Action {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Action::Runtime { .. } => "runtime",
+            Action::File { .. } => "file",
+        }
+    }
+
+    pub fn path(&self) -> &str {
+        match self {
+            Action::Runtime { path, .. } | Action::File { path, .. } => path,
+        }
+    }
+
+    /// The new value as journaled.
+    pub fn new_bytes(&self) -> Option<Vec<u8>> {
+        match self {
+            Action::Runtime { value, .. } => value.as_ref().map(|v| v.as_bytes().to_vec()),
+            Action::File { content, .. } => Some(content.clone()),
+        }
+    }
+}
+
+/// One step of an apply: an action and what it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub action: Action,
+    /// Canonical setting name (`sysctl:vm.swappiness`, `file:/etc/sysctl.d/…`).
+    pub setting: String,
+    pub rule_id: Option<String>,
+    /// Reverted by the dead-man timer unless confirmed.
+    pub network: bool,
+    /// Written only at `tune confirm` (persistence of network changes, so a reboot
+    /// before the confirmation does not bring them back).
+    pub deferred: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("cannot write '{}': {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        source: io::Error,
+    },
+    #[error("cannot read '{path}': {message}")]
+    Read { path: String, message: String },
+    #[error("'{0}' leaves the root; tune only writes below it")]
+    Escapes(String),
+}
+
+/// Refuses paths with `..` or an absolute start: every write stays below the root.
+pub fn check_relative(rel: &str) -> Result<(), WriteError> {
+    let p = Path::new(rel);
+    if p.is_absolute()
+        || p.components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return Err(WriteError::Escapes(rel.to_string()));
+    }
+    Ok(())
+}
+
+/// The current bytes of a runtime value or file; `None` when absent.
+pub fn read_current(root: &Root, rel: &str) -> Result<Option<Vec<u8>>, WriteError> {
+    match root.read_head(rel, MAX_FILE_BYTES) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(WriteError::Read {
+            path: rel.to_string(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// The value a runtime file holds: the bracketed choice of a list such as
+/// `mq-deadline [none]`, otherwise the text with whitespace runs made one space.
+pub fn selected_value(raw: &str) -> String {
+    if let Some(start) = raw.find('[')
+        && let Some(len) = raw[start + 1..].find(']')
+    {
+        return raw[start + 1..start + 1 + len].to_string();
+    }
+    raw.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Writes a runtime value. Live, the kernel gets the value. In a tree, the file is
+/// made to read as the kernel would answer: the brackets move within a choice list,
+/// anything else becomes `value\n`.
+pub fn write_runtime(root: &Root, rel: &str, value: &str) -> Result<(), WriteError> {
+    check_relative(rel)?;
+    let path = root.path(rel);
+    let io = |source| WriteError::Io {
+        path: path.clone(),
+        source,
+    };
+    if root.is_live() {
+        let mut f = fs::OpenOptions::new().write(true).open(&path).map_err(io)?;
+        return f.write_all(value.as_bytes()).map_err(io);
+    }
+    let current = fs::read_to_string(&path).map_err(io)?;
+    let text = if current.contains('[') {
+        current
+            .split_whitespace()
+            .map(|t| {
+                let name = t.trim_start_matches('[').trim_end_matches(']');
+                if name == value {
+                    format!("[{name}]")
+                } else {
+                    name.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+            + "\n"
+    } else {
+        format!("{value}\n")
+    };
+    fs::write(&path, text).map_err(io)
+}
+
+/// Puts a runtime value back. In a tree the exact old bytes return; live, the
+/// old selected value is written (a kernel file cannot take `mq-deadline [none]`).
+pub fn restore_runtime(root: &Root, rel: &str, old: &[u8]) -> Result<(), WriteError> {
+    check_relative(rel)?;
+    if !root.is_live() {
+        let path = root.path(rel);
+        return fs::write(&path, old).map_err(|source| WriteError::Io { path, source });
+    }
+    let old = selected_value(&String::from_utf8_lossy(old));
+    // The kernel rejects 0 for dirty_bytes; the journaled dirty_ratio companion
+    // restores the ratio, which turns the byte limit off again.
+    if old == "0" && (rel.ends_with("vm/dirty_bytes") || rel.ends_with("vm/dirty_background_bytes"))
+    {
+        return Ok(());
+    }
+    write_runtime(root, rel, &old)
+}
+
+/// Writes a whole file atomically (temporary file, fsync, rename, fsync of the
+/// directory), creating missing parent directories.
+pub fn write_file(root: &Root, rel: &str, content: &[u8]) -> Result<(), WriteError> {
+    check_relative(rel)?;
+    let path = root.path(rel);
+    let io = |p: &Path| {
+        let p = p.to_path_buf();
+        move |source| WriteError::Io { path: p, source }
+    };
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    fs::create_dir_all(dir).map_err(io(dir))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.nastune-tmp"));
+    {
+        let mut f = fs::File::create(&tmp).map_err(io(&tmp))?;
+        f.write_all(content).map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+    }
+    fs::rename(&tmp, &path).map_err(io(&path))?;
+    fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io(dir))
+}
+
+/// Removes a file that was absent before; already gone is fine (rollback is
+/// idempotent).
+pub fn remove_file(root: &Root, rel: &str) -> Result<(), WriteError> {
+    check_relative(rel)?;
+    let path = root.path(rel);
+    match fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(WriteError::Io { path, source }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selected_value_reads_choice_lists_and_numbers() {
+        assert_eq!(selected_value("mq-deadline [none] bfq\n"), "none");
+        assert_eq!(
+            selected_value("4096\t131072\t6291456\n"),
+            "4096 131072 6291456"
+        );
+        assert_eq!(selected_value("60\n"), "60");
+    }
+
+    #[test]
+    fn tree_writes_look_like_the_kernel_and_restore_exactly() {
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir_all(d.path().join("sys/q")).unwrap();
+        fs::write(d.path().join("sys/q/scheduler"), "[mq-deadline] none\n").unwrap();
+        let root = Root::tree(d.path()).unwrap();
+        write_runtime(&root, "sys/q/scheduler", "none").unwrap();
+        assert_eq!(
+            fs::read_to_string(d.path().join("sys/q/scheduler")).unwrap(),
+            "mq-deadline [none]\n"
+        );
+        restore_runtime(&root, "sys/q/scheduler", b"[mq-deadline] none\n").unwrap();
+        assert_eq!(
+            fs::read_to_string(d.path().join("sys/q/scheduler")).unwrap(),
+            "[mq-deadline] none\n"
+        );
+    }
+
+    #[test]
+    fn files_are_written_and_removed_below_the_root_only() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Root::tree(d.path()).unwrap();
+        write_file(&root, "etc/sysctl.d/x.conf", b"a = 1\n").unwrap();
+        assert_eq!(
+            read_current(&root, "etc/sysctl.d/x.conf").unwrap(),
+            Some(b"a = 1\n".to_vec())
+        );
+        remove_file(&root, "etc/sysctl.d/x.conf").unwrap();
+        remove_file(&root, "etc/sysctl.d/x.conf").unwrap();
+        assert_eq!(read_current(&root, "etc/sysctl.d/x.conf").unwrap(), None);
+        assert!(matches!(
+            write_file(&root, "../escape", b"x"),
+            Err(WriteError::Escapes(_))
+        ));
+        assert!(check_relative("/etc/passwd").is_err());
+    }
+}

@@ -1,0 +1,634 @@
+//! `nastune tune`: apply and rollback on copied fixture trees (byte-identical
+//! afterwards, also after a crash at every step), and for real: net sysctls in a
+//! network namespace, queue attributes of a loop device, the dead-man timer.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use crate::util::*;
+
+/// What a tree holds, without following symlinks: path → file bytes or link target.
+fn tree_state(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let rel = path.strip_prefix(dir).unwrap().to_path_buf();
+            let ft = entry.file_type().unwrap();
+            if ft.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(rel, format!("-> {}", target.display()).into_bytes());
+            } else if ft.is_dir() {
+                out.insert(rel, b"<dir>".to_vec());
+                stack.push(path);
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn assert_same_tree(before: &BTreeMap<PathBuf, Vec<u8>>, dir: &Path, what: &str) {
+    let after = tree_state(dir);
+    for (p, b) in before {
+        match after.get(p) {
+            None => panic!("{what}: '{}' is gone", p.display()),
+            Some(a) if a != b => panic!(
+                "{what}: '{}' differs: {:?} != {:?}",
+                p.display(),
+                String::from_utf8_lossy(a),
+                String::from_utf8_lossy(b)
+            ),
+            _ => {}
+        }
+    }
+    for p in after.keys() {
+        assert!(before.contains_key(p), "{what}: '{}' is new", p.display());
+    }
+}
+
+/// A copy of a fixture box in a fresh tempdir: (tempdir, box path).
+fn copy_box(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let dst = t.path().join("box");
+    let o = Command::new("cp")
+        .arg("-a")
+        .arg(fixtures().join("boxes").join(name))
+        .arg(&dst)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "cp: {}", stderr(&o));
+    (t, dst)
+}
+
+fn json_of(o: &Output) -> serde_json::Value {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+fn succeeded(args: &[&str], o: Output) -> Output {
+    assert!(
+        o.status.success(),
+        "{args:?}: exit {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        stdout(&o),
+        stderr(&o)
+    );
+    o
+}
+
+fn run_ok(dir: &Path, args: &[&str]) -> Output {
+    succeeded(args, run_with_db(dir, args))
+}
+
+#[test]
+fn apply_confirm_rollback_leaves_every_fixture_box_byte_identical() {
+    let mut kinds_applied = std::collections::BTreeSet::new();
+    let boxes = std::fs::read_dir(fixtures().join("boxes")).unwrap();
+    for b in boxes {
+        let name = b.unwrap().file_name().to_string_lossy().into_owned();
+        let (t, dir) = copy_box(&name);
+        let before = tree_state(&dir);
+        let root = dir.to_str().unwrap();
+        let o = run_with_db(
+            t.path(),
+            &["tune", "apply", "--root", root, "--yes", "--json"],
+        );
+        let doc = json_of(&o);
+        assert_eq!(doc["schema_version"], 1);
+        let applied = &doc["applied"];
+        if applied.is_null() {
+            assert_same_tree(&before, &dir, &name);
+            continue;
+        }
+        for item in doc["plan"]["items"].as_array().unwrap() {
+            if item["status"] == "apply" {
+                kinds_applied.insert(item["change"]["kind"].as_str().unwrap().to_string());
+            }
+        }
+        assert!(
+            tree_state(&dir) != before,
+            "{name}: apply reported writes but the tree is unchanged"
+        );
+        if !applied["confirm_deadline_unix"].is_null() {
+            run_ok(t.path(), &["tune", "confirm"]);
+            assert!(
+                dir.join("etc/sysctl.d/99-zz-nastune.conf").exists()
+                    || dir.join("etc/udev/rules.d/99-zz-nastune.rules").exists(),
+                "{name}: confirm wrote no persistence"
+            );
+        }
+        let v = json_of(&run_with_db(
+            t.path(),
+            &["tune", "verify", "--root", root, "--json"],
+        ));
+        let checks = v["checks"].as_array().unwrap();
+        assert!(!checks.is_empty(), "{name}");
+        assert!(
+            checks.iter().all(|c| c["state"] == "applied"),
+            "{name}: {checks:?}"
+        );
+        run_ok(t.path(), &["tune", "rollback"]);
+        assert_same_tree(&before, &dir, &name);
+        // Nothing is owned any more, and a second rollback has nothing to do.
+        let v = json_of(&run_with_db(
+            t.path(),
+            &["tune", "verify", "--root", root, "--json"],
+        ));
+        assert!(v["checks"].as_array().unwrap().is_empty(), "{name}: {v}");
+        let again = run_with_db(t.path(), &["tune", "rollback"]);
+        assert_eq!(again.status.code(), Some(2));
+        assert!(stderr(&again).contains("every session is rolled back"));
+    }
+    for kind in ["sysctl", "sysfs_attribute", "udev_rule"] {
+        assert!(
+            kinds_applied.contains(kind),
+            "no fixture applied a '{kind}' change: {kinds_applied:?}"
+        );
+    }
+}
+
+#[test]
+fn a_crash_after_any_step_of_apply_rolls_back_byte_identical() {
+    let (pristine_t, pristine) = copy_box("oldguide");
+    let before = tree_state(&pristine);
+    drop(pristine_t);
+    let mut crashed = 0;
+    for n in 1.. {
+        let (t, dir) = copy_box("oldguide");
+        let root = dir.to_str().unwrap();
+        let o = nastune()
+            .args(["tune", "apply", "--root", root, "--yes", "--db"])
+            .arg(t.path().join("nastune.db"))
+            .env("NASTUNE_TUNE_FAULT_AFTER", n.to_string())
+            .output()
+            .unwrap();
+        if o.status.success() {
+            // Past the last fault point: the whole apply ran; undo it too.
+            run_ok(t.path(), &["tune", "rollback"]);
+            assert_same_tree(&before, &dir, "complete apply");
+            break;
+        }
+        assert_eq!(o.status.code(), Some(86), "fault {n}: {}", stderr(&o));
+        crashed += 1;
+        let v = run_ok(t.path(), &["tune", "verify", "--root", root]);
+        assert!(
+            stdout(&v).contains("session 1 was interrupted while applying"),
+            "fault {n}: {}",
+            stdout(&v)
+        );
+        run_ok(t.path(), &["tune", "rollback", "1"]);
+        assert_same_tree(&before, &dir, &format!("fault after point {n}"));
+        // Restoring is idempotent: the same session again changes nothing.
+        run_ok(t.path(), &["tune", "rollback", "1"]);
+        assert_same_tree(&before, &dir, &format!("second rollback after point {n}"));
+    }
+    assert!(crashed >= 20, "only {crashed} fault points");
+}
+
+#[test]
+fn apply_without_yes_refuses_when_stdin_is_not_a_terminal() {
+    let (t, dir) = copy_box("oldguide");
+    let before = tree_state(&dir);
+    let o = nastune()
+        .args(["tune", "apply", "--root", dir.to_str().unwrap(), "--db"])
+        .arg(t.path().join("nastune.db"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("pass --yes"), "{}", stderr(&o));
+    assert_same_tree(&before, &dir, "refused apply");
+}
+
+#[test]
+fn plan_shows_old_new_why_risk_and_skip_reasons() {
+    let (t, dir) = copy_box("oldguide");
+    let root = dir.to_str().unwrap();
+    let doc = json_of(&run_with_db(
+        t.path(),
+        &["tune", "plan", "--root", root, "--json"],
+    ));
+    let items = doc["items"].as_array().unwrap();
+    let find = |setting: &str| {
+        items
+            .iter()
+            .find(|i| i["setting"] == setting)
+            .unwrap_or_else(|| panic!("no '{setting}' in the plan"))
+    };
+    let vfs = find("sysctl:vm.vfs_cache_pressure");
+    assert_eq!(vfs["old"], "1000");
+    assert_eq!(vfs["new"], "100");
+    assert_eq!(vfs["status"], "apply");
+    assert_eq!(vfs["risk"], "runtime_safe");
+    assert_eq!(vfs["rule_id"], "vfs-cache-pressure");
+    assert_eq!(vfs["persisted_in"], "/etc/sysctl.d/99-zz-nastune.conf");
+    let eth = find("ethtool:eth0:tx-tcp-segmentation");
+    assert_eq!(eth["status"], "skip");
+    assert_eq!(eth["reason"], "applying ethtool is not supported yet");
+    assert!(find("sysctl:net.ipv4.tcp_timestamps")["network"] == true);
+    // Selecting by rule id and finding number narrows the plan.
+    let one = json_of(&run_with_db(
+        t.path(),
+        &[
+            "tune",
+            "plan",
+            "--root",
+            root,
+            "--json",
+            "vfs-cache-pressure",
+        ],
+    ));
+    let n = one["items"].as_array().unwrap();
+    assert!(
+        n.iter().all(|i| i["rule_id"] == "vfs-cache-pressure"),
+        "{n:?}"
+    );
+    let bad = run_with_db(t.path(), &["tune", "plan", "--root", root, "no-such-rule"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("'no-such-rule' matches no finding"));
+    // A value the kernel would reject is refused before anything is written.
+    let v = run_ok(
+        t.path(),
+        &[
+            "tune",
+            "plan",
+            "--root",
+            root,
+            "--set",
+            "sysfs:block/sda/queue/scheduler=deadline",
+            "--set",
+            "sysfs:block/md0/queue/scheduler=none",
+        ],
+    );
+    let text = stdout(&v);
+    assert!(
+        text.contains(
+            "'deadline' is not valid for 'sysfs:block/sda/queue/scheduler': this kernel offers only mq-deadline, kyber, bfq, none"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("has no I/O scheduler to choose"), "{text}");
+    assert!(text.contains("0 of 2 change(s) to apply"), "{text}");
+}
+
+#[test]
+fn verify_reports_drift_and_unsupported_and_rollback_still_restores() {
+    let (t, dir) = copy_box("oldguide");
+    let before = tree_state(&dir);
+    let root = dir.to_str().unwrap();
+    run_ok(
+        t.path(),
+        &[
+            "tune",
+            "apply",
+            "--root",
+            root,
+            "--yes",
+            "--set",
+            "sysctl:vm.swappiness=30",
+            "--set",
+            "sysctl:vm.vfs_cache_pressure=100",
+        ],
+    );
+    std::fs::write(dir.join("proc/sys/vm/swappiness"), "77\n").unwrap();
+    let vfs = dir.join("proc/sys/vm/vfs_cache_pressure");
+    let vfs_bytes = std::fs::read(&vfs).unwrap();
+    std::fs::remove_file(&vfs).unwrap();
+    let v = json_of(&run_with_db(
+        t.path(),
+        &["tune", "verify", "--root", root, "--json"],
+    ));
+    let state = |s: &str| {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["setting"] == s)
+            .unwrap_or_else(|| panic!("{s} not checked: {v}"))
+            .clone()
+    };
+    let sw = state("sysctl:vm.swappiness");
+    assert_eq!(sw["state"], "drifted");
+    assert_eq!(sw["current"], "77");
+    assert_eq!(sw["expected"], "30");
+    assert_eq!(
+        state("sysctl:vm.vfs_cache_pressure")["state"],
+        "unsupported"
+    );
+    assert_eq!(
+        state("file:/etc/sysctl.d/99-zz-nastune.conf")["state"],
+        "applied"
+    );
+    // Drift is reported, not fought: verify wrote nothing.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("proc/sys/vm/swappiness")).unwrap(),
+        "77\n"
+    );
+    std::fs::write(&vfs, vfs_bytes).unwrap();
+    let r = run_ok(t.path(), &["tune", "rollback"]);
+    assert!(stdout(&r).contains("drifted to '77'"), "{}", stdout(&r));
+    assert_same_tree(&before, &dir, "rollback after drift");
+}
+
+// ---- for real: a network namespace, a loop device, the dead-man timer ----
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+struct Netns(String);
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+/// Private stand-ins for /etc/sysctl.d and /etc/udev/rules.d, bind-mounted over
+/// the real ones inside the command's own mount namespace, so the live system's
+/// /etc is never written.
+struct PrivateEtc {
+    dir: tempfile::TempDir,
+}
+
+impl PrivateEtc {
+    fn new() -> Self {
+        for d in ["/etc/sysctl.d", "/etc/udev/rules.d"] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sysctl.d")).unwrap();
+        std::fs::create_dir_all(dir.path().join("rules.d")).unwrap();
+        PrivateEtc { dir }
+    }
+
+    fn sysctl_d(&self) -> PathBuf {
+        self.dir.path().join("sysctl.d")
+    }
+
+    fn rules_d(&self) -> PathBuf {
+        self.dir.path().join("rules.d")
+    }
+
+    /// Runs nastune behind `prefix` (`ip netns exec NS` or `unshare -m`).
+    fn run(&self, prefix: &[&str], args: &[&str]) -> Output {
+        let script = "mount --bind \"$1\" /etc/sysctl.d && mount --bind \"$2\" /etc/udev/rules.d \
+                      && shift 2 && exec \"$@\"";
+        Command::new(prefix[0])
+            .args(&prefix[1..])
+            .args(["sh", "-c", script, "sh"])
+            .arg(self.sysctl_d())
+            .arg(self.rules_d())
+            .arg(env!("CARGO_BIN_EXE_nastune"))
+            .args(args)
+            .arg("--db")
+            .arg(self.dir.path().join("nastune.db"))
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    }
+
+    fn run_ok(&self, prefix: &[&str], args: &[&str]) -> Output {
+        succeeded(args, self.run(prefix, args))
+    }
+}
+
+fn netns_setup(tag: &str) -> Option<Netns> {
+    if !is_root() {
+        println!("SKIP: not root: network namespaces need CAP_SYS_ADMIN");
+        return None;
+    }
+    let ns = format!("nastune-tune-{tag}-{}", std::process::id());
+    let o = Command::new("ip")
+        .args(["netns", "add", &ns])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "ip netns add: {}", stderr(&o));
+    Some(Netns(ns))
+}
+
+fn ns_read(ns: &str, key: &str) -> String {
+    let o = Command::new("ip")
+        .args(["netns", "exec", ns, "cat"])
+        .arg(format!("/proc/sys/{}", key.replace('.', "/")))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o).trim().to_string()
+}
+
+fn ns_write(ns: &str, key: &str, value: &str) {
+    let o = Command::new("ip")
+        .args(["netns", "exec", ns, "sh", "-c"])
+        .arg(format!(
+            "echo {value} > /proc/sys/{}",
+            key.replace('.', "/")
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+fn verify_state(etc: &PrivateEtc, prefix: &[&str], setting: &str) -> String {
+    let v = json_of(&etc.run(prefix, &["tune", "verify", "--json"]));
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["setting"] == setting)
+        .map(|c| c["state"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| "not owned".into())
+}
+
+#[test]
+fn net_sysctl_in_a_netns_applied_verified_drifted_rolled_back() {
+    let Some(ns) = netns_setup("apply") else {
+        return;
+    };
+    let key = "net.core.somaxconn";
+    let host_before = std::fs::read_to_string("/proc/sys/net/core/somaxconn").unwrap();
+    let original = ns_read(&ns.0, key);
+    let new = if original == "1024" { "2000" } else { "1024" };
+    let etc = PrivateEtc::new();
+    let prefix = ["ip", "netns", "exec", ns.0.as_str()];
+    let set = format!("sysctl:{key}={new}");
+    let o = etc.run_ok(&prefix, &["tune", "apply", "--yes", "--set", &set]);
+    assert!(stdout(&o).contains("tune confirm 1"), "{}", stdout(&o));
+    assert_eq!(ns_read(&ns.0, key), new);
+    // Per namespace: the host's value is untouched.
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/net/core/somaxconn").unwrap(),
+        host_before
+    );
+    etc.run_ok(&prefix, &["tune", "confirm"]);
+    let persisted = std::fs::read_to_string(etc.sysctl_d().join("99-zz-nastune.conf")).unwrap();
+    assert!(
+        persisted.contains(&format!("{key} = {new}\n")),
+        "{persisted}"
+    );
+    assert_eq!(
+        verify_state(&etc, &prefix, &format!("sysctl:{key}")),
+        "applied"
+    );
+    ns_write(&ns.0, key, "3000");
+    assert_eq!(
+        verify_state(&etc, &prefix, &format!("sysctl:{key}")),
+        "drifted"
+    );
+    assert_eq!(ns_read(&ns.0, key), "3000", "verify must not fight drift");
+    etc.run_ok(&prefix, &["tune", "rollback"]);
+    assert_eq!(ns_read(&ns.0, key), original);
+    assert!(!etc.sysctl_d().join("99-zz-nastune.conf").exists());
+}
+
+#[test]
+fn deadman_reverts_an_unconfirmed_net_sysctl_and_keeps_a_confirmed_one() {
+    let Some(ns) = netns_setup("deadman") else {
+        return;
+    };
+    let etc = PrivateEtc::new();
+    let prefix = ["ip", "netns", "exec", ns.0.as_str()];
+    let a = "net.core.somaxconn";
+    let b = "net.ipv4.tcp_timestamps";
+    let (a_orig, b_orig) = (ns_read(&ns.0, a), ns_read(&ns.0, b));
+    let a_new = if a_orig == "1024" { "2000" } else { "1024" };
+    let b_new = if b_orig == "2" { "1" } else { "2" };
+    // Session 1: not confirmed.
+    let set_a = format!("sysctl:{a}={a_new}");
+    let apply_2s = |set: &str| {
+        etc.run_ok(
+            &prefix,
+            &[
+                "tune",
+                "apply",
+                "--yes",
+                "--confirm-within",
+                "2s",
+                "--set",
+                set,
+            ],
+        )
+    };
+    apply_2s(&set_a);
+    assert_eq!(ns_read(&ns.0, a), a_new);
+    // Session 2: confirmed at once.
+    let set_b = format!("sysctl:{b}={b_new}");
+    apply_2s(&set_b);
+    etc.run_ok(&prefix, &["tune", "confirm", "2"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while ns_read(&ns.0, a) != a_orig && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(ns_read(&ns.0, a), a_orig, "unconfirmed change not reverted");
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(ns_read(&ns.0, b), b_new, "confirmed change was reverted");
+    assert_eq!(
+        verify_state(&etc, &prefix, &format!("sysctl:{b}")),
+        "applied"
+    );
+    assert_eq!(
+        verify_state(&etc, &prefix, &format!("sysctl:{a}")),
+        "not owned"
+    );
+    let late = etc.run(&prefix, &["tune", "confirm", "1"]);
+    assert_eq!(late.status.code(), Some(2));
+    assert!(
+        stderr(&late).contains("they are reverted"),
+        "{}",
+        stderr(&late)
+    );
+    // Only the confirmed key was persisted.
+    let persisted = std::fs::read_to_string(etc.sysctl_d().join("99-zz-nastune.conf")).unwrap();
+    assert!(
+        persisted.contains(b) && !persisted.contains(a),
+        "{persisted}"
+    );
+    etc.run_ok(&prefix, &["tune", "rollback", "2"]);
+    assert_eq!(ns_read(&ns.0, b), b_orig);
+}
+
+struct Loop(String);
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+#[test]
+fn loop_device_queue_attributes_applied_verified_drifted_rolled_back() {
+    if !is_root() {
+        println!("SKIP: not root: loop devices need CAP_SYS_ADMIN");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let img = t.path().join("disk.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let o = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "losetup: {}", stderr(&o));
+    let dev = Loop(stdout(&o).trim().to_string());
+    let name = dev.0.trim_start_matches("/dev/").to_string();
+    let q = format!("/sys/block/{name}/queue");
+    let read = |attr: &str| std::fs::read_to_string(format!("{q}/{attr}")).unwrap();
+    let (ra_orig, sched_orig) = (read("read_ahead_kb"), read("scheduler"));
+    let ra_new = if ra_orig.trim() == "256" {
+        "512"
+    } else {
+        "256"
+    };
+    let sched_new = sched_orig
+        .split_whitespace()
+        .find(|s| !s.starts_with('['))
+        .expect("a second scheduler")
+        .to_string();
+    let etc = PrivateEtc::new();
+    let prefix = ["unshare", "-m", "--propagation", "private"];
+    let ra_set = format!("sysfs:block/{name}/queue/read_ahead_kb={ra_new}");
+    let sched_set = format!("sysfs:block/{name}/queue/scheduler={sched_new}");
+    etc.run_ok(
+        &prefix,
+        &[
+            "tune", "apply", "--yes", "--set", &ra_set, "--set", &sched_set,
+        ],
+    );
+    assert_eq!(read("read_ahead_kb").trim(), ra_new);
+    assert!(read("scheduler").contains(&format!("[{sched_new}]")));
+    let rules = std::fs::read_to_string(etc.rules_d().join("99-zz-nastune.rules")).unwrap();
+    assert!(
+        rules.contains(&format!(
+            "SUBSYSTEM==\"block\", KERNEL==\"{name}\", ATTR{{queue/read_ahead_kb}}=\"{ra_new}\""
+        )),
+        "{rules}"
+    );
+    let ra_setting = format!("sysfs:block/{name}/queue/read_ahead_kb");
+    let sched_setting = format!("sysfs:block/{name}/queue/scheduler");
+    assert_eq!(verify_state(&etc, &prefix, &ra_setting), "applied");
+    assert_eq!(verify_state(&etc, &prefix, &sched_setting), "applied");
+    std::fs::write(format!("{q}/read_ahead_kb"), "1024").unwrap();
+    assert_eq!(verify_state(&etc, &prefix, &ra_setting), "drifted");
+    assert_eq!(verify_state(&etc, &prefix, &sched_setting), "applied");
+    etc.run_ok(&prefix, &["tune", "rollback"]);
+    assert_eq!(read("read_ahead_kb"), ra_orig);
+    assert_eq!(read("scheduler"), sched_orig);
+    assert!(!etc.rules_d().join("99-zz-nastune.rules").exists());
+}
