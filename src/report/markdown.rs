@@ -79,5 +79,31 @@ pub fn render(runs: &[ReportRun]) -> String {
             );
         }
     }
+    for r in runs.iter().filter(|r| r.kind == "watch") {
+        let _ = writeln!(
+            m,
+            "\n### Counters over time: {}\n\n{}\n",
+            cell(&r.label()),
+            cell(&runs::watch_span(r))
+        );
+        if r.counters.is_empty() {
+            m.push_str("No counter moved during this watch.\n");
+            continue;
+        }
+        m.push_str("| counter | increase | peak rate /s | events |\n|---|---:|---:|---|\n");
+        for c in &r.counters {
+            let _ = writeln!(
+                m,
+                "| `{}` | {} | {} | {} |",
+                c.series.replace('`', "'").replace('|', "\\|"),
+                c.format(c.total as f64),
+                c.max_rate_per_sec.map_or("-".into(), |v| format!("{v:.3}")),
+                cell(runs::counter_events(c).trim_start_matches(", "))
+            );
+        }
+        if r.counters_left_out > 0 {
+            let _ = writeln!(m, "\n{} more series moved.", r.counters_left_out);
+        }
+    }
     m
 }

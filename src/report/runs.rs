@@ -11,6 +11,10 @@ pub struct ReportRun {
     pub kind: String,
     pub started: String,
     pub docs: Vec<(String, Value)>,
+    /// Counter series of a watch run that moved, by series name.
+    pub counters: Vec<super::counter_series::CounterSeries>,
+    /// Series that moved but were left out past `counter_series::MAX_CHARTS`.
+    pub counters_left_out: usize,
 }
 
 impl ReportRun {
@@ -18,7 +22,7 @@ impl ReportRun {
         format!("run {} ({})", self.id, self.kind)
     }
 
-    fn doc(&self, kind: &str) -> Option<&Value> {
+    pub fn doc(&self, kind: &str) -> Option<&Value> {
         self.docs.iter().find(|(k, _)| k == kind).map(|(_, v)| v)
     }
 }
@@ -238,10 +242,43 @@ pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
     out
 }
 
-/// Number of stored watch documents (their charts are not drawn yet).
-pub fn watch_documents(runs: &[ReportRun]) -> usize {
-    runs.iter()
-        .flat_map(|r| r.docs.iter())
-        .filter(|(k, _)| k == "watch")
-        .count()
+/// "N samples from A to B" for a watch run, from its stored summary.
+pub fn watch_span(r: &ReportRun) -> String {
+    let Some(doc) = r.doc("watch") else {
+        return "The watch ended without its summary (killed?); the span is that of the stored points.".into();
+    };
+    let time = |k: &str| {
+        doc[k]
+            .as_f64()
+            .map_or("?".into(), |t| crate::time::rfc3339_utc(t.max(0.0) as u64))
+    };
+    format!(
+        "{} samples{} from {} to {}, {} alerts",
+        text(&doc["samples"]),
+        if doc["replay"].as_bool() == Some(true) {
+            " (replayed trees)"
+        } else {
+            ""
+        },
+        time("first_sample_unix_s"),
+        time("last_sample_unix_s"),
+        text(&doc["alerts"])
+    )
+}
+
+/// ", 2 wraps, 1 reset" for a series' events, or "".
+pub fn counter_events(c: &super::counter_series::CounterSeries) -> String {
+    ["wrap", "reset", "reboot", "new_identity"]
+        .iter()
+        .filter_map(|e| {
+            let n = c.count(e);
+            (n > 0).then(|| {
+                format!(
+                    ", {n} {}{}",
+                    e.replace('_', " "),
+                    if n == 1 { "" } else { "s" }
+                )
+            })
+        })
+        .collect()
 }

@@ -367,3 +367,114 @@ fn check_html(path: &Path, min_svgs: usize) {
     // A blank page is one colour (variance 0); text and charts are not.
     assert!(var > 50.0, "screenshot looks blank: variance {var:.1}");
 }
+
+/// The `points` of every `<polyline>` in the SVG whose title starts with `title`.
+fn chart_points(html: &str, title: &str) -> Vec<Vec<(f64, f64)>> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find("<svg") {
+        let end = rest[start..].find("</svg>").expect("closed svg") + start + 6;
+        let doc = roxmltree::Document::parse(&rest[start..end]).expect("well-formed SVG");
+        let t = doc
+            .root_element()
+            .children()
+            .find(|n| n.has_tag_name("title"))
+            .and_then(|n| n.text())
+            .unwrap_or("");
+        if t.starts_with(title) {
+            for l in doc.descendants().filter(|n| n.has_tag_name("polyline")) {
+                out.push(
+                    l.attribute("points")
+                        .unwrap()
+                        .split(' ')
+                        .map(|p| {
+                            let (x, y) = p.split_once(',').unwrap();
+                            (x.parse().unwrap(), y.parse().unwrap())
+                        })
+                        .collect(),
+                );
+            }
+        }
+        rest = &rest[end..];
+    }
+    out
+}
+
+fn watch_replay(dir: &Path, steps: &[crate::watch::Step], extra: &[&str]) {
+    let mut args = vec!["watch", "--json", "--no-smart"];
+    args.extend_from_slice(extra);
+    args.push("--replay");
+    let dirs: Vec<String> = steps.iter().map(|s| s.dir.display().to_string()).collect();
+    args.extend(dirs.iter().map(String::as_str));
+    ok(dir, &args);
+}
+
+#[test]
+fn report_draws_the_counters_of_a_watch_run() {
+    let d = tempfile::tempdir().unwrap();
+    let steps = crate::watch::wrap_steps(d.path());
+    watch_replay(d.path(), &steps, &[]);
+    let list = ok(d.path(), &["history", "list", "--json"]);
+    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(list["runs"][0]["kind"], "watch", "{list}");
+    assert_eq!(list["runs"][0]["status"], "ok", "{list}");
+
+    let html = d.path().join("w.html");
+    ok(d.path(), &["report", "1", "--html", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("10 samples (replayed trees)"), "{page}");
+    // rx_bytes: the first sample at 0, then one point per sample that changed
+    // it (sample 3 had no eth0): 1 + 8 points, rising except at the new NIC.
+    let bytes = chart_points(&page, "net_rx_bytes{device=\"eth0\"}");
+    assert_eq!(bytes.len(), 1, "one chart for rx_bytes");
+    assert_eq!(bytes[0].len(), 9, "{:?}", bytes[0]);
+    assert!(
+        bytes[0]
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 >= w[1].1)
+    );
+    let title = "net_rx_bytes{device=&quot;eth0&quot;}: +4.0 GiB, 2 wraps, 1 reset, 1 reboot, 1 new identity";
+    assert!(page.contains(title), "{page}");
+    assert_eq!(page.matches("wrap at 2026-").count(), 2);
+    // rx_dropped: the start, a reset (sample 2), +7 (4), +10 after the reboot
+    // (7), the new NIC (8), and flat to the last sample (9).
+    let drops = chart_points(&page, "net_rx_dropped{device=\"eth0\"}");
+    assert_eq!(drops.len(), 1);
+    assert_eq!(drops[0].len(), 6, "{drops:?}");
+    assert!(
+        page.contains(
+            "net_rx_dropped{device=&quot;eth0&quot;}: +17, 1 reset, 1 reboot, 1 new identity"
+        ),
+        "{page}"
+    );
+    // Counters that never moved get no chart.
+    assert!(chart_points(&page, "net_tx_errors").is_empty());
+    check_html(&html, 2);
+
+    let md = ok(d.path(), &["report", "1", "--markdown", "-"]);
+    assert!(md.contains("### Counters over time: run 1 (watch)"), "{md}");
+    assert!(
+        md.contains("| `net_rx_bytes{device=\"eth0\"}` | 4.0 GiB |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("2 wraps, 1 reset, 1 reboot, 1 new identity"),
+        "{md}"
+    );
+}
+
+#[test]
+fn watch_points_age_out_with_keep_days() {
+    let d = tempfile::tempdir().unwrap();
+    let steps = crate::watch::wrap_steps(d.path());
+    // 0.2 days is 4.8 h: at the last write only the last three samples (4 h)
+    // are young enough to keep.
+    watch_replay(d.path(), &steps, &["--keep-days", "0.2"]);
+    let html = ok(d.path(), &["report", "1", "--html", "-"]);
+    let bytes = chart_points(&html, "net_rx_bytes{device=\"eth0\"}");
+    // The start of the run, then the three kept points.
+    assert_eq!(bytes[0].len(), 1 + 3, "{bytes:?}");
+    let o = run_with_db(d.path(), &["watch", "--keep-days", "0", "--replay", "/"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--keep-days '0'"), "{}", stderr(&o));
+}
