@@ -19,6 +19,7 @@ mod netns;
 mod netsys_fixtures;
 mod probe;
 mod probe_storage;
+mod progress;
 mod report;
 mod services;
 mod store;

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{nastune, run_with_db, stderr, stdout};
+use crate::util::{QUICK_CRYPTO, nastune, run_with_db, stderr, stdout};
 
 fn have(tool: &str) -> bool {
     Command::new("sh")
@@ -249,19 +249,8 @@ fn check_slowed(dir: &Path, dev: &str, slowed: &serde_json::Value, a: &str, b: &
 #[test]
 fn single_numbers_need_repeats_and_report_renders() {
     let dir = tempfile::tempdir().unwrap();
-    let crypto = [
-        "bench",
-        "crypto",
-        "--no-kdf",
-        "--duration",
-        "0.01",
-        "--size",
-        "4096",
-        "--cipher",
-        "gcm",
-    ];
-    ok(dir.path(), &crypto);
-    ok(dir.path(), &crypto);
+    ok(dir.path(), &QUICK_CRYPTO);
+    ok(dir.path(), &QUICK_CRYPTO);
     let c = compare_json(dir.path(), "1", "2");
     assert_eq!(verdict(&c, "encrypt"), "needs_repeats", "{c:#}");
     assert!(c["rows"][0]["ci_low_pct"].is_null());
