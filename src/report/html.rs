@@ -103,7 +103,7 @@ pub fn render(runs: &[ReportRun]) -> String {
             h,
             "<figure>{}</figure>",
             svg::line_chart(
-                "Completion latency by percentile",
+                "Latency by percentile (disk completion, network request/response)",
                 "percentile (log scale of 1 - p)",
                 &lines,
                 &ticks,

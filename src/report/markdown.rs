@@ -61,7 +61,7 @@ pub fn render(runs: &[ReportRun]) -> String {
     }
     let curves = runs::latency_curves(runs);
     if !curves.is_empty() {
-        m.push_str("\n### Completion latency percentiles\n\n| test | p50 | p99 | p99.9 |\n|---|---:|---:|---:|\n");
+        m.push_str("\n### Latency percentiles\n\n| test | p50 | p90 | p99 | p99.9 |\n|---|---:|---:|---:|---:|\n");
         for c in curves {
             let at = |p: f64| {
                 c.points
@@ -71,9 +71,10 @@ pub fn render(runs: &[ReportRun]) -> String {
             };
             let _ = writeln!(
                 m,
-                "| {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 cell(&c.name),
                 at(50.0),
+                at(90.0),
                 at(99.0),
                 at(99.9)
             );

@@ -208,7 +208,7 @@ fn short(id: &str) -> String {
         .join(" ")
 }
 
-/// Completion-latency percentiles of one disk test in one run.
+/// Latency percentiles of one disk test or one request/response test in one run.
 pub struct LatencyCurve {
     pub name: String,
     /// (percentile, nanoseconds)
@@ -218,8 +218,8 @@ pub struct LatencyCurve {
 pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
     let mut out = Vec::new();
     for r in runs {
-        let Some(doc) = r.doc("disk") else { continue };
-        for t in doc["tests"].as_array().into_iter().flatten() {
+        let disk_tests = r.doc("disk").and_then(|d| d["tests"].as_array());
+        for t in disk_tests.into_iter().flatten() {
             for dir in ["read", "write"] {
                 let Some(pcts) = t[dir]["clat_ns"]["percentile"].as_object() else {
                     continue;
@@ -234,6 +234,25 @@ pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
                 }
                 out.push(LatencyCurve {
                     name: format!("run {} {} [{dir}]", r.id, text(&t["name"])),
+                    points,
+                });
+            }
+        }
+        for (kind, doc) in r.docs.iter().filter(|(k, _)| k == "net") {
+            let rr = &doc["end"]["rr"];
+            let points: Vec<(f64, f64)> = [(50.0, "p50"), (90.0, "p90"), (99.0, "p99")]
+                .iter()
+                .filter_map(|(p, key)| Some((*p, rr[format!("latency_{key}_ns")].as_f64()?)))
+                .collect();
+            if !points.is_empty() {
+                out.push(LatencyCurve {
+                    name: format!(
+                        "run {} {kind} {} {}/{} B",
+                        r.id,
+                        text(&rr["mode"]),
+                        text(&rr["request_bytes"]),
+                        text(&rr["response_bytes"])
+                    ),
                     points,
                 });
             }

@@ -21,6 +21,7 @@ mod probe;
 mod probe_storage;
 mod progress;
 mod report;
+mod schemas;
 mod services;
 mod store;
 mod watch;

@@ -467,3 +467,34 @@ fn watch_points_age_out_with_keep_days() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--keep-days '0'"), "{}", stderr(&o));
 }
+
+#[test]
+fn report_draws_request_response_latency_percentiles() {
+    let d = tempfile::tempdir().unwrap();
+    ok(
+        d.path(),
+        &["bench", "net", "--loopback", "--rr", "-t", "1", "--json"],
+    );
+    let html = ok(d.path(), &["report", "1", "--html", "-"]);
+    let curves = chart_points(&html, "Latency by percentile");
+    // p50, p90 and p99 of the one RR test, rising with the percentile.
+    assert_eq!(curves.len(), 1, "{html}");
+    assert_eq!(curves[0].len(), 3, "{curves:?}");
+    assert!(
+        curves[0]
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 >= w[1].1)
+    );
+    let md = ok(d.path(), &["report", "1", "--markdown", "-"]);
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| run 1 net rr "))
+        .unwrap_or_else(|| panic!("no RR row: {md}"));
+    // p50, p90, p99 measured; no p99.9 from an RR test.
+    assert_eq!(
+        row.matches(" us |").count() + row.matches(" ms |").count() + row.matches(" ns |").count(),
+        3,
+        "{row}"
+    );
+    assert!(row.ends_with("| - |"), "{row}");
+}
