@@ -91,14 +91,14 @@ pub fn render(runs: &[ReportRun]) -> String {
             m.push_str("No counter moved during this watch.\n");
             continue;
         }
-        m.push_str("| counter | increase | peak rate /s | events |\n|---|---:|---:|---|\n");
+        m.push_str("| counter | increase | peak rate | events |\n|---|---:|---:|---|\n");
         for c in &r.counters {
             let _ = writeln!(
                 m,
                 "| `{}` | {} | {} | {} |",
                 c.series.replace('`', "'").replace('|', "\\|"),
                 c.format(c.total as f64),
-                c.max_rate_per_sec.map_or("-".into(), |v| format!("{v:.3}")),
+                c.max_rate_per_sec.map_or("-".into(), |v| rate(c, v)),
                 cell(runs::counter_events(c).trim_start_matches(", "))
             );
         }
@@ -107,4 +107,14 @@ pub fn render(runs: &[ReportRun]) -> String {
         }
     }
     m
+}
+
+/// A counter's rate per second, or per hour when that is below one: a slow
+/// leak of one drop every two hours reads "0.5/h", not "0.000".
+fn rate(c: &super::counter_series::CounterSeries, per_sec: f64) -> String {
+    if per_sec >= 1.0 || per_sec == 0.0 {
+        format!("{}/s", c.format(per_sec))
+    } else {
+        format!("{:.2}/h", per_sec * 3600.0)
+    }
 }

@@ -450,6 +450,11 @@ fn report_draws_the_counters_of_a_watch_run() {
         md.contains("2 wraps, 1 reset, 1 reboot, 1 new identity"),
         "{md}"
     );
+    // One drop in two hours is a rate per hour, not "0.000".
+    assert!(
+        md.contains("| `net_rx_dropped{device=\"eth0\"}` | 17 | 5.00/h |"),
+        "{md}"
+    );
 }
 
 #[test]
