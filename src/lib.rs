@@ -13,6 +13,7 @@ pub mod compare;
 pub mod net;
 pub mod output;
 pub mod probe;
+pub mod progress;
 pub mod report;
 pub mod root;
 pub mod stats;

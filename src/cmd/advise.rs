@@ -27,7 +27,12 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     if args.list {
         let out = if args.json {
             let infos: Vec<_> = advise::rules().iter().map(|r| &r.info).collect();
-            serde_json::to_string_pretty(&infos)? + "\n"
+            let doc = serde_json::json!({
+                "schema_version": SCHEMA_VERSION,
+                "tool_version": env!("CARGO_PKG_VERSION"),
+                "rules": infos,
+            });
+            serde_json::to_string_pretty(&doc)? + "\n"
         } else {
             advise_text::render_registry()
         };

@@ -1,6 +1,5 @@
 //! `nastune bench crypto`: measure cipher and KDF speed, print, save.
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -121,13 +120,9 @@ pub fn run(args: &BenchCryptoArgs, global: &GlobalArgs) -> anyhow::Result<ExitCo
     }
     let store = super::open_store(global)?;
     let root = Root::live();
-    let tty = std::io::stderr().is_terminal();
-    let mut progress = |step: &str| {
-        if tty {
-            eprintln!("measuring {step} ...");
-        }
-    };
-    let report = crypto::run(&settings, &root, &mut progress);
+    let mut bar = crate::progress::Progress::stderr();
+    let report = crypto::run(&settings, &root, &mut |step, f| bar.draw(step, f));
+    bar.clear();
     if let Some(store) = &store {
         let host_id = crate::probe::host::read_host_id(&root);
         let run = store.begin_run("bench-crypto", &host_id, &super::command_line())?;

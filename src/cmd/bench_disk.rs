@@ -1,7 +1,6 @@
 //! `nastune bench disk [PATH]`: plan the tests, check the target is safe to
 //! use, run, report, store.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -166,33 +165,6 @@ fn plan(args: &DiskArgs) -> anyhow::Result<(Option<Suite>, Vec<suites::Planned>)
     Ok((suite, tests))
 }
 
-struct ProgressBar {
-    on: bool,
-    drawn: bool,
-}
-
-impl ProgressBar {
-    fn draw(&mut self, name: &str, fraction: f64) {
-        if !self.on {
-            return;
-        }
-        const WIDTH: usize = 30;
-        let filled = ((fraction.clamp(0.0, 1.0)) * WIDTH as f64) as usize;
-        let bar: String = "#".repeat(filled) + &".".repeat(WIDTH - filled);
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r[{bar}] {:>3.0}% {name:<40}", fraction * 100.0);
-        let _ = err.flush();
-        self.drawn = true;
-    }
-
-    fn clear(&mut self) {
-        if self.drawn {
-            let _ = write!(std::io::stderr().lock(), "\r{:80}\r", "");
-            self.drawn = false;
-        }
-    }
-}
-
 /// Plans, checks and runs the tests; `None` when interrupted before any test ran.
 /// Collection only: printing and storing are the caller's.
 pub fn measure(args: &DiskArgs) -> anyhow::Result<Option<DiskBench>> {
@@ -243,10 +215,7 @@ pub fn measure(args: &DiskArgs) -> anyhow::Result<Option<DiskBench>> {
         layers: &layers,
         settle: std::time::Duration::from_millis(300),
     };
-    let mut bar = ProgressBar {
-        on: std::io::stderr().is_terminal(),
-        drawn: false,
-    };
+    let mut bar = crate::progress::Progress::stderr();
     let mut results: Vec<TestResult> = Vec::new();
     for t in &tests {
         if interrupt::interrupted() {

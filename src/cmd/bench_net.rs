@@ -9,7 +9,7 @@ use anyhow::Context;
 
 use crate::cli::{BenchNetArgs, GlobalArgs};
 use crate::net::client::{self, ClientConfig};
-use crate::net::engine::{ReceiveMethod, SendMethod};
+use crate::net::engine::{Interval, ReceiveMethod, SendMethod};
 use crate::net::params::{Caps, RrMode, RrParams};
 use crate::net::{allow, auth, doc, server};
 use crate::report::net_text;
@@ -24,12 +24,17 @@ pub fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode>
     }
     let store = super::open_store(global)?;
     let json = args.json;
-    let mut print_interval = |i: &crate::net::engine::Interval| {
+    let mut bar = crate::progress::Progress::stderr();
+    let mut print_interval = |i: &Interval| {
+        // Off the line first, so the interval does not print over the bar.
+        bar.clear();
         if !json {
             let _ = crate::output::write_stdout(net_text::interval(i).as_bytes());
         }
+        bar.draw("bench net", done_fraction(i, args));
     };
     let (cfg, outcome) = measure(args, &mut print_interval)?;
+    drop(bar);
     let report = match outcome {
         Ok(r) => r,
         Err(e) => {
@@ -56,11 +61,17 @@ pub fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
+/// How far the test is after interval `i`: its end over warm-up plus test time.
+pub fn done_fraction(i: &Interval, args: &BenchNetArgs) -> f64 {
+    let end = i.streams.iter().map(|s| s.end).fold(0.0, f64::max);
+    end / f64::from(args.omit + args.time).max(1.0)
+}
+
 /// Runs the test the arguments describe (starting the loopback server when asked);
 /// returns the configuration used and the client's outcome. Collection only.
 pub fn measure(
     args: &BenchNetArgs,
-    on_interval: &mut dyn FnMut(&crate::net::engine::Interval),
+    on_interval: &mut dyn FnMut(&Interval),
 ) -> anyhow::Result<(ClientConfig, anyhow::Result<doc::NetReport>)> {
     let psk = match &args.psk_file {
         Some(p) => Some(auth::load_psk(p)?),

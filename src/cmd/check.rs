@@ -67,12 +67,15 @@ struct NetCommand {
 }
 
 /// Runs one network test for `check`; the document, or why there is none.
-fn net_test(argv: &[&str]) -> Result<serde_json::Value, String> {
+/// `progress` gets the share of the test done after each interval.
+fn net_test(argv: &[&str], progress: &mut dyn FnMut(f64)) -> Result<serde_json::Value, String> {
     let args = NetCommand::try_parse_from(argv)
         .map_err(|e| e.to_string().trim().to_string())?
         .args;
-    let (_, outcome) =
-        super::bench_net::measure(&args, &mut |_| {}).map_err(|e| format!("{e:#}"))?;
+    let (_, outcome) = super::bench_net::measure(&args, &mut |i| {
+        progress(super::bench_net::done_fraction(i, &args))
+    })
+    .map_err(|e| format!("{e:#}"))?;
     let report = outcome.map_err(|e| format!("{e:#}"))?;
     serde_json::to_value(&report).map_err(|e| e.to_string())
 }
@@ -83,6 +86,41 @@ fn net_test(argv: &[&str]) -> Result<serde_json::Value, String> {
 struct DiskCommand {
     #[command(flatten)]
     args: super::bench_disk::DiskArgs,
+}
+
+/// The progress bar of `check`: one share per measuring phase.
+struct Phases {
+    bar: crate::progress::Progress,
+    total: usize,
+    started: usize,
+    name: String,
+}
+
+impl Phases {
+    fn new(total: usize) -> Self {
+        Phases {
+            bar: crate::progress::Progress::stderr(),
+            total: total.max(1),
+            started: 0,
+            name: String::new(),
+        }
+    }
+
+    fn start(&mut self, name: &str) {
+        self.started += 1;
+        self.name = name.to_string();
+        self.within("", 0.0);
+    }
+
+    /// `step` of the current phase, `fraction` of it done.
+    fn within(&mut self, step: &str, fraction: f64) {
+        let label = format!(
+            "check {}/{}: {} {step}",
+            self.started, self.total, self.name
+        );
+        let done = (self.started.saturating_sub(1) as f64 + fraction) / self.total as f64;
+        self.bar.draw(&label, done);
+    }
 }
 
 #[derive(Serialize)]
@@ -133,11 +171,21 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
 
     let mut docs: Vec<(String, serde_json::Value)> = Vec::new();
     let mut not_measured = Vec::new();
+    let mut phases = Phases::new(
+        [
+            disk_args.is_some(),
+            !args.skip_crypto,
+            !args.skip_tcp,
+            args.peer.is_some(),
+        ]
+        .into_iter()
+        .filter(|on| *on)
+        .count(),
+    );
     if let Some(disk_args) = &disk_args {
-        eprintln!(
-            "nastune: measuring the disk under '{}' ...",
-            args.dir.display()
-        );
+        phases.start(&format!("disk under '{}'", args.dir.display()));
+        // The disk bench draws its own bar, one test at a time.
+        phases.bar.clear();
         match super::bench_disk::measure(disk_args) {
             Ok(Some(doc)) if !doc.interrupted => {
                 docs.push(("disk".into(), serde_json::to_value(&doc)?))
@@ -154,7 +202,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     if args.skip_crypto {
         not_measured.push("crypto: skipped (--skip-crypto)".into());
     } else {
-        eprintln!("nastune: measuring ciphers ...");
+        phases.start("ciphers");
         let settings = crypto::Settings {
             duration: Duration::from_millis(100),
             sizes: vec![4096],
@@ -163,27 +211,32 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             argon2_max_kib: 64,
             kdf: false,
         };
-        let report = crypto::run(&settings, &root, &mut |_| {});
+        let report = crypto::run(&settings, &root, &mut |step, f| phases.within(step, f));
         docs.push(("crypto".into(), serde_json::to_value(&report)?));
     }
 
     if args.skip_tcp {
         not_measured.push("tcp: skipped (--skip-tcp)".into());
     } else {
-        eprintln!("nastune: measuring the loopback TCP ceiling ...");
-        match net_test(&["net", "--loopback", "-t", "2", "--json"]) {
+        phases.start("loopback TCP ceiling");
+        match net_test(&["net", "--loopback", "-t", "2", "--json"], &mut |f| {
+            phases.within("", f)
+        }) {
             Ok(doc) => docs.push(("net".into(), doc)),
             Err(e) => not_measured.push(format!("tcp loopback: {e}")),
         }
     }
     if let Some(peer) = &args.peer {
-        eprintln!("nastune: measuring the network to '{peer}' ...");
-        match net_test(&["net", peer, "-t", "5", "--json"]) {
+        phases.start(&format!("network to '{peer}'"));
+        match net_test(&["net", peer, "-t", "5", "--json"], &mut |f| {
+            phases.within("", f)
+        }) {
             Ok(doc) => docs.push(("net".into(), doc)),
             Err(e) => not_measured.push(format!("network to '{peer}': {e}")),
         }
     }
 
+    drop(phases);
     let measurements = bottleneck::measurements_from(&docs);
     let paths = bottleneck::analyse(&snapshot, &measurements);
     let findings = advise::evaluate(&advise::Context {

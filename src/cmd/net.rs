@@ -61,7 +61,11 @@ pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
     let counter = Arc::clone(&done);
     let report = Box::new(move |r: server::SessionReport| {
         let line = if json {
-            serde_json::to_string(&r).unwrap_or_default()
+            serde_json::to_string(&SessionLine {
+                schema_version: crate::net::doc::SCHEMA_VERSION,
+                session: &r,
+            })
+            .unwrap_or_default()
         } else {
             crate::report::net_text::session_line(&r)
         };
@@ -73,4 +77,12 @@ pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
     });
     server::serve(listener, cfg, report)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One `net serve --json` line: the session with the schema version.
+#[derive(serde::Serialize)]
+struct SessionLine<'a> {
+    schema_version: u32,
+    #[serde(flatten)]
+    session: &'a server::SessionReport,
 }

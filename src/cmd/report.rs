@@ -8,16 +8,20 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use crate::cli::GlobalArgs;
+use crate::report::counter_series::{self, CounterSeries};
 use crate::report::runs::ReportRun;
-use crate::store::RunId;
+use crate::store::{RunId, Store};
+use crate::watch::points::WatchPoint;
 
 pub const LONG_ABOUT: &str = "Write stored runs as one self-contained HTML file (inline CSS \
 and SVG charts; no script, no network: it opens anywhere and can be mailed) or as Markdown \
 for a forum post.\n\nThe page shows the box (from a probe snapshot), the findings of an \
 advise run, the bottleneck when one was named, bar charts per benchmark with one bar per run \
-(give the before and after runs to see the change), and completion-latency percentile \
-curves. Without RUN the newest stored run is used.\n\nExamples:\n  nastune report --html \
-box.html\n  nastune report 3 7 9 --html before-after.html\n  nastune report 7 --markdown post.md";
+(give the before and after runs to see the change), latency percentile curves, and for a \
+watch run every counter that moved over time (increase since the first sample, wraps and \
+resets marked; at most 500 points per chart). Markdown gives the same as tables. Without RUN \
+the newest stored run is used.\n\nExamples:\n  nastune report --html \
+box.html\n  nastune report 3 7 9 --html before-after.html\n  nastune report 7 --markdown post.md\n  nastune history list --kind watch && nastune report 12 --html counters.html";
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("format").required(true).args(["html", "markdown"])))]
@@ -49,11 +53,15 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         let rec = store
             .run(id)
             .with_context(|| format!("run {id}: 'nastune history list' shows the stored ids"))?;
+        let docs = super::compare::load_documents(&store, id)?;
+        let (counters, counters_left_out) = load_counters(&store, id, &docs)?;
         runs.push(ReportRun {
             id,
             kind: rec.kind.clone(),
             started: crate::time::rfc3339_utc(rec.started_unix.max(0) as u64),
-            docs: super::compare::load_documents(&store, id)?,
+            docs,
+            counters,
+            counters_left_out,
         });
     }
     let (path, body) = match (&args.html, &args.markdown) {
@@ -69,4 +77,42 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         eprintln!("nastune: wrote '{}'", path.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The counter series a watch run stored, one series in memory at a time,
+/// each downsampled for drawing; and how many were left out past the cap.
+fn load_counters(
+    store: &Store,
+    id: RunId,
+    docs: &[(String, serde_json::Value)],
+) -> anyhow::Result<(Vec<CounterSeries>, usize)> {
+    let summary = docs.iter().find(|(k, _)| k == "watch").map(|(_, v)| v);
+    let span = |key: &str| summary.and_then(|s| s[key].as_f64());
+    let (start, end) = (span("first_sample_unix_s"), span("last_sample_unix_s"));
+    let mut out = Vec::new();
+    let mut left_out = 0;
+    let mut current: Vec<WatchPoint> = Vec::new();
+    let mut flush = |points: &mut Vec<WatchPoint>| {
+        let Some(name) = points.first().map(|p| p.series.clone()) else {
+            return;
+        };
+        if let Some(s) =
+            counter_series::build(&name, points, start, end, counter_series::MAX_POINTS)
+        {
+            if out.len() < counter_series::MAX_CHARTS {
+                out.push(s);
+            } else {
+                left_out += 1;
+            }
+        }
+        points.clear();
+    };
+    store.watch_points(id, &mut |p| {
+        if current.first().is_some_and(|c| c.series != p.series) {
+            flush(&mut current);
+        }
+        current.push(p);
+    })?;
+    flush(&mut current);
+    Ok((out, left_out))
 }

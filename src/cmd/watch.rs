@@ -11,12 +11,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::Args;
 
+use crate::bench::interrupt;
 use crate::cli::GlobalArgs;
 use crate::root::Root;
 use crate::store::Store;
 use crate::watch::alert::{Alert, AlertConfig};
 use crate::watch::counter::SeriesState;
-use crate::watch::{Watcher, http, replay, sample};
+use crate::watch::points::PointBuffer;
+use crate::watch::{RunSummary, Watcher, http, replay, sample};
 
 pub const LONG_ABOUT: &str = "Watch error and drop counters, disk latency, md arrays, SMART \
 counts, pressure and temperatures over time.\n\nEvery counter is tracked on its own: a 32- or \
@@ -25,7 +27,12 @@ or a reboot starts a new baseline. Baselines are kept in the store, so a leak of
 packet every two hours is seen across restarts and reboots: the default alert fires when an \
 error counter increased 3 times within 24 h.\n\nExamples:\n  nastune watch\n  nastune watch \
 --json --interval 60 --metrics-listen 127.0.0.1:9109\n  nastune watch --exec 'logger -t nastune'\n  \
-nastune watch --replay day1/t00 day1/t02 day1/t04   # captured trees, one sample each";
+nastune watch --replay day1/t00 day1/t02 day1/t04   # captured trees, one sample each\n\n\
+Each watch is a run in the store: every --persist-every seconds the counters that moved are \
+written as one point each (increase, peak rate, wraps and resets), so 'nastune report RUN \
+--html' draws them over time. Points older than --keep-days and baselines of series not \
+seen for as long are dropped, and the store keeps at most 200000 points (the oldest go \
+first). Ctrl-C or SIGTERM ends the watch cleanly (exit 0) after a last write.";
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -68,9 +75,12 @@ pub struct WatchArgs {
     /// Kill an --exec command that runs longer than this
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
     pub exec_timeout: f64,
-    /// Seconds between baseline writes to the store (always at the end)
+    /// Seconds between store writes of baselines and counter points (always at the end)
     #[arg(long, default_value_t = 60.0, value_name = "SECS")]
     pub persist_every: f64,
+    /// Drop stored counter points, and baselines of series not seen, after this many days
+    #[arg(long, default_value_t = 30.0, value_name = "DAYS")]
+    pub keep_days: f64,
 }
 
 fn check(args: &WatchArgs) -> anyhow::Result<()> {
@@ -88,6 +98,12 @@ fn check(args: &WatchArgs) -> anyhow::Result<()> {
         bail!(
             "--persist-every '{}' must be 0 or more seconds",
             args.persist_every
+        );
+    }
+    if !(args.keep_days.is_finite() && args.keep_days > 0.0) {
+        bail!(
+            "--keep-days '{}' must be a positive number of days",
+            args.keep_days
         );
     }
     if args.increases == 0 {
@@ -111,9 +127,15 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let live = Root::live();
     let first = trees.first().unwrap_or(&live);
     let host_id = crate::probe::host::read_host_id(first);
-    let mut store = super::open_store(global)?;
+    let mut store = match super::open_store(global)? {
+        Some(s) => {
+            let run = s.begin_run("watch", &host_id, &super::command_line())?;
+            Some((s, run))
+        }
+        None => None,
+    };
     let baselines = match &store {
-        Some(s) => load_baselines(s, &host_id)?,
+        Some((s, _)) => load_baselines(s, &host_id)?,
         None => BTreeMap::new(),
     };
     let cfg = AlertConfig {
@@ -138,6 +160,9 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let mut last_smart: Option<f64> = None;
     let mut last_persist: Option<f64> = None;
     let mut taken = 0u64;
+    let mut points = PointBuffer::default();
+    let mut summary = RunSummary::new(&host_id, !trees.is_empty());
+    interrupt::install()?;
     loop {
         let started = Instant::now();
         let root = trees.get(taken as usize).unwrap_or(&live);
@@ -151,6 +176,8 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         }
         let report = watcher.step(s);
         taken += 1;
+        points.add(report.time_unix_s, &report.changes);
+        summary.add(&report);
         let mut out = String::new();
         if args.json {
             out.push_str(&serde_json::to_string(&report)?);
@@ -172,16 +199,14 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             }
         }
         *page.lock().unwrap_or_else(|p| p.into_inner()) = watcher.metrics_page();
-        let done = count.is_some_and(|n| taken >= n);
-        if let Some(store) = &mut store
+        let done = count.is_some_and(|n| taken >= n) || interrupt::interrupted();
+        if let Some((store, run)) = &mut store
             && (done || last_persist.is_none_or(|t| report.time_unix_s - t >= args.persist_every))
         {
-            save_baselines(
-                store,
-                &host_id,
-                watcher.tracker.states(),
-                report.time_unix_s,
-            )?;
+            let cutoff = report.time_unix_s - args.keep_days * 86_400.0;
+            save_baselines(store, &host_id, watcher.tracker.states(), cutoff)?;
+            store.save_watch_points(*run, &points.take())?;
+            store.prune_watch(cutoff, crate::store::MAX_WATCH_POINTS)?;
             last_persist = Some(report.time_unix_s);
         }
         if done {
@@ -189,10 +214,31 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         }
         if trees.is_empty() {
             let wait = Duration::from_secs_f64(args.interval).saturating_sub(started.elapsed());
-            std::thread::sleep(wait);
+            sleep_unless_interrupted(wait);
         }
     }
+    if let Some((store, run)) = &store {
+        store.save_document(*run, "watch", crate::watch::SCHEMA_VERSION, &summary)?;
+        let status = if interrupt::interrupted() {
+            "stopped"
+        } else {
+            "ok"
+        };
+        store.finish_run(*run, status)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Sleeps `wait` in short slices, so Ctrl-C or SIGTERM ends a long interval at once.
+fn sleep_unless_interrupted(wait: Duration) {
+    let deadline = Instant::now() + wait;
+    while !interrupt::interrupted() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
 }
 
 fn load_baselines(store: &Store, host_id: &str) -> anyhow::Result<BTreeMap<String, SeriesState>> {
@@ -211,15 +257,18 @@ fn load_baselines(store: &Store, host_id: &str) -> anyhow::Result<BTreeMap<Strin
     Ok(out)
 }
 
+/// Saves the baselines of the series seen since `cutoff`, each stamped with
+/// when it was last seen, so a series that went away (a removed NIC) ages out.
 fn save_baselines(
     store: &mut Store,
     host_id: &str,
     states: &BTreeMap<String, SeriesState>,
-    time: f64,
+    cutoff: f64,
 ) -> anyhow::Result<()> {
     let rows = states
         .iter()
-        .map(|(k, s)| Ok((k.clone(), serde_json::to_string(s)?, time)))
+        .filter(|(_, s)| s.last_time_unix_s >= cutoff)
+        .map(|(k, s)| Ok((k.clone(), serde_json::to_string(s)?, s.last_time_unix_s)))
         .collect::<Result<Vec<_>, serde_json::Error>>()?;
     store.save_watch_series(host_id, &rows)?;
     Ok(())

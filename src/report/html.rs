@@ -103,7 +103,7 @@ pub fn render(runs: &[ReportRun]) -> String {
             h,
             "<figure>{}</figure>",
             svg::line_chart(
-                "Completion latency by percentile",
+                "Latency by percentile (disk completion, network request/response)",
                 "percentile (log scale of 1 - p)",
                 &lines,
                 &ticks,
@@ -111,12 +111,8 @@ pub fn render(runs: &[ReportRun]) -> String {
             )
         );
     }
-    let watch = runs::watch_documents(runs);
-    if watch > 0 {
-        let _ = writeln!(
-            h,
-            "<h2>Counters over time</h2>\n<p class=\"note\">{watch} watch document(s) stored; this version does not chart them yet.</p>"
-        );
+    for r in runs.iter().filter(|r| r.kind == "watch") {
+        counters(&mut h, r);
     }
     let _ = writeln!(
         h,
@@ -124,6 +120,42 @@ pub fn render(runs: &[ReportRun]) -> String {
         env!("CARGO_PKG_VERSION")
     );
     h
+}
+
+/// One chart per counter that moved in a watch run.
+fn counters(h: &mut String, r: &ReportRun) {
+    let _ = writeln!(h, "<h2>Counters over time: {}</h2>", escape(&r.label()));
+    let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(&runs::watch_span(r)));
+    if r.counters.is_empty() {
+        h.push_str("<p>No counter moved during this watch.</p>\n");
+    }
+    for c in &r.counters {
+        let title = format!(
+            "{}: +{}{}",
+            c.series,
+            c.format(c.total as f64),
+            runs::counter_events(c)
+        );
+        let fmt = |v: f64| c.format(v);
+        let _ = writeln!(
+            h,
+            "<figure>{}</figure>",
+            svg::time_chart(
+                &title,
+                "increase since the first sample (UTC time)",
+                &c.points,
+                &c.events,
+                &fmt
+            )
+        );
+    }
+    if r.counters_left_out > 0 {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">{} more series moved and are not drawn.</p>",
+            r.counters_left_out
+        );
+    }
 }
 
 /// Percentile to "number of nines": p50 -> 0.3, p99 -> 2, p99.99 -> 4.

@@ -61,7 +61,7 @@ pub fn render(runs: &[ReportRun]) -> String {
     }
     let curves = runs::latency_curves(runs);
     if !curves.is_empty() {
-        m.push_str("\n### Completion latency percentiles\n\n| test | p50 | p99 | p99.9 |\n|---|---:|---:|---:|\n");
+        m.push_str("\n### Latency percentiles\n\n| test | p50 | p90 | p99 | p99.9 |\n|---|---:|---:|---:|---:|\n");
         for c in curves {
             let at = |p: f64| {
                 c.points
@@ -71,13 +71,50 @@ pub fn render(runs: &[ReportRun]) -> String {
             };
             let _ = writeln!(
                 m,
-                "| {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 cell(&c.name),
                 at(50.0),
+                at(90.0),
                 at(99.0),
                 at(99.9)
             );
         }
     }
+    for r in runs.iter().filter(|r| r.kind == "watch") {
+        let _ = writeln!(
+            m,
+            "\n### Counters over time: {}\n\n{}\n",
+            cell(&r.label()),
+            cell(&runs::watch_span(r))
+        );
+        if r.counters.is_empty() {
+            m.push_str("No counter moved during this watch.\n");
+            continue;
+        }
+        m.push_str("| counter | increase | peak rate | events |\n|---|---:|---:|---|\n");
+        for c in &r.counters {
+            let _ = writeln!(
+                m,
+                "| `{}` | {} | {} | {} |",
+                c.series.replace('`', "'").replace('|', "\\|"),
+                c.format(c.total as f64),
+                c.max_rate_per_sec.map_or("-".into(), |v| rate(c, v)),
+                cell(runs::counter_events(c).trim_start_matches(", "))
+            );
+        }
+        if r.counters_left_out > 0 {
+            let _ = writeln!(m, "\n{} more series moved.", r.counters_left_out);
+        }
+    }
     m
+}
+
+/// A counter's rate per second, or per hour when that is below one: a slow
+/// leak of one drop every two hours reads "0.5/h", not "0.000".
+fn rate(c: &super::counter_series::CounterSeries, per_sec: f64) -> String {
+    if per_sec >= 1.0 || per_sec == 0.0 {
+        format!("{}/s", c.format(per_sec))
+    } else {
+        format!("{:.2}/h", per_sec * 3600.0)
+    }
 }

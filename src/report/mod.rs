@@ -4,6 +4,7 @@ pub mod advise_text;
 pub mod bench_disk_text;
 pub mod check_text;
 pub mod compare_text;
+pub mod counter_series;
 pub mod crypto_text;
 pub mod format;
 pub mod history_text;

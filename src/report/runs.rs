@@ -11,6 +11,10 @@ pub struct ReportRun {
     pub kind: String,
     pub started: String,
     pub docs: Vec<(String, Value)>,
+    /// Counter series of a watch run that moved, by series name.
+    pub counters: Vec<super::counter_series::CounterSeries>,
+    /// Series that moved but were left out past `counter_series::MAX_CHARTS`.
+    pub counters_left_out: usize,
 }
 
 impl ReportRun {
@@ -18,7 +22,7 @@ impl ReportRun {
         format!("run {} ({})", self.id, self.kind)
     }
 
-    fn doc(&self, kind: &str) -> Option<&Value> {
+    pub fn doc(&self, kind: &str) -> Option<&Value> {
         self.docs.iter().find(|(k, _)| k == kind).map(|(_, v)| v)
     }
 }
@@ -204,7 +208,7 @@ fn short(id: &str) -> String {
         .join(" ")
 }
 
-/// Completion-latency percentiles of one disk test in one run.
+/// Latency percentiles of one disk test or one request/response test in one run.
 pub struct LatencyCurve {
     pub name: String,
     /// (percentile, nanoseconds)
@@ -214,8 +218,8 @@ pub struct LatencyCurve {
 pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
     let mut out = Vec::new();
     for r in runs {
-        let Some(doc) = r.doc("disk") else { continue };
-        for t in doc["tests"].as_array().into_iter().flatten() {
+        let disk_tests = r.doc("disk").and_then(|d| d["tests"].as_array());
+        for t in disk_tests.into_iter().flatten() {
             for dir in ["read", "write"] {
                 let Some(pcts) = t[dir]["clat_ns"]["percentile"].as_object() else {
                     continue;
@@ -234,14 +238,66 @@ pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
                 });
             }
         }
+        for (kind, doc) in r.docs.iter().filter(|(k, _)| k == "net") {
+            let rr = &doc["end"]["rr"];
+            let points: Vec<(f64, f64)> = [(50.0, "p50"), (90.0, "p90"), (99.0, "p99")]
+                .iter()
+                .filter_map(|(p, key)| Some((*p, rr[format!("latency_{key}_ns")].as_f64()?)))
+                .collect();
+            if !points.is_empty() {
+                out.push(LatencyCurve {
+                    name: format!(
+                        "run {} {kind} {} {}/{} B",
+                        r.id,
+                        text(&rr["mode"]),
+                        text(&rr["request_bytes"]),
+                        text(&rr["response_bytes"])
+                    ),
+                    points,
+                });
+            }
+        }
     }
     out
 }
 
-/// Number of stored watch documents (their charts are not drawn yet).
-pub fn watch_documents(runs: &[ReportRun]) -> usize {
-    runs.iter()
-        .flat_map(|r| r.docs.iter())
-        .filter(|(k, _)| k == "watch")
-        .count()
+/// "N samples from A to B" for a watch run, from its stored summary.
+pub fn watch_span(r: &ReportRun) -> String {
+    let Some(doc) = r.doc("watch") else {
+        return "The watch ended without its summary (killed?); the span is that of the stored points.".into();
+    };
+    let time = |k: &str| {
+        doc[k]
+            .as_f64()
+            .map_or("?".into(), |t| crate::time::rfc3339_utc(t.max(0.0) as u64))
+    };
+    format!(
+        "{} samples{} from {} to {}, {} alerts",
+        text(&doc["samples"]),
+        if doc["replay"].as_bool() == Some(true) {
+            " (replayed trees)"
+        } else {
+            ""
+        },
+        time("first_sample_unix_s"),
+        time("last_sample_unix_s"),
+        text(&doc["alerts"])
+    )
+}
+
+/// ", 2 wraps, 1 reset" for a series' events, or "".
+pub fn counter_events(c: &super::counter_series::CounterSeries) -> String {
+    ["wrap", "reset", "reboot", "new_identity"]
+        .iter()
+        .filter_map(|e| {
+            let n = c.count(e);
+            (n > 0).then(|| {
+                format!(
+                    ", {n} {}{}",
+                    e.replace('_', " "),
+                    if n == 1 { "" } else { "s" }
+                )
+            })
+        })
+        .collect()
 }

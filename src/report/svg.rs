@@ -131,21 +131,7 @@ pub fn line_chart(
     let py = |y: f64| top + plot_h - y / ymax * plot_h;
     let mut s = open(title, height);
     legend_rows(&mut s, lines.iter().map(|l| l.name.as_str()), 40.0);
-    let _ = write!(
-        s,
-        r#"<line x1="{left}" y1="{0:.1}" x2="{right}" y2="{0:.1}" class="axis"/><line x1="{left}" y1="{top:.1}" x2="{left}" y2="{0:.1}" class="axis"/>"#,
-        top + plot_h
-    );
-    for i in 0..=4 {
-        let y = ymax * f64::from(i) / 4.0;
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" class="value">{}</text>"#,
-            left - 6.0,
-            py(y) + 4.0,
-            escape(&fmt_y(y))
-        );
-    }
+    axes(&mut s, (left, right), (top, plot_h), ymax, 4, fmt_y);
     for (x, label) in x_ticks {
         let _ = write!(
             s,
@@ -186,6 +172,102 @@ pub fn line_chart(
     }
     s.push_str("</svg>");
     s
+}
+
+/// One quantity over wall-clock time: a polyline of (Unix seconds, value)
+/// with y from 0, and each event a dashed vertical mark whose tooltip names it.
+pub fn time_chart(
+    title: &str,
+    y_label: &str,
+    points: &[(f64, f64)],
+    events: &[(f64, &str)],
+    fmt_y: &dyn Fn(f64) -> String,
+) -> String {
+    let (top, plot_h) = (34.0, 150.0);
+    let height = top + plot_h + 44.0;
+    let (left, right) = (90.0, WIDTH - 30.0);
+    let ts = points.iter().map(|p| p.0).chain(events.iter().map(|e| e.0));
+    let (tmin, tmax) = ts.fold((f64::MAX, f64::MIN), |(a, b), t| (a.min(t), b.max(t)));
+    let span = if tmax > tmin { tmax - tmin } else { 1.0 };
+    let ymax = points.iter().map(|p| p.1).fold(0.0_f64, f64::max);
+    let ymax = if ymax > 0.0 { ymax } else { 1.0 };
+    let px = |t: f64| left + (t - tmin) / span * (right - left);
+    let py = |y: f64| top + plot_h - y / ymax * plot_h;
+    let mut s = open(title, height);
+    axes(&mut s, (left, right), (top, plot_h), ymax, 2, fmt_y);
+    if tmax >= tmin {
+        for i in 0..=4 {
+            let t = tmin + span * f64::from(i) / 4.0;
+            let _ = write!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="value">{}</text>"#,
+                px(t),
+                top + plot_h + 16.0,
+                escape(&time_label(t, span))
+            );
+        }
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{left}" y="{:.1}" class="label">{}</text>"#,
+        top + plot_h + 36.0,
+        escape(y_label)
+    );
+    for (t, name) in events {
+        let _ = write!(
+            s,
+            r##"<line x1="{0:.1}" y1="{top:.1}" x2="{0:.1}" y2="{1:.1}" class="event" stroke="#e15759" stroke-dasharray="4 3"><title>{2} at {3}</title></line>"##,
+            px(*t),
+            top + plot_h,
+            escape(name),
+            escape(&crate::time::rfc3339_utc(t.max(0.0) as u64))
+        );
+    }
+    let pts: Vec<String> = points
+        .iter()
+        .map(|(t, y)| format!("{:.1},{:.1}", px(*t), py(*y)))
+        .collect();
+    let _ = write!(
+        s,
+        r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2"/>"#,
+        pts.join(" "),
+        PALETTE[0]
+    );
+    s.push_str("</svg>");
+    s
+}
+
+/// UTC time for an axis: the date and minutes over long spans, seconds over short ones.
+fn time_label(t: f64, span: f64) -> String {
+    let full = crate::time::rfc3339_utc(t.max(0.0) as u64);
+    let cut = if span < 600.0 { 19 } else { 16 };
+    full.get(5..cut).unwrap_or(&full).replace('T', " ")
+}
+
+/// The x and y axis lines and `steps + 1` value labels on y, from 0 to `ymax`.
+fn axes(
+    s: &mut String,
+    (left, right): (f64, f64),
+    (top, plot_h): (f64, f64),
+    ymax: f64,
+    steps: u32,
+    fmt_y: &dyn Fn(f64) -> String,
+) {
+    let bottom = top + plot_h;
+    let _ = write!(
+        s,
+        r##"<line x1="{left}" y1="{bottom:.1}" x2="{right}" y2="{bottom:.1}" class="axis" stroke="#888"/><line x1="{left}" y1="{top:.1}" x2="{left}" y2="{bottom:.1}" class="axis" stroke="#888"/>"##
+    );
+    for i in 0..=steps {
+        let y = ymax * f64::from(i) / f64::from(steps);
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" class="value">{}</text>"#,
+            left - 6.0,
+            bottom - y / ymax * plot_h + 4.0,
+            escape(&fmt_y(y))
+        );
+    }
 }
 
 fn open(title: &str, height: f64) -> String {
@@ -267,7 +349,14 @@ mod tests {
             &[(1.0, "p50".into()), (2.0, "<p99>".into())],
             &|v| format!("{v}"),
         );
-        for svg in [&bars, &lines] {
+        let times = time_chart(
+            HOSTILE,
+            HOSTILE,
+            &[(1_790_000_000.0, 0.0), (1_790_007_200.0, 3.0)],
+            &[(1_790_003_600.0, HOSTILE)],
+            &|v| format!("{v} <u>"),
+        );
+        for svg in [&bars, &lines, &times] {
             let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
             assert_eq!(doc.root_element().tag_name().name(), "svg");
             assert!(!svg.contains("<script>"));
@@ -279,5 +368,47 @@ mod tests {
             2 + 3
         );
         assert!(bars.contains("not measured"));
+    }
+
+    #[test]
+    fn time_chart_draws_every_point_and_marks_events() {
+        let points: Vec<(f64, f64)> = (0..7)
+            .map(|i| (1_790_000_000.0 + 7200.0 * f64::from(i), f64::from(i)))
+            .collect();
+        let svg = time_chart(
+            "drops",
+            "increase",
+            &points,
+            &[(1_790_007_200.0, "wrap"), (1_790_014_400.0, "reset")],
+            &|v| format!("{v}"),
+        );
+        let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+        let line = doc
+            .descendants()
+            .find(|n| n.has_tag_name("polyline"))
+            .expect("a polyline");
+        let pts: Vec<(f64, f64)> = line
+            .attribute("points")
+            .unwrap()
+            .split(' ')
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(pts.len(), 7);
+        // Left to right, rising (SVG y grows downwards), inside the picture.
+        assert!(pts.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 > w[1].1));
+        assert_eq!((pts[0].0, pts[6].0), (90.0, WIDTH - 30.0));
+        let marks: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("event"))
+            .collect();
+        assert_eq!(marks.len(), 2);
+        assert!(svg.contains("wrap at 2026-09-21T"), "{svg}");
+        assert!(
+            svg.contains(">09-21 14:13<"),
+            "x labels are UTC times: {svg}"
+        );
     }
 }

@@ -65,6 +65,19 @@ const MIGRATIONS: &[&str] = &[
         state TEXT NOT NULL
     );
     CREATE INDEX tune_entries_session ON tune_entries(session_id, seq);",
+    // 4: `watch` runs keep a bounded time series of every counter that moved:
+    // one point per series per store write, pruned by age and by count.
+    "CREATE TABLE watch_points (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        series TEXT NOT NULL,
+        time_unix REAL NOT NULL,
+        delta INTEGER NOT NULL,
+        max_rate_per_sec REAL,
+        events TEXT NOT NULL
+    );
+    CREATE INDEX watch_points_run ON watch_points(run_id, series, time_unix);
+    CREATE INDEX watch_points_time ON watch_points(time_unix);
+    CREATE INDEX watch_series_updated ON watch_series(updated_unix);",
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

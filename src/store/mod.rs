@@ -15,6 +15,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 pub use migrations::LATEST_VERSION;
+pub use watch::{MAX_WATCH_POINTS, Pruned};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

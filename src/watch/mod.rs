@@ -9,6 +9,7 @@ pub mod alert;
 pub mod counter;
 pub mod http;
 pub mod metrics;
+pub mod points;
 pub mod replay;
 pub mod sample;
 pub mod thermal;
@@ -41,6 +42,43 @@ pub struct SampleReport {
     pub smart_read: bool,
     #[serde(skip)]
     pub alerts: Vec<Alert>,
+}
+
+/// The `watch` document stored with a watch run: the span the run's counter
+/// points cover, so a series that moved late is still drawn from the start.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    pub schema_version: u32,
+    pub tool_version: &'static str,
+    pub host_id: String,
+    /// Samples came from captured trees (`--replay`), not the live system.
+    pub replay: bool,
+    pub samples: u64,
+    pub first_sample_unix_s: Option<f64>,
+    pub last_sample_unix_s: Option<f64>,
+    pub alerts: u64,
+}
+
+impl RunSummary {
+    pub fn new(host_id: &str, replay: bool) -> Self {
+        RunSummary {
+            schema_version: SCHEMA_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION"),
+            host_id: host_id.to_string(),
+            replay,
+            samples: 0,
+            first_sample_unix_s: None,
+            last_sample_unix_s: None,
+            alerts: 0,
+        }
+    }
+
+    pub fn add(&mut self, r: &SampleReport) {
+        self.samples += 1;
+        self.first_sample_unix_s.get_or_insert(r.time_unix_s);
+        self.last_sample_unix_s = Some(r.time_unix_s);
+        self.alerts += r.alerts.len() as u64;
+    }
 }
 
 pub struct Watcher {

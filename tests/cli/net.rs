@@ -149,6 +149,7 @@ fn iperf3_client_against_our_server_agrees_on_bytes() {
     assert_eq!(sessions.len(), modes.len(), "{sessions:?}");
     for ((args, theirs), ours) in modes.iter().zip(&results).zip(&sessions) {
         assert_eq!(ours["outcome"], "ok", "{args:?}: {ours}");
+        assert_eq!(ours["schema_version"], 1, "{ours}");
         let end = &theirs["end"];
         let (sent, received) = if args.contains(&"-u") {
             (

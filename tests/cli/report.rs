@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{nastune, run_with_db, stderr, stdout};
+use crate::util::{QUICK_CRYPTO, nastune, run_with_db, stderr, stdout};
 
 fn have(tool: &str) -> bool {
     Command::new("sh")
@@ -249,19 +249,8 @@ fn check_slowed(dir: &Path, dev: &str, slowed: &serde_json::Value, a: &str, b: &
 #[test]
 fn single_numbers_need_repeats_and_report_renders() {
     let dir = tempfile::tempdir().unwrap();
-    let crypto = [
-        "bench",
-        "crypto",
-        "--no-kdf",
-        "--duration",
-        "0.01",
-        "--size",
-        "4096",
-        "--cipher",
-        "gcm",
-    ];
-    ok(dir.path(), &crypto);
-    ok(dir.path(), &crypto);
+    ok(dir.path(), &QUICK_CRYPTO);
+    ok(dir.path(), &QUICK_CRYPTO);
     let c = compare_json(dir.path(), "1", "2");
     assert_eq!(verdict(&c, "encrypt"), "needs_repeats", "{c:#}");
     assert!(c["rows"][0]["ci_low_pct"].is_null());
@@ -366,4 +355,151 @@ fn check_html(path: &Path, min_svgs: usize) {
         / n;
     // A blank page is one colour (variance 0); text and charts are not.
     assert!(var > 50.0, "screenshot looks blank: variance {var:.1}");
+}
+
+/// The `points` of every `<polyline>` in the SVG whose title starts with `title`.
+fn chart_points(html: &str, title: &str) -> Vec<Vec<(f64, f64)>> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find("<svg") {
+        let end = rest[start..].find("</svg>").expect("closed svg") + start + 6;
+        let doc = roxmltree::Document::parse(&rest[start..end]).expect("well-formed SVG");
+        let t = doc
+            .root_element()
+            .children()
+            .find(|n| n.has_tag_name("title"))
+            .and_then(|n| n.text())
+            .unwrap_or("");
+        if t.starts_with(title) {
+            for l in doc.descendants().filter(|n| n.has_tag_name("polyline")) {
+                out.push(
+                    l.attribute("points")
+                        .unwrap()
+                        .split(' ')
+                        .map(|p| {
+                            let (x, y) = p.split_once(',').unwrap();
+                            (x.parse().unwrap(), y.parse().unwrap())
+                        })
+                        .collect(),
+                );
+            }
+        }
+        rest = &rest[end..];
+    }
+    out
+}
+
+fn watch_replay(dir: &Path, steps: &[crate::watch::Step], extra: &[&str]) {
+    let mut args = vec!["watch", "--json", "--no-smart"];
+    args.extend_from_slice(extra);
+    args.push("--replay");
+    let dirs: Vec<String> = steps.iter().map(|s| s.dir.display().to_string()).collect();
+    args.extend(dirs.iter().map(String::as_str));
+    ok(dir, &args);
+}
+
+#[test]
+fn report_draws_the_counters_of_a_watch_run() {
+    let d = tempfile::tempdir().unwrap();
+    let steps = crate::watch::wrap_steps(d.path());
+    watch_replay(d.path(), &steps, &[]);
+    let list = ok(d.path(), &["history", "list", "--json"]);
+    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(list["runs"][0]["kind"], "watch", "{list}");
+    assert_eq!(list["runs"][0]["status"], "ok", "{list}");
+
+    let html = d.path().join("w.html");
+    ok(d.path(), &["report", "1", "--html", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("10 samples (replayed trees)"), "{page}");
+    // rx_bytes: the first sample at 0, then one point per sample that changed
+    // it (sample 3 had no eth0): 1 + 8 points, rising except at the new NIC.
+    let bytes = chart_points(&page, "net_rx_bytes{device=\"eth0\"}");
+    assert_eq!(bytes.len(), 1, "one chart for rx_bytes");
+    assert_eq!(bytes[0].len(), 9, "{:?}", bytes[0]);
+    assert!(
+        bytes[0]
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 >= w[1].1)
+    );
+    let title = "net_rx_bytes{device=&quot;eth0&quot;}: +4.0 GiB, 2 wraps, 1 reset, 1 reboot, 1 new identity";
+    assert!(page.contains(title), "{page}");
+    assert_eq!(page.matches("wrap at 2026-").count(), 2);
+    // rx_dropped: the start, a reset (sample 2), +7 (4), +10 after the reboot
+    // (7), the new NIC (8), and flat to the last sample (9).
+    let drops = chart_points(&page, "net_rx_dropped{device=\"eth0\"}");
+    assert_eq!(drops.len(), 1);
+    assert_eq!(drops[0].len(), 6, "{drops:?}");
+    assert!(
+        page.contains(
+            "net_rx_dropped{device=&quot;eth0&quot;}: +17, 1 reset, 1 reboot, 1 new identity"
+        ),
+        "{page}"
+    );
+    // Counters that never moved get no chart.
+    assert!(chart_points(&page, "net_tx_errors").is_empty());
+    check_html(&html, 2);
+
+    let md = ok(d.path(), &["report", "1", "--markdown", "-"]);
+    assert!(md.contains("### Counters over time: run 1 (watch)"), "{md}");
+    assert!(
+        md.contains("| `net_rx_bytes{device=\"eth0\"}` | 4.0 GiB |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("2 wraps, 1 reset, 1 reboot, 1 new identity"),
+        "{md}"
+    );
+    // One drop in two hours is a rate per hour, not "0.000".
+    assert!(
+        md.contains("| `net_rx_dropped{device=\"eth0\"}` | 17 | 5.00/h |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn watch_points_age_out_with_keep_days() {
+    let d = tempfile::tempdir().unwrap();
+    let steps = crate::watch::wrap_steps(d.path());
+    // 0.2 days is 4.8 h: at the last write only the last three samples (4 h)
+    // are young enough to keep.
+    watch_replay(d.path(), &steps, &["--keep-days", "0.2"]);
+    let html = ok(d.path(), &["report", "1", "--html", "-"]);
+    let bytes = chart_points(&html, "net_rx_bytes{device=\"eth0\"}");
+    // The start of the run, then the three kept points.
+    assert_eq!(bytes[0].len(), 1 + 3, "{bytes:?}");
+    let o = run_with_db(d.path(), &["watch", "--keep-days", "0", "--replay", "/"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--keep-days '0'"), "{}", stderr(&o));
+}
+
+#[test]
+fn report_draws_request_response_latency_percentiles() {
+    let d = tempfile::tempdir().unwrap();
+    ok(
+        d.path(),
+        &["bench", "net", "--loopback", "--rr", "-t", "1", "--json"],
+    );
+    let html = ok(d.path(), &["report", "1", "--html", "-"]);
+    let curves = chart_points(&html, "Latency by percentile");
+    // p50, p90 and p99 of the one RR test, rising with the percentile.
+    assert_eq!(curves.len(), 1, "{html}");
+    assert_eq!(curves[0].len(), 3, "{curves:?}");
+    assert!(
+        curves[0]
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 >= w[1].1)
+    );
+    let md = ok(d.path(), &["report", "1", "--markdown", "-"]);
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| run 1 net rr "))
+        .unwrap_or_else(|| panic!("no RR row: {md}"));
+    // p50, p90, p99 measured; no p99.9 from an RR test.
+    assert_eq!(
+        row.matches(" us |").count() + row.matches(" ms |").count() + row.matches(" ns |").count(),
+        3,
+        "{row}"
+    );
+    assert!(row.ends_with("| - |"), "{row}");
 }

@@ -19,6 +19,19 @@ pub fn run_with_db(dir: &Path, args: &[&str]) -> Output {
         .expect("run nastune")
 }
 
+/// The quickest real `bench crypto`: one cipher family, one size, 10 ms a point.
+pub const QUICK_CRYPTO: [&str; 9] = [
+    "bench",
+    "crypto",
+    "--no-kdf",
+    "--duration",
+    "0.01",
+    "--size",
+    "4096",
+    "--cipher",
+    "gcm",
+];
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

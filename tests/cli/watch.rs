@@ -17,12 +17,12 @@ const TWO_HOURS: u64 = 7_200;
 const ETH0: &str = "sys/class/net/eth0";
 
 /// One step of a replay: a copy of a fixture box.
-struct Step {
-    dir: PathBuf,
+pub struct Step {
+    pub dir: PathBuf,
 }
 
 impl Step {
-    fn new(base: &Path, box_name: &str, i: usize) -> Step {
+    pub fn new(base: &Path, box_name: &str, i: usize) -> Step {
         let dir = base.join(format!("t{i:02}"));
         let st = std::process::Command::new("cp")
             .arg("-a")
@@ -34,22 +34,22 @@ impl Step {
         Step { dir }
     }
 
-    fn write(&self, rel: &str, value: &str) -> &Step {
+    pub fn write(&self, rel: &str, value: &str) -> &Step {
         let p = self.dir.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, format!("{value}\n")).unwrap();
         self
     }
 
-    fn time(&self, t: u64) -> &Step {
+    pub fn time(&self, t: u64) -> &Step {
         self.write(".nastune/timestamp.json", &format!("{{\"value\": {t}}}"))
     }
 
-    fn boot(&self, id: &str) -> &Step {
+    pub fn boot(&self, id: &str) -> &Step {
         self.write("proc/sys/kernel/random/boot_id", id)
     }
 
-    fn stat(&self, counter: &str, v: u64) -> &Step {
+    pub fn stat(&self, counter: &str, v: u64) -> &Step {
         self.write(&format!("{ETH0}/statistics/{counter}"), &v.to_string())
     }
 }
@@ -145,10 +145,11 @@ fn watch_replay_alerts_on_one_drop_every_two_hours() {
     assert!(alerts(&out, RX_DROPPED).is_empty());
 }
 
-#[test]
-fn watch_replay_wraps_resets_churn_and_reboot() {
-    let d = tempfile::tempdir().unwrap();
-    let steps = leak_steps(d.path(), 10, 0, |_| 10);
+/// Ten samples two hours apart: eth0's rx_bytes wraps at 32 bits twice, eth0
+/// is gone for one sample, the box reboots, another NIC takes the name and
+/// then resets; rx_dropped resets (a driver reload) at sample 2.
+pub fn wrap_steps(base: &Path) -> Vec<Step> {
+    let steps = leak_steps(base, 10, 0, |_| 10);
     let bytes = [
         4_294_967_000u64, // 32-bit counter near its top
         200,              // wrap: +496
@@ -173,6 +174,13 @@ fn watch_replay_wraps_resets_churn_and_reboot() {
         s.write(&format!("{ETH0}/address"), "00:e0:4c:00:00:02")
             .write(&format!("{ETH0}/ifindex"), "5");
     }
+    steps
+}
+
+#[test]
+fn watch_replay_wraps_resets_churn_and_reboot() {
+    let d = tempfile::tempdir().unwrap();
+    let steps = wrap_steps(d.path());
     let out = lines(&replay(&steps, &["--no-store"]));
     let samples: Vec<&Value> = out.iter().filter(|l| l["type"] == "sample").collect();
     assert_eq!(samples.len(), 10);

@@ -134,9 +134,10 @@ pub struct KdfResults {
     pub argon2id: crate::probe::Outcome<kdf::Argon2Result>,
 }
 
-/// Runs everything `settings` asks for. `progress` gets one line per step
-/// (the command prints it on a terminal); nothing here prints.
-pub fn run(settings: &Settings, root: &Root, progress: &mut dyn FnMut(&str)) -> CryptoReport {
+/// Runs everything `settings` asks for. `progress` gets each step's name and
+/// the share of steps done before it (the command draws it on a terminal);
+/// nothing here prints.
+pub fn run(settings: &Settings, root: &Root, progress: &mut dyn FnMut(&str, f64)) -> CryptoReport {
     let cpu = cpu_facts(root);
     let afalg = match afalg::probe() {
         Ok(()) => AfAlgStatus {
@@ -151,12 +152,32 @@ pub fn run(settings: &Settings, root: &Root, progress: &mut dyn FnMut(&str)) -> 
         },
     };
 
+    let kernel_ciphers = kernel::KERNEL_CIPHERS
+        .iter()
+        .filter(|c| settings.wants(c.cipher))
+        .count();
+    let user_ciphers = UserCipher::ALL
+        .into_iter()
+        .filter(|c| settings.wants(c.name()))
+        .count();
+    let kdf_steps = if settings.kdf {
+        kdf::Prf::ALL.len() + 1
+    } else {
+        0
+    };
+    let steps = (kernel_ciphers + user_ciphers + kdf_steps).max(1) as f64;
+    let mut done = 0usize;
+    let mut step = |name: &str| {
+        progress(name, done as f64 / steps);
+        done += 1;
+    };
+
     let mut kernel_results = Vec::new();
     for c in kernel::KERNEL_CIPHERS
         .iter()
         .filter(|c| settings.wants(c.cipher))
     {
-        progress(&format!("kernel {} {}-bit", c.cipher, c.key_bits));
+        step(&format!("kernel {} {}-bit", c.cipher, c.key_bits));
         kernel_results.push(kernel::measure(
             root,
             c,
@@ -171,14 +192,14 @@ pub fn run(settings: &Settings, root: &Root, progress: &mut dyn FnMut(&str)) -> 
         .into_iter()
         .filter(|c| settings.wants(c.name()))
     {
-        progress(&format!("user space {} {}-bit", c.name(), c.key_bits()));
+        step(&format!("user space {} {}-bit", c.name(), c.key_bits()));
         user_results.push(measure_user(c, &settings.sizes, settings.duration));
     }
 
     let kdf = settings.kdf.then(|| {
         let mut pbkdf2 = Vec::new();
         for prf in kdf::Prf::ALL {
-            progress(&format!("PBKDF2-{}", prf.name()));
+            step(&format!("PBKDF2-{}", prf.name()));
             pbkdf2.push(kdf::pbkdf2_rate(
                 prf,
                 settings.duration.max(Duration::from_millis(100)),
@@ -192,7 +213,7 @@ pub fn run(settings: &Settings, root: &Root, progress: &mut dyn FnMut(&str)) -> 
             .logical_cpus
             .unwrap_or(1)
             .clamp(1, kdf::LUKS2_ARGON2_MAX_LANES);
-        progress(&format!("argon2id {kib} KiB, {lanes} lanes"));
+        step(&format!("argon2id {kib} KiB, {lanes} lanes"));
         let argon2id = kdf::argon2id_time(kib, lanes)
             .map(|mut r| {
                 r.memory_capped = capped;
