@@ -23,17 +23,22 @@ pub const LONG_ABOUT: &str = "Turn findings into changes, apply them journaled, 
 and roll them back.\n\n\
 'plan' shows each change the findings imply (or that --set asks for): the setting, old -> new, \
 why, its risk, and whether it is applied or skipped and why. 'apply' writes runtime values \
-(/proc/sys, /sys) and persists them: sysctls in /etc/sysctl.d/99-zz-nastune.conf (other files \
+(/proc/sys, /sys) and network device settings (ring sizes, offload features, MTU, \
+txqueuelen through ethtool ioctls; live system only, runtime only: keep a confirmed one in the \
+interface's configuration) and persists them: sysctls in /etc/sysctl.d/99-zz-nastune.conf (other files \
 that boot applies later are reported), block and network device attributes as udev rules in \
-/etc/udev/rules.d/99-zz-nastune.rules. Values are validated first (ranges, kernel limits, keys and \
+/etc/udev/rules.d/99-zz-nastune.rules, mount options and Samba parameters as in-place edits of \
+/etc/fstab and /etc/samba/smb.conf that keep comments and order (checked with findmnt --verify and \
+testparm when installed: an edit that adds errors is skipped; nastune neither remounts nor reloads \
+Samba). Values are validated first (ranges, kernel limits, keys and \
 scheduler names this kernel has). Before each write the old value or file is journaled in the \
 store; 'rollback' restores exactly that, also after a crash. 'verify' says, per owned setting, \
 applied, drifted (changed by someone else: reported, not fought) or unsupported.\n\n\
-Network changes (net.* sysctls, network device attributes) revert by themselves unless 'tune \
-confirm' arrives within --confirm-within; their persistence is written only at confirm. Mount \
-options, smb.conf and ethtool changes are listed but not applied yet.\n\nExamples:\n  \
+Network changes (net.* sysctls, network device attributes and settings) revert by themselves unless 'tune \
+confirm' arrives within --confirm-within; their persistence is written only at confirm.\n\nExamples:\n  \
 nastune tune plan\n  nastune tune apply swappiness-for-swap-kind\n  \
-nastune tune apply --set sysctl:vm.swappiness=10 --yes\n  nastune tune confirm\n  \
+nastune tune apply --set sysctl:vm.swappiness=10 --yes\n  \
+nastune tune apply --set ethtool:eth0:rx-gro=on --confirm-within 2m\n  nastune tune confirm\n  \
 nastune tune verify\n  nastune tune rollback";
 
 #[derive(Debug, Args)]
@@ -63,7 +68,8 @@ pub enum TuneCommand {
 pub struct SelectArgs {
     /// Rule ids or finding numbers to act on [default: every finding]
     pub ids: Vec<String>,
-    /// A change of your own: sysctl:KEY=VALUE or sysfs:PATH=VALUE (PATH below /sys); repeatable
+    /// A change of your own: sysctl:KEY=VALUE, sysfs:PATH=VALUE (PATH below /sys) or
+    /// ethtool:IFACE:SETTING=VALUE (rx, tx, mtu, txqueuelen or a feature); repeatable
     #[arg(long = "set", value_name = "SETTING=VALUE")]
     pub sets: Vec<String>,
     /// Work on this tree (with proc/, sys/, etc/) instead of /

@@ -1,7 +1,7 @@
-//! The two things `tune` ever writes, journaled the same way: a runtime value (a
-//! file under /proc/sys or /sys: old string → new string) and a whole file under
-//! the root (old bytes or absent → new bytes). Every change kind becomes a list of
-//! these; a new kind (ethtool, say) is one more arm here.
+//! The three things `tune` ever writes, journaled the same way: a runtime value (a
+//! file under /proc/sys or /sys: old string → new string), a network device
+//! setting (ethtool ioctls: old value → new value) and a whole file under the root
+//! (old bytes or absent → new bytes). Every change kind becomes a list of these.
 
 use std::fs;
 use std::io::{self, Write};
@@ -14,21 +14,72 @@ pub enum Action {
     /// `value: None` only journals the old value (a companion that rollback must
     /// restore, such as vm.dirty_ratio when vm.dirty_bytes is set).
     Runtime { path: String, value: Option<String> },
-    /// A whole file owned by nastune, written atomically.
+    /// A network device setting (`rx`, `mtu`, an offload feature) set through
+    /// ethtool ioctls; `path` is `netdev/IFACE/SETTING` (see [`netdev_path`]).
+    Netdev { path: String, value: String },
+    /// A whole file, written atomically: owned by nastune, or an in-place edit of
+    /// fstab or smb.conf whose old bytes are journaled whole.
     File { path: String, content: Vec<u8> },
+}
+
+/// Journal kind of each action; rollback and verify dispatch on it.
+pub const KIND_RUNTIME: &str = "runtime";
+pub const KIND_NETDEV: &str = "netdev";
+pub const KIND_FILE: &str = "file";
+
+/// The journal path of a network device setting.
+pub fn netdev_path(interface: &str, setting: &str) -> String {
+    format!("netdev/{interface}/{setting}")
+}
+
+/// Interface and setting of a `netdev/IFACE/SETTING` journal path.
+fn split_netdev_path(path: &str) -> Result<(&str, &str), WriteError> {
+    path.strip_prefix("netdev/")
+        .and_then(|r| r.split_once('/'))
+        .ok_or_else(|| WriteError::Read {
+            path: path.to_string(),
+            message: "not a netdev/IFACE/SETTING journal path".into(),
+        })
+}
+
+/// The current value of a journaled path of `kind`: a network device setting
+/// through ethtool, anything else read below the root.
+pub fn read_entry(root: &Root, kind: &str, path: &str) -> Result<Option<Vec<u8>>, WriteError> {
+    if kind != KIND_NETDEV {
+        return read_current(root, path);
+    }
+    let (interface, setting) = split_netdev_path(path)?;
+    super::netdev::get(interface, setting)
+        .map(|v| Some(v.into_bytes()))
+        .map_err(|e| WriteError::Read {
+            path: path.to_string(),
+            message: e.to_string(),
+        })
+}
+
+/// Sets a network device setting named by its journal path.
+pub fn write_netdev(path: &str, value: &str) -> Result<(), WriteError> {
+    let (interface, setting) = split_netdev_path(path)?;
+    super::netdev::set(interface, setting, value.trim()).map_err(|e| WriteError::Io {
+        path: path.into(),
+        source: io::Error::other(e.to_string()),
+    })
 }
 
 impl Action {
     pub fn kind(&self) -> &'static str {
         match self {
-            Action::Runtime { .. } => "runtime",
-            Action::File { .. } => "file",
+            Action::Runtime { .. } => KIND_RUNTIME,
+            Action::Netdev { .. } => KIND_NETDEV,
+            Action::File { .. } => KIND_FILE,
         }
     }
 
     pub fn path(&self) -> &str {
         match self {
-            Action::Runtime { path, .. } | Action::File { path, .. } => path,
+            Action::Runtime { path, .. }
+            | Action::Netdev { path, .. }
+            | Action::File { path, .. } => path,
         }
     }
 
@@ -36,6 +87,7 @@ impl Action {
     pub fn new_bytes(&self) -> Option<Vec<u8>> {
         match self {
             Action::Runtime { value, .. } => value.as_ref().map(|v| v.as_bytes().to_vec()),
+            Action::Netdev { value, .. } => Some(value.as_bytes().to_vec()),
             Action::File { content, .. } => Some(content.clone()),
         }
     }

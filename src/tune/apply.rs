@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::action::{Action, WriteError, read_current, write_file, write_runtime};
+use super::action::{
+    Action, WriteError, read_current, read_entry, write_file, write_netdev, write_runtime,
+};
 use super::plan::Plan;
 use super::rollback::{self, RollbackError, session_root};
 use crate::root::Root;
@@ -148,7 +150,7 @@ pub fn apply(
             deferred += 1;
             continue;
         }
-        let old = match read_current(root, path) {
+        let old = match read_entry(root, step.action.kind(), path) {
             Ok(o) => o,
             Err(e) => return Err(fail(e)),
         };
@@ -179,6 +181,7 @@ fn perform(root: &Root, action: &Action) -> Result<(), WriteError> {
             value: Some(v),
         } => write_runtime(root, path, v),
         Action::Runtime { value: None, .. } => Ok(()),
+        Action::Netdev { path, value } => write_netdev(path, value),
         Action::File { path, content } => write_file(root, path, content),
     }
 }

@@ -13,6 +13,7 @@ pub mod action;
 pub mod apply;
 pub mod deadman;
 pub mod edit;
+pub mod edit_file;
 pub mod edit_fstab;
 pub mod edit_smbconf;
 pub mod export;

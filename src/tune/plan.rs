@@ -4,9 +4,11 @@
 
 use serde::Serialize;
 
+use super::action::netdev_path;
 use super::action::{Action, Step, check_relative, read_current, selected_value};
+use super::edit_file::Edit;
 use super::udev_rules::{self, Rule};
-use super::{sysctl_d, validate};
+use super::{netdev, sysctl_d, validate};
 use crate::advise::{Change, Finding, Risk};
 use crate::root::Root;
 
@@ -17,7 +19,7 @@ pub enum PlanError {
     )]
     NoSuchId(String),
     #[error(
-        "--set '{0}' is not SETTING=VALUE with SETTING 'sysctl:KEY' or 'sysfs:PATH' (PATH below /sys), e.g. 'sysctl:vm.swappiness=10'"
+        "--set '{0}' is not SETTING=VALUE with SETTING 'sysctl:KEY', 'sysfs:PATH' (PATH below /sys) or 'ethtool:IFACE:SETTING', e.g. 'sysctl:vm.swappiness=10'"
     )]
     BadSet(String),
 }
@@ -62,6 +64,9 @@ pub struct PlanItem {
     pub warnings: Vec<String>,
     #[serde(skip)]
     runtime: Vec<(String, Option<String>)>,
+    /// Network device settings: journal path (`netdev/IFACE/SETTING`) and value.
+    #[serde(skip)]
+    netdev: Vec<(String, String)>,
     #[serde(skip)]
     persist: Persist,
 }
@@ -72,6 +77,8 @@ enum Persist {
     None,
     Sysctl(String, String),
     Udev(Rule),
+    /// An in-place edit of a configuration file that is not nastune's own.
+    Edit(Edit),
 }
 
 /// One owned file the plan writes.
@@ -120,6 +127,16 @@ pub fn parse_set(text: &str) -> Result<Change, PlanError> {
             path: path.trim_start_matches("/sys/").to_string(),
             value,
         }),
+        ("ethtool", rest) => match rest.split_once(':') {
+            Some((interface, setting)) if !interface.is_empty() && !setting.is_empty() => {
+                Ok(Change::Ethtool {
+                    interface: interface.to_string(),
+                    setting: setting.to_string(),
+                    value,
+                })
+            }
+            _ => Err(bad()),
+        },
         _ => Err(bad()),
     }
 }
@@ -192,6 +209,7 @@ pub fn build(root: &Root, sources: Vec<Source>) -> Plan {
             reason: None,
             warnings: Vec::new(),
             runtime: Vec::new(),
+            netdev: Vec::new(),
             persist: Persist::None,
         };
         if let Err(reason) = resolve(root, &mut item) {
@@ -383,10 +401,89 @@ fn resolve(root: &Root, item: &mut PlanItem) -> Result<(), String> {
             Ok(())
         }
         Change::AdviceOnly { .. } => Err("advice only: never applied automatically".into()),
-        Change::MountOption { .. } => Err("applying mount_option is not supported yet".into()),
-        Change::SmbConf { .. } => Err("applying smb_conf is not supported yet".into()),
-        Change::Ethtool { .. } => Err("applying ethtool is not supported yet".into()),
+        Change::MountOption { mount_point, .. } => {
+            plan_edit(root, item)?;
+            item.warnings.push(format!(
+                "takes effect at the next mount of '{mount_point}'; 'mount -o remount {mount_point}' \
+applies it now (nastune does not remount)"
+            ));
+            Ok(())
+        }
+        Change::SmbConf { .. } => {
+            plan_edit(root, item)?;
+            item.warnings.push(
+                "Samba reads it at its next reload: 'smbcontrol smbd reload-config' \
+(nastune does not reload services)"
+                    .into(),
+            );
+            Ok(())
+        }
+        Change::Ethtool {
+            interface,
+            setting,
+            value,
+        } => {
+            if !root.is_live() {
+                return Err(
+                    "ethtool settings are set on the live system only, not in a --root tree".into(),
+                );
+            }
+            let current = netdev::get(&interface, &setting).map_err(|e| e.to_string())?;
+            set_old_new(item, &current, value.trim())?;
+            item.network = true;
+            item.netdev
+                .push((netdev_path(&interface, &setting), value.trim().to_string()));
+            item.warnings.push(format!(
+                "runtime only: once confirmed, keep it in the interface's configuration \
+(an 'ethtool' line for '{interface}' in /etc/network/interfaces, or a systemd .link file)"
+            ));
+            Ok(())
+        }
     }
+}
+
+/// Plans an in-place edit on its own (the edits of one file are combined in
+/// [`persistence`]): old and new are the lines that change.
+fn plan_edit(root: &Root, item: &mut PlanItem) -> Result<(), String> {
+    let edit = Edit::of(&item.change).expect("a mount option or smb.conf change");
+    let file = edit.file();
+    let text = read_text(root, file)?.ok_or_else(|| format!("'/{file}' does not exist"))?;
+    let new = edit.apply(&text)?;
+    let (old_lines, new_lines) = changed_lines(&text, &new);
+    if old_lines.is_empty() && new_lines.is_empty() {
+        return Err("already set that way".into());
+    }
+    item.old = Some(or_absent(old_lines));
+    item.new = Some(or_absent(new_lines));
+    item.persisted_in = Some(format!("/{file}"));
+    item.persist = Persist::Edit(edit);
+    Ok(())
+}
+
+fn or_absent(lines: String) -> String {
+    if lines.is_empty() {
+        "(no line)".into()
+    } else {
+        lines
+    }
+}
+
+/// The lines between the common head and the common tail of two texts, each
+/// side joined with " / ".
+fn changed_lines(a: &str, b: &str) -> (String, String) {
+    let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let head = la.iter().zip(&lb).take_while(|(x, y)| x == y).count();
+    let tail = la[head..]
+        .iter()
+        .rev()
+        .zip(lb[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let join = |l: &[&str]| l.iter().map(|s| s.trim()).collect::<Vec<_>>().join(" / ");
+    (
+        join(&la[head..la.len() - tail]),
+        join(&lb[head..lb.len() - tail]),
+    )
 }
 
 fn set_old_new(item: &mut PlanItem, current: &str, new: &str) -> Result<(), String> {
@@ -437,7 +534,7 @@ fn persistence(root: &Root, items: &mut [PlanItem]) -> (Vec<FilePlan>, Vec<Step>
                 && match &i.persist {
                     Persist::Sysctl(..) => sysctl,
                     Persist::Udev(_) => !sysctl,
-                    Persist::None => false,
+                    Persist::None | Persist::Edit(_) => false,
                 }
         };
         if !items.iter().any(belongs) {
@@ -527,11 +624,83 @@ fn persistence(root: &Root, items: &mut [PlanItem]) -> (Vec<FilePlan>, Vec<Step>
             })
             .collect::<Vec<_>>()
     };
-    let mut steps = runtime(false);
+    let netdev_steps = items
+        .iter()
+        .filter(|i| i.status == Status::Apply)
+        .flat_map(|i| {
+            i.netdev.iter().map(|(path, value)| Step {
+                action: Action::Netdev {
+                    path: path.clone(),
+                    value: value.clone(),
+                },
+                setting: i.setting.clone(),
+                rule_id: i.rule_id.clone(),
+                network: true,
+                deferred: false,
+            })
+        })
+        .collect::<Vec<_>>();
+    let (local, network) = (runtime(false), runtime(true));
+    let mut steps = local;
     steps.append(&mut file_steps[0]);
-    steps.extend(runtime(true));
+    steps.extend(edits(root, items, &mut files));
+    steps.extend(network);
+    steps.extend(netdev_steps);
     steps.append(&mut file_steps[1]);
     (files, steps)
+}
+
+/// One whole-file write per edited file, its edits applied in plan order; an edit
+/// that fails on top of the earlier ones skips its item, a file the validator
+/// (findmnt, testparm) likes less than before skips every item on it.
+fn edits(root: &Root, items: &mut [PlanItem], files: &mut Vec<FilePlan>) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for file in Edit::FILES {
+        let on_file = |i: &PlanItem| {
+            i.status == Status::Apply && matches!(&i.persist, Persist::Edit(e) if e.file() == file)
+        };
+        let Ok(Some(original)) = read_text(root, file) else {
+            continue;
+        };
+        let mut content = original.clone();
+        for i in items.iter_mut().filter(|i| on_file(i)) {
+            let Persist::Edit(edit) = &i.persist else {
+                continue;
+            };
+            match edit.apply(&content) {
+                Ok(t) => content = t,
+                Err(e) => {
+                    i.status = Status::Skip;
+                    i.reason = Some(e);
+                }
+            }
+        }
+        if content == original {
+            continue;
+        }
+        if let Some(why) = super::edit_file::validate(file, &original, &content) {
+            skip_all(items, &on_file, &why);
+            continue;
+        }
+        files.push(FilePlan {
+            path: format!("/{file}"),
+            existed: true,
+            network: false,
+            deferred: false,
+            content: content.clone(),
+        });
+        steps.push(Step {
+            action: Action::File {
+                path: file.to_string(),
+                content: content.into_bytes(),
+            },
+            setting: format!("file:/{file}"),
+            rule_id: None,
+            network: false,
+            deferred: false,
+        });
+    }
+    steps
 }
 
 fn skip_all(items: &mut [PlanItem], belongs: &dyn Fn(&PlanItem) -> bool, reason: &str) {
@@ -661,7 +830,10 @@ mod tests {
         );
         assert_eq!(reasons[3], "");
         assert!(reasons[4].contains("conflicts with item 4"));
-        assert_eq!(reasons[5], "applying ethtool is not supported yet");
+        assert_eq!(
+            reasons[5],
+            "ethtool settings are set on the live system only, not in a --root tree"
+        );
         assert_eq!(plan.to_apply(), 1);
     }
 
@@ -671,6 +843,12 @@ mod tests {
             parse_set("sysfs:/sys/block/sda/queue/read_ahead_kb=512").unwrap(),
             Change::SysfsAttribute { path, .. } if path == "block/sda/queue/read_ahead_kb"
         ));
+        assert!(matches!(
+            parse_set("ethtool:eth0:rx-gro=off").unwrap(),
+            Change::Ethtool { interface, setting, value }
+                if interface == "eth0" && setting == "rx-gro" && value == "off"
+        ));
+        assert!(parse_set("ethtool:eth0=off").is_err());
         assert!(parse_set("vm.swappiness=1").is_err());
         assert!(parse_set("sysctl:vm.swappiness").is_err());
         assert_eq!(

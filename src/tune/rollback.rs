@@ -6,7 +6,8 @@
 use serde::Serialize;
 
 use super::action::{
-    WriteError, read_current, remove_file, restore_runtime, selected_value, write_file,
+    KIND_FILE, KIND_NETDEV, KIND_RUNTIME, WriteError, read_entry, remove_file, restore_runtime,
+    selected_value, write_file, write_netdev,
 };
 use crate::root::Root;
 use crate::store::tune::{EntryRecord, SessionRecord};
@@ -131,9 +132,9 @@ fn restore(store: &Store, root: &Root, e: &EntryRecord) -> Result<Restored, Roll
         path: e.path.clone(),
         source,
     };
-    let current = read_current(root, &e.path).map_err(err)?;
+    let current = read_entry(root, &e.kind, &e.path).map_err(err)?;
     let drifted_from = match (&e.new, &current, e.state.as_str()) {
-        (Some(new), Some(cur), "applied") if e.kind == "runtime" => {
+        (Some(new), Some(cur), "applied") if e.kind != KIND_FILE => {
             let (n, c) = (
                 selected_value(&String::from_utf8_lossy(new)),
                 selected_value(&String::from_utf8_lossy(cur)),
@@ -147,9 +148,14 @@ fn restore(store: &Store, root: &Root, e: &EntryRecord) -> Result<Restored, Roll
         _ => None,
     };
     let restored = match (&e.old, e.kind.as_str()) {
-        (Some(old), "runtime") => {
+        (Some(old), KIND_RUNTIME) => {
             restore_runtime(root, &e.path, old).map_err(err)?;
             selected_value(&String::from_utf8_lossy(old))
+        }
+        (Some(old), KIND_NETDEV) => {
+            let old = String::from_utf8_lossy(old).into_owned();
+            write_netdev(&e.path, &old).map_err(err)?;
+            old
         }
         (Some(old), _) => {
             write_file(root, &e.path, old).map_err(err)?;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::action::{read_current, selected_value};
+use super::action::{KIND_FILE, read_entry, selected_value};
 use super::rollback::{RollbackError, session_root};
 use crate::store::Store;
 
@@ -51,8 +51,8 @@ pub fn verify(store: &Store, root_name: &str) -> Result<Vec<Check>, RollbackErro
     for (path, (session, e)) in owned {
         let root = &roots[&session];
         let new = e.new.clone().unwrap_or_default();
-        let current = read_current(root, &path).ok().flatten();
-        let (expected, current_text, state) = if e.kind == "runtime" {
+        let current = read_entry(root, &e.kind, &path).ok().flatten();
+        let (expected, current_text, state) = if e.kind != KIND_FILE {
             let expected = selected_value(&String::from_utf8_lossy(&new));
             match &current {
                 None => (expected, None, State::Unsupported),

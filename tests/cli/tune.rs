@@ -151,7 +151,13 @@ fn apply_confirm_rollback_leaves_every_fixture_box_byte_identical() {
         assert_eq!(again.status.code(), Some(2));
         assert!(stderr(&again).contains("every session is rolled back"));
     }
-    for kind in ["sysctl", "sysfs_attribute", "udev_rule"] {
+    for kind in [
+        "sysctl",
+        "sysfs_attribute",
+        "udev_rule",
+        "mount_option",
+        "smb_conf",
+    ] {
         assert!(
             kinds_applied.contains(kind),
             "no fixture applied a '{kind}' change: {kinds_applied:?}"
@@ -236,7 +242,10 @@ fn plan_shows_old_new_why_risk_and_skip_reasons() {
     assert_eq!(vfs["persisted_in"], "/etc/sysctl.d/99-zz-nastune.conf");
     let eth = find("ethtool:eth0:tx-tcp-segmentation");
     assert_eq!(eth["status"], "skip");
-    assert_eq!(eth["reason"], "applying ethtool is not supported yet");
+    assert_eq!(
+        eth["reason"],
+        "ethtool settings are set on the live system only, not in a --root tree"
+    );
     assert!(find("sysctl:net.ipv4.tcp_timestamps")["network"] == true);
     // Selecting by rule id and finding number narrows the plan.
     let one = json_of(&run_with_db(
@@ -630,5 +639,109 @@ fn loop_device_queue_attributes_applied_verified_drifted_rolled_back() {
     etc.run_ok(&prefix, &["tune", "rollback"]);
     assert_eq!(read("read_ahead_kb"), ra_orig);
     assert_eq!(read("scheduler"), sched_orig);
+    assert!(!etc.rules_d().join("99-zz-nastune.rules").exists());
+}
+
+/// `ip -n NS link show IF` as one line, and the `ethtool -k` value of a feature.
+fn ns_link(ns: &str, interface: &str) -> String {
+    let o = Command::new("ip")
+        .args(["-n", ns, "-o", "link", "show", interface])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+fn ns_feature(ns: &str, interface: &str, long_name: &str) -> String {
+    let o = Command::new("ip")
+        .args(["netns", "exec", ns, "ethtool", "-k", interface])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(&format!("{long_name}: ")))
+        .map(|v| v.split_whitespace().next().unwrap_or("").to_string())
+        .unwrap_or_else(|| panic!("no '{long_name}' in ethtool -k {interface}"))
+}
+
+#[test]
+fn ethtool_settings_on_a_veth_revert_unless_confirmed_and_roll_back() {
+    let Some(ns) = netns_setup("ethtool") else {
+        return;
+    };
+    let o = Command::new("ip")
+        .args([
+            "-n", &ns.0, "link", "add", "v0", "type", "veth", "peer", "name", "v1",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let etc = PrivateEtc::new();
+    let prefix = ["ip", "netns", "exec", ns.0.as_str()];
+    let link0 = ns_link(&ns.0, "v0");
+    assert!(
+        link0.contains("mtu 1500") && link0.contains("qlen 1000"),
+        "{link0}"
+    );
+    assert_eq!(ns_feature(&ns.0, "v0", "generic-receive-offload"), "off");
+    let sets = [
+        "--set",
+        "ethtool:v0:mtu=1400",
+        "--set",
+        "ethtool:v0:txqueuelen=500",
+        "--set",
+        "ethtool:v0:rx-gro=on",
+    ];
+    let apply = |within: &str| {
+        let mut args = vec!["tune", "apply", "--yes", "--confirm-within", within];
+        args.extend(sets);
+        etc.run_ok(&prefix, &args)
+    };
+    // Not confirmed: the dead-man timer puts every setting back.
+    apply("2s");
+    let link = ns_link(&ns.0, "v0");
+    assert!(
+        link.contains("mtu 1400") && link.contains("qlen 500"),
+        "{link}"
+    );
+    assert_eq!(ns_feature(&ns.0, "v0", "generic-receive-offload"), "on");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !ns_link(&ns.0, "v0").contains("mtu 1500") && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let link = ns_link(&ns.0, "v0");
+    assert!(
+        link.contains("mtu 1500") && link.contains("qlen 1000"),
+        "{link}"
+    );
+    assert_eq!(ns_feature(&ns.0, "v0", "generic-receive-offload"), "off");
+    // Confirmed: kept, verified, drift reported and left alone, rolled back.
+    let o = apply("60s");
+    assert!(stdout(&o).contains("tune confirm 2"), "{}", stdout(&o));
+    etc.run_ok(&prefix, &["tune", "confirm", "2"]);
+    assert_eq!(verify_state(&etc, &prefix, "ethtool:v0:mtu"), "applied");
+    assert_eq!(verify_state(&etc, &prefix, "ethtool:v0:rx-gro"), "applied");
+    let o = Command::new("ip")
+        .args(["-n", &ns.0, "link", "set", "v0", "mtu", "1300"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(verify_state(&etc, &prefix, "ethtool:v0:mtu"), "drifted");
+    assert!(
+        ns_link(&ns.0, "v0").contains("mtu 1300"),
+        "verify must not fight drift"
+    );
+    let r = etc.run_ok(&prefix, &["tune", "rollback", "2"]);
+    assert!(stdout(&r).contains("drifted to '1300'"), "{}", stdout(&r));
+    let link = ns_link(&ns.0, "v0");
+    assert!(
+        link.contains("mtu 1500") && link.contains("qlen 1000"),
+        "{link}"
+    );
+    assert_eq!(ns_feature(&ns.0, "v0", "generic-receive-offload"), "off");
+    // Runtime only: nothing was persisted for them.
+    assert!(!etc.sysctl_d().join("99-zz-nastune.conf").exists());
     assert!(!etc.rules_d().join("99-zz-nastune.rules").exists());
 }
