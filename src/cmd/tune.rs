@@ -54,6 +54,10 @@ pub enum TuneCommand {
     Verify(VerifyArgs),
     /// Keep the network changes of a session (stops the dead-man timer)
     Confirm(ConfirmArgs),
+    /// Measure a workload without and with one change; keep it only if it beats the noise
+    Try(super::tune_try::TryArgs),
+    /// Write the plan as a sysctl.d file, udev rules, a TuneD profile or Ansible tasks
+    Export(super::tune_export::ExportArgs),
     /// The dead-man timer process started by apply
     #[command(hide = true)]
     Deadman(DeadmanArgs),
@@ -144,6 +148,8 @@ pub fn run(args: &TuneArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         TuneCommand::Rollback(a) => run_rollback(a, &need_store(global, "rollback")?),
         TuneCommand::Verify(a) => run_verify(a, &need_store(global, "verify")?),
         TuneCommand::Confirm(a) => run_confirm(a, &need_store(global, "confirm")?),
+        TuneCommand::Try(a) => super::tune_try::run(a, global),
+        TuneCommand::Export(a) => super::tune_export::run(a),
         TuneCommand::Deadman(a) => {
             let store = need_store(global, "deadman")?;
             deadman::run(&store, a.session)?;
@@ -152,21 +158,21 @@ pub fn run(args: &TuneArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn need_store(global: &GlobalArgs, what: &str) -> anyhow::Result<Store> {
+pub(crate) fn need_store(global: &GlobalArgs, what: &str) -> anyhow::Result<Store> {
     match super::open_store(global)? {
         Some(s) => Ok(s),
         None => bail!("'tune {what}' needs the store (the journal lives there); drop --no-store"),
     }
 }
 
-fn open_root(dir: &Option<PathBuf>) -> anyhow::Result<Root> {
+pub(crate) fn open_root(dir: &Option<PathBuf>) -> anyhow::Result<Root> {
     Ok(match dir {
         Some(d) => Root::tree(d).context("--root")?,
         None => Root::live(),
     })
 }
 
-fn make_plan(sel: &SelectArgs, root: &Root) -> anyhow::Result<plan::Plan> {
+pub(crate) fn make_plan(sel: &SelectArgs, root: &Root) -> anyhow::Result<plan::Plan> {
     let mut sources = Vec::new();
     // Findings are needed unless only --set changes were asked for.
     if !sel.ids.is_empty() || sel.sets.is_empty() {
@@ -190,7 +196,7 @@ struct Doc<'a, T: Serialize> {
     body: &'a T,
 }
 
-fn json<T: Serialize>(body: &T) -> anyhow::Result<String> {
+pub(crate) fn json<T: Serialize>(body: &T) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(&Doc {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION"),
@@ -269,7 +275,7 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Asks on a terminal; refuses when stdin is not one.
-fn ask(n: usize) -> anyhow::Result<bool> {
+pub(crate) fn ask(n: usize) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() {
         bail!("refusing to apply without confirmation: stdin is not a terminal; pass --yes");
     }
