@@ -42,7 +42,7 @@ pub struct TryArgs {
     /// Measurements on each side (without and with the change)
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub runs: u32,
-    /// Longest time of one measurement (1s, 500ms); a run also ends at the end of PATH
+    /// Length of one measurement (1s, 500ms)
     #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_runtime)]
     pub runtime: Duration,
     /// Two-sided confidence of the interval of the difference
@@ -100,13 +100,14 @@ pub enum TryError {
 fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> {
     for i in &plan.items {
         let kind = match &i.change {
-            Change::Sysctl { .. } | Change::SysfsAttribute { .. } | Change::UdevRule { .. } => {
-                continue;
-            }
+            // Advice is never applied: a rule's advice beside its change is fine.
+            Change::Sysctl { .. }
+            | Change::SysfsAttribute { .. }
+            | Change::UdevRule { .. }
+            | Change::AdviceOnly { .. } => continue,
             Change::MountOption { .. } => "a mount option",
             Change::SmbConf { .. } => "an smb.conf",
             Change::Ethtool { .. } => "an ethtool",
-            Change::AdviceOnly { .. } => "an advice-only",
         };
         return Err(TryError::NotRuntime {
             setting: i.setting.clone(),
@@ -161,7 +162,7 @@ pub struct TryReport {
     pub workload: String,
     pub metric: Metric,
     pub runs_per_side: u32,
-    /// Longest time of one run (a run also ends at the end of the target).
+    /// Length of one run.
     pub runtime_ms: u64,
     /// The unused warm-up run before the first baseline run.
     pub warmup_value: f64,

@@ -23,7 +23,7 @@ pub fn render(r: &TryReport) -> String {
     };
     let _ = writeln!(
         out,
-        "workload {}: {} run(s) per side of up to {} ms, in ABBA order after a warm-up run \
+        "workload {}: {} run(s) per side of {} ms, in ABBA order after a warm-up run \
          ({:.2}); {} in {} ({better} is better)",
         r.workload, r.runs_per_side, r.runtime_ms, r.warmup_value, r.metric.name, r.metric.unit
     );

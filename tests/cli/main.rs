@@ -23,4 +23,5 @@ mod report;
 mod services;
 mod store;
 mod tune;
+mod tune_try;
 mod watch;
