@@ -31,10 +31,20 @@ store; 'rollback' restores exactly that, also after a crash. 'verify' says, per 
 applied, drifted (changed by someone else: reported, not fought) or unsupported.\n\n\
 Network changes (net.* sysctls, network device attributes) revert by themselves unless 'tune \
 confirm' arrives within --confirm-within; their persistence is written only at confirm. Mount \
-options, smb.conf and ethtool changes are listed but not applied yet.\n\nExamples:\n  \
+options, smb.conf and ethtool changes are listed but not applied yet.\n\n\
+'try' measures one runtime change (sysctl, sysfs or udev attribute): a warm-up run, then \
+--runs measurements on each side in ABBA order, the change applied as a journaled session and \
+switched back and forth; it stays only if Welch's confidence interval of the difference lies \
+wholly on the better side (and the mean gains --min-gain), otherwise the session is rolled \
+back. The runs, interval and verdict are stored as a 'tune-try' run. A read_ahead_kb change \
+needs the buffered-seq-read workload: seq-read and rand-read use direct I/O, which read-ahead \
+does not touch. 'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
+a TuneD profile or Ansible tasks, without touching the system.\n\nExamples:\n  \
 nastune tune plan\n  nastune tune apply swappiness-for-swap-kind\n  \
 nastune tune apply --set sysctl:vm.swappiness=10 --yes\n  nastune tune confirm\n  \
-nastune tune verify\n  nastune tune rollback";
+nastune tune verify\n  nastune tune rollback\n  \
+nastune tune try --set sysfs:block/sda/queue/read_ahead_kb=1024 --bench buffered-seq-read:/dev/sda\n  \
+nastune tune export --format tuned --output /etc/tuned";
 
 #[derive(Debug, Args)]
 pub struct TuneArgs {
