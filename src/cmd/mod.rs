@@ -12,6 +12,8 @@ pub mod net;
 pub mod probe;
 pub mod report;
 pub mod tune;
+pub mod tune_export;
+pub mod tune_try;
 pub mod watch;
 
 use std::process::ExitCode;

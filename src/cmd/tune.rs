@@ -35,11 +35,21 @@ scheduler names this kernel has). Before each write the old value or file is jou
 store; 'rollback' restores exactly that, also after a crash. 'verify' says, per owned setting, \
 applied, drifted (changed by someone else: reported, not fought) or unsupported.\n\n\
 Network changes (net.* sysctls, network device attributes and settings) revert by themselves unless 'tune \
-confirm' arrives within --confirm-within; their persistence is written only at confirm.\n\nExamples:\n  \
+confirm' arrives within --confirm-within; their persistence is written only at confirm.\n\n\
+'try' measures one runtime change (sysctl, sysfs or udev attribute): a warm-up run, then \
+--runs measurements on each side in ABBA order, the change applied as a journaled session and \
+switched back and forth; it stays only if Welch's confidence interval of the difference lies \
+wholly on the better side (and the mean gains --min-gain), otherwise the session is rolled \
+back. The runs, interval and verdict are stored as a 'tune-try' run. A read_ahead_kb change \
+needs the buffered-seq-read workload: seq-read and rand-read use direct I/O, which read-ahead \
+does not touch. 'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
+a TuneD profile or Ansible tasks, without touching the system.\n\nExamples:\n  \
 nastune tune plan\n  nastune tune apply swappiness-for-swap-kind\n  \
 nastune tune apply --set sysctl:vm.swappiness=10 --yes\n  \
 nastune tune apply --set ethtool:eth0:rx-gro=on --confirm-within 2m\n  nastune tune confirm\n  \
-nastune tune verify\n  nastune tune rollback";
+nastune tune verify\n  nastune tune rollback\n  \
+nastune tune try --set sysfs:block/sda/queue/read_ahead_kb=1024 --bench buffered-seq-read:/dev/sda\n  \
+nastune tune export --format tuned --output /etc/tuned";
 
 #[derive(Debug, Args)]
 pub struct TuneArgs {
@@ -59,6 +69,10 @@ pub enum TuneCommand {
     Verify(VerifyArgs),
     /// Keep the network changes of a session (stops the dead-man timer)
     Confirm(ConfirmArgs),
+    /// Measure a workload without and with one change; keep it only if it beats the noise
+    Try(super::tune_try::TryArgs),
+    /// Write the plan as a sysctl.d file, udev rules, a TuneD profile or Ansible tasks
+    Export(super::tune_export::ExportArgs),
     /// The dead-man timer process started by apply
     #[command(hide = true)]
     Deadman(DeadmanArgs),
@@ -150,6 +164,8 @@ pub fn run(args: &TuneArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         TuneCommand::Rollback(a) => run_rollback(a, &need_store(global, "rollback")?),
         TuneCommand::Verify(a) => run_verify(a, &need_store(global, "verify")?),
         TuneCommand::Confirm(a) => run_confirm(a, &need_store(global, "confirm")?),
+        TuneCommand::Try(a) => super::tune_try::run(a, global),
+        TuneCommand::Export(a) => super::tune_export::run(a),
         TuneCommand::Deadman(a) => {
             let store = need_store(global, "deadman")?;
             deadman::run(&store, a.session)?;
@@ -158,21 +174,21 @@ pub fn run(args: &TuneArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn need_store(global: &GlobalArgs, what: &str) -> anyhow::Result<Store> {
+pub(crate) fn need_store(global: &GlobalArgs, what: &str) -> anyhow::Result<Store> {
     match super::open_store(global)? {
         Some(s) => Ok(s),
         None => bail!("'tune {what}' needs the store (the journal lives there); drop --no-store"),
     }
 }
 
-fn open_root(dir: &Option<PathBuf>) -> anyhow::Result<Root> {
+pub(crate) fn open_root(dir: &Option<PathBuf>) -> anyhow::Result<Root> {
     Ok(match dir {
         Some(d) => Root::tree(d).context("--root")?,
         None => Root::live(),
     })
 }
 
-fn make_plan(sel: &SelectArgs, root: &Root) -> anyhow::Result<plan::Plan> {
+pub(crate) fn make_plan(sel: &SelectArgs, root: &Root) -> anyhow::Result<plan::Plan> {
     let mut sources = Vec::new();
     // Findings are needed unless only --set changes were asked for.
     if !sel.ids.is_empty() || sel.sets.is_empty() {
@@ -196,7 +212,7 @@ struct Doc<'a, T: Serialize> {
     body: &'a T,
 }
 
-fn json<T: Serialize>(body: &T) -> anyhow::Result<String> {
+pub(crate) fn json<T: Serialize>(body: &T) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(&Doc {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION"),
@@ -275,7 +291,7 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Asks on a terminal; refuses when stdin is not one.
-fn ask(n: usize) -> anyhow::Result<bool> {
+pub(crate) fn ask(n: usize) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() {
         bail!("refusing to apply without confirmation: stdin is not a terminal; pass --yes");
     }

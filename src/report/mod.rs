@@ -16,4 +16,5 @@ pub mod probe_text;
 pub mod runs;
 pub mod svg;
 pub mod tune_text;
+pub mod tune_try_text;
 pub mod watch_text;

@@ -21,6 +21,8 @@ pub mod netdev;
 pub mod plan;
 pub mod rollback;
 pub mod sysctl_d;
+#[cfg(test)]
+pub mod test_tree;
 pub mod trial;
 pub mod udev_rules;
 pub mod validate;

@@ -7,6 +7,7 @@
 //! slow drift (a warming disk, a filling cache) then lands on both sides alike
 //! instead of on the second one, and the change is toggled only every two runs.
 
+pub mod buffered;
 pub mod workload;
 
 use std::fmt;
@@ -95,7 +96,8 @@ pub enum Verdict {
 /// What a trial measured and decided.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrialOutcome {
-    /// Every measurement in the order taken.
+    /// Every measurement in the order taken (JSON: `{"side", "value"}` objects).
+    #[serde(serialize_with = "runs_as_objects")]
     pub runs: Vec<(Side, f64)>,
     pub baseline: Summary,
     pub changed: Summary,
@@ -110,6 +112,15 @@ pub struct TrialOutcome {
     pub verdict: Verdict,
     /// Why, in one sentence with the numbers.
     pub reason: String,
+}
+
+fn runs_as_objects<S: serde::Serializer>(runs: &[(Side, f64)], s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Run {
+        side: Side,
+        value: f64,
+    }
+    s.collect_seq(runs.iter().map(|&(side, value)| Run { side, value }))
 }
 
 /// Which step of the trial failed, and whether the system is back as it was.

@@ -25,4 +25,5 @@ mod schemas;
 mod services;
 mod store;
 mod tune;
+mod tune_try;
 mod watch;

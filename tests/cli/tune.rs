@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::util::*;
 
 /// What a tree holds, without following symlinks: path → file bytes or link target.
-fn tree_state(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+pub(crate) fn tree_state(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -33,7 +33,7 @@ fn tree_state(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
-fn assert_same_tree(before: &BTreeMap<PathBuf, Vec<u8>>, dir: &Path, what: &str) {
+pub(crate) fn assert_same_tree(before: &BTreeMap<PathBuf, Vec<u8>>, dir: &Path, what: &str) {
     let after = tree_state(dir);
     for (p, b) in before {
         match after.get(p) {
@@ -53,7 +53,7 @@ fn assert_same_tree(before: &BTreeMap<PathBuf, Vec<u8>>, dir: &Path, what: &str)
 }
 
 /// A copy of a fixture box in a fresh tempdir: (tempdir, box path).
-fn copy_box(name: &str) -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn copy_box(name: &str) -> (tempfile::TempDir, PathBuf) {
     let t = tempfile::tempdir().unwrap();
     let dst = t.path().join("box");
     let o = Command::new("cp")
@@ -66,7 +66,7 @@ fn copy_box(name: &str) -> (tempfile::TempDir, PathBuf) {
     (t, dst)
 }
 
-fn json_of(o: &Output) -> serde_json::Value {
+pub(crate) fn json_of(o: &Output) -> serde_json::Value {
     assert!(
         o.status.success(),
         "exit {:?}\nstdout: {}\nstderr: {}",
@@ -77,7 +77,7 @@ fn json_of(o: &Output) -> serde_json::Value {
     serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
 }
 
-fn succeeded(args: &[&str], o: Output) -> Output {
+pub(crate) fn succeeded(args: &[&str], o: Output) -> Output {
     assert!(
         o.status.success(),
         "{args:?}: exit {:?}\nstdout: {}\nstderr: {}",
@@ -88,7 +88,7 @@ fn succeeded(args: &[&str], o: Output) -> Output {
     o
 }
 
-fn run_ok(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn run_ok(dir: &Path, args: &[&str]) -> Output {
     succeeded(args, run_with_db(dir, args))
 }
 
@@ -353,7 +353,7 @@ fn verify_reports_drift_and_unsupported_and_rollback_still_restores() {
 
 // ---- for real: a network namespace, a loop device, the dead-man timer ----
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
@@ -369,12 +369,12 @@ impl Drop for Netns {
 /// Private stand-ins for /etc/sysctl.d and /etc/udev/rules.d, bind-mounted over
 /// the real ones inside the command's own mount namespace, so the live system's
 /// /etc is never written.
-struct PrivateEtc {
+pub(crate) struct PrivateEtc {
     dir: tempfile::TempDir,
 }
 
 impl PrivateEtc {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         for d in ["/etc/sysctl.d", "/etc/udev/rules.d"] {
             std::fs::create_dir_all(d).unwrap();
         }
@@ -384,16 +384,16 @@ impl PrivateEtc {
         PrivateEtc { dir }
     }
 
-    fn sysctl_d(&self) -> PathBuf {
+    pub(crate) fn sysctl_d(&self) -> PathBuf {
         self.dir.path().join("sysctl.d")
     }
 
-    fn rules_d(&self) -> PathBuf {
+    pub(crate) fn rules_d(&self) -> PathBuf {
         self.dir.path().join("rules.d")
     }
 
     /// Runs nastune behind `prefix` (`ip netns exec NS` or `unshare -m`).
-    fn run(&self, prefix: &[&str], args: &[&str]) -> Output {
+    pub(crate) fn run(&self, prefix: &[&str], args: &[&str]) -> Output {
         let script = "mount --bind \"$1\" /etc/sysctl.d && mount --bind \"$2\" /etc/udev/rules.d \
                       && shift 2 && exec \"$@\"";
         Command::new(prefix[0])
@@ -410,7 +410,7 @@ impl PrivateEtc {
             .unwrap()
     }
 
-    fn run_ok(&self, prefix: &[&str], args: &[&str]) -> Output {
+    pub(crate) fn run_ok(&self, prefix: &[&str], args: &[&str]) -> Output {
         succeeded(args, self.run(prefix, args))
     }
 }
@@ -569,12 +569,23 @@ fn deadman_reverts_an_unconfirmed_net_sysctl_and_keeps_a_confirmed_one() {
     assert_eq!(ns_read(&ns.0, b), b_orig);
 }
 
-struct Loop(String);
+pub(crate) struct Loop(pub(crate) String);
 
 impl Drop for Loop {
     fn drop(&mut self) {
         let _ = Command::new("losetup").args(["-d", &self.0]).status();
     }
+}
+
+/// Attaches `img` to a free loop device, detached again on drop.
+pub(crate) fn attach_loop(img: &Path) -> Loop {
+    let o = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(img)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "losetup: {}", stderr(&o));
+    Loop(stdout(&o).trim().to_string())
 }
 
 #[test]
@@ -589,13 +600,7 @@ fn loop_device_queue_attributes_applied_verified_drifted_rolled_back() {
         .unwrap()
         .set_len(16 << 20)
         .unwrap();
-    let o = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(&img)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "losetup: {}", stderr(&o));
-    let dev = Loop(stdout(&o).trim().to_string());
+    let dev = attach_loop(&img);
     let name = dev.0.trim_start_matches("/dev/").to_string();
     let q = format!("/sys/block/{name}/queue");
     let read = |attr: &str| std::fs::read_to_string(format!("{q}/{attr}")).unwrap();

@@ -3,7 +3,9 @@
 //! reads only, so a trial never writes to the device it measures.
 //!
 //! Written as `KIND:PATH`: `seq-read:/dev/sda` (1 MiB sequential reads, MiB/s)
-//! or `rand-read:/srv/data` (4 KiB random reads at queue depth 32, IOPS).
+//! or `rand-read:/srv/data` (4 KiB random reads at queue depth 32, IOPS), both
+//! direct I/O, or `buffered-seq-read:/dev/sda` ([`super::buffered`]: through the
+//! page cache, emptied before each run, so read-ahead counts; MiB/s).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -13,6 +15,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::Better;
+use super::buffered::BufferedRead;
 use crate::bench::disk::engine::{self, EngineKind};
 use crate::bench::disk::run::{Bench, run_test};
 use crate::bench::disk::target::{self, Target};
@@ -27,22 +30,29 @@ pub enum WorkloadKind {
     SeqRead,
     /// 4 KiB random reads at queue depth 32: IOPS.
     RandRead,
+    /// 64 KiB buffered sequential reads from a cold page cache: MiB/s.
+    BufferedSeqRead,
 }
 
 impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 2] = [WorkloadKind::SeqRead, WorkloadKind::RandRead];
+    pub const ALL: [WorkloadKind; 3] = [
+        WorkloadKind::SeqRead,
+        WorkloadKind::RandRead,
+        WorkloadKind::BufferedSeqRead,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             WorkloadKind::SeqRead => "seq-read",
             WorkloadKind::RandRead => "rand-read",
+            WorkloadKind::BufferedSeqRead => "buffered-seq-read",
         }
     }
 
     /// The metric's name with its unit, its unit alone, and its better direction.
     pub fn metric(self) -> Metric {
         match self {
-            WorkloadKind::SeqRead => Metric {
+            WorkloadKind::SeqRead | WorkloadKind::BufferedSeqRead => Metric {
                 name: "read_mib_per_sec",
                 unit: "MiB/s",
                 better: Better::Higher,
@@ -55,12 +65,14 @@ impl WorkloadKind {
         }
     }
 
-    fn disk_workload(self, runtime: Duration) -> Workload {
+    /// The `bench disk` workload of a direct-I/O kind; `None` for the buffered one.
+    fn disk_workload(self, runtime: Duration) -> Option<Workload> {
         let (rw, bs, iodepth) = match self {
             WorkloadKind::SeqRead => (Rw::Read, 1 << 20, 8),
             WorkloadKind::RandRead => (Rw::Randread, 4096, 32),
+            WorkloadKind::BufferedSeqRead => return None,
         };
-        Workload {
+        Some(Workload {
             rw,
             rwmixread: 100,
             bs,
@@ -74,7 +86,7 @@ impl WorkloadKind {
             fdatasync: 0,
             end_fsync: false,
             verify: false,
-        }
+        })
     }
 }
 
@@ -95,10 +107,10 @@ pub struct TrialWorkload {
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
     #[error(
-        "workload '{0}' is not KIND:PATH; use e.g. 'seq-read:/dev/sda' or 'rand-read:/srv/data'"
+        "workload '{0}' is not KIND:PATH; use e.g. 'seq-read:/dev/sda', 'rand-read:/srv/data' or 'buffered-seq-read:/dev/sda'"
     )]
     Syntax(String),
-    #[error("unknown workload kind '{0}'; use 'seq-read' or 'rand-read'")]
+    #[error("unknown workload kind '{0}'; use 'seq-read', 'rand-read' or 'buffered-seq-read'")]
     Kind(String),
     #[error(transparent)]
     Target(#[from] target::TargetError),
@@ -106,6 +118,12 @@ pub enum WorkloadError {
     Invalid(#[from] crate::bench::disk::workload::WorkloadError),
     #[error(transparent)]
     Engine(#[from] engine::EngineError),
+    #[error("cannot read '{path}' for {kind}: {source}")]
+    Buffered {
+        kind: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
     #[error("the {kind} run on '{path}' did not finish: {reason}")]
     Run {
         kind: &'static str,
@@ -149,53 +167,100 @@ impl TrialWorkload {
         size: Option<u64>,
     ) -> Result<PreparedWorkload, WorkloadError> {
         let workload = self.kind.disk_workload(runtime);
-        workload.validate()?;
-        let (engine, _) = engine::decide(None, engine::probe_uring())?;
+        if let Some(w) = &workload {
+            w.validate()?;
+        }
         let target = target::open(&root, &self.path, size, false, None)?;
-        workload.validate_for(target.size_bytes, target.logical_block_bytes)?;
-        let layers = target
-            .device
-            .as_deref()
-            .map(|d| diskstats::stack(&root, d))
-            .unwrap_or_default();
+        let how = match workload {
+            None => How::Buffered(
+                BufferedRead::new(&target.path, target.size_bytes, runtime)
+                    .map_err(|e| self.buffered_error(e))?,
+            ),
+            Some(workload) => {
+                let (engine, _) = engine::decide(None, engine::probe_uring())?;
+                workload.validate_for(target.size_bytes, target.logical_block_bytes)?;
+                let layers = target
+                    .device
+                    .as_deref()
+                    .map(|d| diskstats::stack(&root, d))
+                    .unwrap_or_default();
+                How::Engine {
+                    root,
+                    layers,
+                    engine,
+                    workload,
+                }
+            }
+        };
         Ok(PreparedWorkload {
             spec: self.clone(),
-            root,
             target,
-            layers,
-            engine,
-            workload,
+            how,
         })
+    }
+
+    fn buffered_error(&self, source: std::io::Error) -> WorkloadError {
+        WorkloadError::Buffered {
+            kind: self.kind.name(),
+            path: self.path.display().to_string(),
+            source,
+        }
     }
 }
 
 /// A workload ready to be measured again and again.
 pub struct PreparedWorkload {
     spec: TrialWorkload,
-    root: Root,
     target: Target,
-    layers: Vec<Layer>,
-    engine: EngineKind,
-    workload: Workload,
+    how: How,
+}
+
+enum How {
+    /// Direct I/O through the `bench disk` engine.
+    Engine {
+        root: Root,
+        layers: Vec<Layer>,
+        engine: EngineKind,
+        workload: Workload,
+    },
+    Buffered(BufferedRead),
 }
 
 impl PreparedWorkload {
-    pub fn engine(&self) -> EngineKind {
-        self.engine
+    /// The `bench disk` engine, `None` for the buffered workload (plain `read()`).
+    pub fn engine(&self) -> Option<EngineKind> {
+        match &self.how {
+            How::Engine { engine, .. } => Some(*engine),
+            How::Buffered(_) => None,
+        }
     }
 
     /// One run: the metric's value (MiB/s or IOPS). The page cache is dropped
     /// for the target first, as `bench disk` does.
     pub fn measure(&self) -> Result<f64, WorkloadError> {
+        let (root, layers, engine, workload) = match &self.how {
+            How::Buffered(b) => {
+                return b
+                    .run()
+                    .map(|r| r.mib_per_sec())
+                    .map_err(|e| self.spec.buffered_error(e));
+            }
+            How::Engine {
+                root,
+                layers,
+                engine,
+                workload,
+            } => (root, layers, *engine, workload),
+        };
         let bench = Bench {
-            root: &self.root,
+            root,
             target: &self.target,
-            engine: self.engine,
-            layers: &self.layers,
+            engine,
+            layers,
             settle: Duration::from_millis(200),
         };
         let name = self.spec.kind.name();
-        let r = run_test(&bench, name, &self.workload, 1, &mut |_, _| {});
+        let r = run_test(&bench, name, workload, 1, &mut |_, _| {});
         let failed = |reason: String| WorkloadError::Run {
             kind: name,
             path: self.spec.path.display().to_string(),
@@ -206,8 +271,10 @@ impl PreparedWorkload {
         }
         let read = r.read.ok_or_else(|| failed("no reads completed".into()))?;
         Ok(match self.spec.kind {
-            WorkloadKind::SeqRead => read.bw_bytes / f64::from(1 << 20),
             WorkloadKind::RandRead => read.iops,
+            WorkloadKind::SeqRead | WorkloadKind::BufferedSeqRead => {
+                read.bw_bytes / f64::from(1 << 20)
+            }
         })
     }
 }
@@ -232,14 +299,14 @@ mod tests {
         );
         assert_eq!(
             "/dev/sda".parse::<TrialWorkload>().unwrap_err().to_string(),
-            "workload '/dev/sda' is not KIND:PATH; use e.g. 'seq-read:/dev/sda' or 'rand-read:/srv/data'"
+            "workload '/dev/sda' is not KIND:PATH; use e.g. 'seq-read:/dev/sda', 'rand-read:/srv/data' or 'buffered-seq-read:/dev/sda'"
         );
         assert_eq!(
             "seq-write:/dev/sda"
                 .parse::<TrialWorkload>()
                 .unwrap_err()
                 .to_string(),
-            "unknown workload kind 'seq-write'; use 'seq-read' or 'rand-read'"
+            "unknown workload kind 'seq-write'; use 'seq-read', 'rand-read' or 'buffered-seq-read'"
         );
         assert!("seq-read:".parse::<TrialWorkload>().is_err());
         assert_eq!(WorkloadKind::RandRead.metric().unit, "IOPS");

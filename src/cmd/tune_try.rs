@@ -1,0 +1,443 @@
+//! `nastune tune try`: one change, measured. Baseline runs, then the change is
+//! applied as an ordinary journaled `tune apply` session (its old value is in
+//! the store before the first write, so `tune rollback` restores it even after a
+//! crash), the runs alternate in ABBA blocks by writing the session's runtime
+//! values back and forth, and Welch's test decides: keep (the session stays,
+//! network changes are confirmed) or revert (the session is rolled back).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+use serde::Serialize;
+
+use super::tune::{SCHEMA_VERSION, SelectArgs, ask, json, make_plan, need_store, open_root};
+use crate::advise::Change;
+use crate::cli::GlobalArgs;
+use crate::report::{tune_text, tune_try_text};
+use crate::root::Root;
+use crate::store::Store;
+use crate::tune::action::{self, Action, read_current, restore_runtime, selected_value};
+use crate::tune::plan::{Plan, PlanItem, Status};
+use crate::tune::trial::workload::{Metric, TrialWorkload};
+use crate::tune::trial::{self, TrialError, TrialOutcome, TrialPlan, Verdict};
+use crate::tune::{apply, deadman, rollback};
+
+#[derive(Debug, Args)]
+pub struct TryArgs {
+    /// The change to try: a rule id or finding number (from 'tune plan') that recommends one change
+    #[arg(required_unless_present = "set", conflicts_with = "set")]
+    pub id: Option<String>,
+    /// Or a change of your own: sysctl:KEY=VALUE or sysfs:PATH=VALUE (PATH below /sys)
+    #[arg(long, value_name = "SETTING=VALUE")]
+    pub set: Option<String>,
+    /// What to measure, KIND:PATH: seq-read or rand-read (direct I/O, which read-ahead does not
+    /// touch), or buffered-seq-read (through the emptied page cache: the one a
+    /// queue/read_ahead_kb change needs); PATH is a block device, a file or a directory
+    #[arg(long, value_name = "KIND:PATH")]
+    pub bench: TrialWorkload,
+    /// Measurements on each side (without and with the change)
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub runs: u32,
+    /// Length of one measurement (1s, 500ms)
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_runtime)]
+    pub runtime: Duration,
+    /// Two-sided confidence of the interval of the difference
+    #[arg(long, default_value_t = 0.95, value_name = "P")]
+    pub confidence: f64,
+    /// Keep the change only if the mean gains at least this many percent
+    #[arg(long, default_value_t = 0.0, value_name = "PERCENT")]
+    pub min_gain: f64,
+    /// Work on this tree (with proc/, sys/, etc/) instead of /; the workload still runs on PATH
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Try without asking
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_runtime(s: &str) -> Result<Duration, String> {
+    let d = crate::bench::disk::workload::parse_duration(s).map_err(|e| e.to_string())?;
+    if d < Duration::from_millis(10) || d > Duration::from_secs(3600) {
+        return Err(format!("'{s}' is out of range: use 10ms to 1h"));
+    }
+    Ok(d)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TryError {
+    #[error("nothing to try: {0}")]
+    NothingToTry(String),
+    #[error(
+        "'{what}' selects {n} changes ({settings}); tune try measures one at a time: name one with --set"
+    )]
+    SeveralChanges {
+        what: String,
+        n: usize,
+        settings: String,
+    },
+    #[error(
+        "'{setting}' is {kind} change, which cannot be switched back and forth at runtime; \
+         tune try measures sysctl, sysfs and udev attribute changes only: use 'nastune tune apply'"
+    )]
+    NotRuntime { setting: String, kind: &'static str },
+    #[error("'{0}' writes no runtime value now (no device matches): there is nothing to measure")]
+    NoRuntimeValue(String),
+    #[error(
+        "the dead-man timer reverted session {0}'s network change before the trial ended; \
+         try again with fewer or shorter runs"
+    )]
+    DeadmanFired(i64),
+}
+
+/// The one change a plan holds, or why it cannot be tried.
+fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> {
+    for i in &plan.items {
+        let kind = match &i.change {
+            // Advice is never applied: a rule's advice beside its change is fine.
+            Change::Sysctl { .. }
+            | Change::SysfsAttribute { .. }
+            | Change::UdevRule { .. }
+            | Change::AdviceOnly { .. } => continue,
+            Change::MountOption { .. } => "a mount option",
+            Change::SmbConf { .. } => "an smb.conf",
+            Change::Ethtool { .. } => "an ethtool",
+        };
+        return Err(TryError::NotRuntime {
+            setting: i.setting.clone(),
+            kind,
+        });
+    }
+    let chosen: Vec<&PlanItem> = plan
+        .items
+        .iter()
+        .filter(|i| i.status == Status::Apply)
+        .collect();
+    match chosen.as_slice() {
+        [one] => {
+            if !plan.steps.iter().any(|s| {
+                s.setting == one.setting
+                    && matches!(s.action, Action::Runtime { value: Some(_), .. })
+            }) {
+                return Err(TryError::NoRuntimeValue(one.setting.clone()));
+            }
+            Ok(one)
+        }
+        [] => Err(TryError::NothingToTry(match plan.items.as_slice() {
+            [] => format!("'{what}' recommends no change"),
+            items => items
+                .iter()
+                .map(|i| {
+                    format!(
+                        "'{}' is skipped ({})",
+                        i.setting,
+                        i.reason.as_deref().unwrap_or("")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        })),
+        many => Err(TryError::SeveralChanges {
+            what: what.to_string(),
+            n: many.len(),
+            settings: many
+                .iter()
+                .map(|i| i.setting.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+/// The `tune-try` document: the change, every run, the interval, the verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct TryReport {
+    pub change: PlanItem,
+    pub workload: String,
+    pub metric: Metric,
+    pub runs_per_side: u32,
+    /// Length of one run.
+    pub runtime_ms: u64,
+    /// The unused warm-up run before the first baseline run.
+    pub warmup_value: f64,
+    /// Runs taken in ABBA blocks (always: a runtime value can be switched freely).
+    pub alternate: bool,
+    /// The journal session that applied the change.
+    pub session: i64,
+    /// Every run, the two sides' summaries, the interval and the verdict.
+    #[serde(flatten)]
+    pub outcome: TrialOutcome,
+    pub min_gain_pct: f64,
+    /// Whether the change is in place now.
+    pub kept: bool,
+    /// The setting's runtime value after the trial.
+    pub final_value: Option<String>,
+}
+
+/// The change as a journaled session that can be switched on and off.
+struct Switch<'a> {
+    store: &'a Store,
+    root: &'a Root,
+    run: i64,
+    plan: &'a Plan,
+    confirm_within: Duration,
+    started: std::cell::Cell<bool>,
+}
+
+impl Switch<'_> {
+    /// The first time: a full journaled apply (persistence included). Later: the
+    /// session's runtime values written again.
+    fn apply(&self) -> anyhow::Result<()> {
+        if !self.started.replace(true) {
+            let exe = std::env::current_exe()
+                .context("cannot find this program to start the dead-man timer")?;
+            let db = std::fs::canonicalize(self.store.path())
+                .unwrap_or_else(|_| self.store.path().to_path_buf());
+            let spawn = |session| deadman::spawn(&exe, &db, session);
+            apply::apply(
+                self.store,
+                self.root,
+                self.run,
+                self.plan,
+                self.confirm_within,
+                &spawn,
+            )?;
+            return Ok(());
+        }
+        self.check_deadman()?;
+        for e in self.runtime_entries()? {
+            if let Some(new) = &e.new {
+                action::write_runtime(self.root, &e.path, &String::from_utf8_lossy(new))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The journaled old runtime values written back, newest first.
+    fn revert(&self) -> anyhow::Result<()> {
+        if self.plan.has_network() {
+            self.check_deadman()?;
+        }
+        for e in self.runtime_entries()?.iter().rev() {
+            if let Some(old) = &e.old {
+                restore_runtime(self.root, &e.path, old)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn runtime_entries(&self) -> anyhow::Result<Vec<crate::store::tune::EntryRecord>> {
+        Ok(self
+            .store
+            .tune_entries(self.run)?
+            .into_iter()
+            .filter(|e| e.kind == "runtime" && matches!(e.state.as_str(), "journaled" | "applied"))
+            .collect())
+    }
+
+    /// A network change the timer already reverted must not be written again.
+    fn check_deadman(&self) -> anyhow::Result<()> {
+        let state = self
+            .store
+            .tune_session(self.run)?
+            .map(|s| s.network_state)
+            .unwrap_or_default();
+        if matches!(state.as_str(), "reverting" | "reverted") {
+            return Err(TryError::DeadmanFired(self.run).into());
+        }
+        Ok(())
+    }
+
+    /// Rolls the whole session back (files too), unless it never started or is
+    /// rolled back already.
+    fn roll_back(&self) -> anyhow::Result<()> {
+        if let Some(s) = self.store.tune_session(self.run)?
+            && s.state != "rolled_back"
+        {
+            rollback::rollback_session(self.store, &s, false)?;
+        }
+        Ok(())
+    }
+}
+
+pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let store = need_store(global, "try")?;
+    let metric = a.bench.kind.metric();
+    let mut trial_plan = TrialPlan::new(a.runs, true, metric.better);
+    trial_plan.confidence = a.confidence;
+    trial_plan.min_gain_pct = a.min_gain;
+    trial_plan.validate()?;
+    let root = open_root(&a.root)?;
+    let select = SelectArgs {
+        ids: a.id.iter().cloned().collect(),
+        sets: a.set.iter().cloned().collect(),
+        root: a.root.clone(),
+    };
+    let what = a.id.clone().or_else(|| a.set.clone()).unwrap_or_default();
+    let plan = make_plan(&select, &root)?;
+    let item = the_change(&plan, &what)?;
+    if !a.json {
+        crate::output::write_stdout(tune_text::render_plan(&plan).as_bytes())?;
+    }
+    if !a.yes && !ask(1)? {
+        eprintln!("nastune: nothing tried");
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The workload reads the real device, whatever tree the change goes to.
+    let workload = a.bench.prepare(Root::live(), a.runtime, None)?;
+    // The first run after a pause is slow (cold caches and queues below the
+    // page cache, a disk spinning up): one unused run keeps it out of the baseline.
+    let warmup = workload.measure()?;
+    let host = crate::probe::host::read_host_id(&root);
+    let run = store.begin_run("tune-try", &host, &super::command_line())?;
+    store.save_document(run, "tune-plan", SCHEMA_VERSION, &plan)?;
+    // A network change stays behind the dead-man timer for the whole trial
+    // (each run takes about its runtime plus a settle), and longer on a slow box.
+    let per_run = a.runtime + Duration::from_secs(1);
+    let switch = Switch {
+        store: &store,
+        root: &root,
+        run,
+        plan: &plan,
+        confirm_within: per_run * (4 * a.runs) + Duration::from_secs(60),
+        started: std::cell::Cell::new(false),
+    };
+    let progress = std::io::stderr().is_terminal();
+    let total = 2 * a.runs;
+    let mut taken = 0;
+    let result = trial::run_trial(
+        &trial_plan,
+        || {
+            let v = workload.measure().map_err(anyhow::Error::from);
+            taken += 1;
+            if progress && let Ok(v) = &v {
+                eprintln!("nastune: run {taken}/{total}: {v:.1} {}", metric.unit);
+            }
+            v
+        },
+        || switch.apply(),
+        || switch.revert(),
+    );
+    let outcome = match result {
+        Ok(o) => o,
+        Err(e) => {
+            let cleanup = switch.roll_back();
+            store.finish_run(run, "failed")?;
+            cleanup.context("rolling the tried change back after the failure")?;
+            return Err(match e {
+                TrialError::Plan(p) => p.into(),
+                stopped => anyhow::anyhow!("{stopped}"),
+            });
+        }
+    };
+    let kept = outcome.verdict == Verdict::Keep;
+    if kept {
+        if plan.has_network() {
+            apply::confirm(&store, run)?;
+        }
+    } else {
+        switch.roll_back()?;
+    }
+    let final_value = plan
+        .steps
+        .iter()
+        .find(|s| s.setting == item.setting && matches!(s.action, Action::Runtime { .. }))
+        .and_then(|s| read_current(&root, s.action.path()).ok().flatten())
+        .map(|b| selected_value(&String::from_utf8_lossy(&b)));
+    let report = TryReport {
+        change: item.clone(),
+        workload: a.bench.to_string(),
+        metric,
+        runs_per_side: a.runs,
+        runtime_ms: a.runtime.as_millis() as u64,
+        warmup_value: warmup,
+        alternate: true,
+        session: run,
+        outcome,
+        min_gain_pct: a.min_gain,
+        kept,
+        final_value,
+    };
+    store.save_document(run, "tune-try", SCHEMA_VERSION, &report)?;
+    store.finish_run(run, "ok")?;
+    let out = if a.json {
+        json(&report)?
+    } else {
+        tune_try_text::render(&report)
+    };
+    crate::output::write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tune::plan::{build, manual, parse_set};
+
+    fn tree() -> tempfile::TempDir {
+        crate::tune::test_tree::tree(&[
+            ("proc/sys/vm/swappiness", "60\n"),
+            ("proc/sys/vm/vfs_cache_pressure", "100\n"),
+        ])
+    }
+
+    fn plan_of(root: &Root, sets: &[&str]) -> Plan {
+        build(
+            root,
+            sets.iter().map(|s| manual(parse_set(s).unwrap())).collect(),
+        )
+    }
+
+    #[test]
+    fn exactly_one_runtime_change_is_tried() {
+        let d = tree();
+        let root = Root::tree(d.path()).unwrap();
+        let one = plan_of(&root, &["sysctl:vm.swappiness=10"]);
+        assert_eq!(
+            the_change(&one, "x").unwrap().setting,
+            "sysctl:vm.swappiness"
+        );
+        let two = plan_of(
+            &root,
+            &["sysctl:vm.swappiness=10", "sysctl:vm.vfs_cache_pressure=50"],
+        );
+        assert_eq!(
+            the_change(&two, "rule").unwrap_err().to_string(),
+            "'rule' selects 2 changes (sysctl:vm.swappiness, sysctl:vm.vfs_cache_pressure); \
+             tune try measures one at a time: name one with --set"
+        );
+        let noop = plan_of(&root, &["sysctl:vm.swappiness=60"]);
+        assert_eq!(
+            the_change(&noop, "x").unwrap_err().to_string(),
+            "nothing to try: 'sysctl:vm.swappiness' is skipped (already '60')"
+        );
+        let mut eth = plan_of(&root, &[]);
+        eth.items = build(
+            &root,
+            vec![manual(Change::Ethtool {
+                interface: "eth0".into(),
+                setting: "tso".into(),
+                value: "on".into(),
+            })],
+        )
+        .items;
+        let e = the_change(&eth, "x").unwrap_err().to_string();
+        assert!(
+            e.starts_with("'ethtool:eth0:tso' is an ethtool change"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn runtimes_are_bounded() {
+        assert_eq!(parse_runtime("2s"), Ok(Duration::from_secs(2)));
+        assert!(parse_runtime("1ms").unwrap_err().contains("'1ms'"));
+        assert!(parse_runtime("2h").is_err());
+    }
+}

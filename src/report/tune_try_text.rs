@@ -1,0 +1,82 @@
+//! Text for `nastune tune try`: every run, both sides' summaries, the interval
+//! of the difference, the verdict and what became of the change.
+
+use std::fmt::Write;
+
+use crate::cmd::tune_try::TryReport;
+use crate::tune::trial::{Better, Side, Verdict};
+
+pub fn render(r: &TryReport) -> String {
+    let mut out = String::new();
+    let (c, o) = (&r.change, &r.outcome);
+    let _ = writeln!(
+        out,
+        "\ntried {}: '{}' -> '{}' (session {})",
+        c.setting,
+        c.old.as_deref().unwrap_or("?"),
+        c.new.as_deref().unwrap_or("?"),
+        r.session
+    );
+    let better = match r.metric.better {
+        Better::Higher => "higher",
+        Better::Lower => "lower",
+    };
+    let _ = writeln!(
+        out,
+        "workload {}: {} run(s) per side of {} ms, in ABBA order after a warm-up run \
+         ({:.2}); {} in {} ({better} is better)",
+        r.workload, r.runs_per_side, r.runtime_ms, r.warmup_value, r.metric.name, r.metric.unit
+    );
+    let _ = writeln!(out, "  run  side      {:>12}", r.metric.unit);
+    for (n, (side, value)) in o.runs.iter().enumerate() {
+        let side = match side {
+            Side::Baseline => "without",
+            Side::Changed => "with",
+        };
+        let _ = writeln!(out, "  {:>3}  {side:<8}  {:>12.2}", n + 1, value);
+    }
+    for (name, s) in [("without", &o.baseline), ("with", &o.changed)] {
+        let _ = writeln!(
+            out,
+            "{name:>8}: mean {:.2} {}, sd {:.2}, n {}",
+            s.mean,
+            r.metric.unit,
+            s.variance.sqrt(),
+            s.n
+        );
+    }
+    let pct = o
+        .diff_pct
+        .map(|p| format!(" ({p:+.1} %)"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "difference: {:+.2} {}{pct}, {:.0} % interval {:+.2} to {:+.2}, p = {:.3}",
+        o.diff,
+        r.metric.unit,
+        o.confidence * 100.0,
+        o.ci_low,
+        o.ci_high,
+        o.p_value
+    );
+    let verdict = match o.verdict {
+        Verdict::Keep => "keep",
+        Verdict::Revert => "revert",
+    };
+    let _ = writeln!(out, "verdict: {verdict}: {}", o.reason);
+    let now = r
+        .final_value
+        .as_deref()
+        .map(|v| format!(" ('{v}' now)"))
+        .unwrap_or_default();
+    if r.kept {
+        let _ = writeln!(
+            out,
+            "the change stays{now}; undo with 'nastune tune rollback {}'",
+            r.session
+        );
+    } else {
+        let _ = writeln!(out, "session {} rolled back{now}", r.session);
+    }
+    out
+}
