@@ -27,6 +27,7 @@ pub fn extract(docs: &[(String, Value)]) -> Vec<Metric> {
         match kind.as_str() {
             "disk" => disk(body, &mut out),
             "crypto" => crypto(body, &mut out),
+            "net" => super::net_metrics::net(body, &mut out),
             _ => {}
         }
     }

@@ -3,6 +3,7 @@
 //! Pure: stored JSON documents in, rows out.
 
 pub mod metrics;
+mod net_metrics;
 pub mod settings;
 
 use serde::Serialize;

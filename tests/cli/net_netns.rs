@@ -82,42 +82,7 @@ fn goodput(tag: &str, rate: &str, burst: &str, rate_bps: f64, reverse: bool) {
         }
     };
     let bin = env!("CARGO_BIN_EXE_nastune");
-    let server = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &ns.server,
-            bin,
-            "net",
-            "serve",
-            "-B",
-            "10.77.0.1",
-            "--sessions",
-            "2",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _server = Kill(server);
-    let end = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < end {
-        let o = Command::new("ip")
-            .args(["netns", "exec", &ns.server, "ss", "-Hltn", "sport = :5201"])
-            .output()
-            .unwrap();
-        if !stdout(&o).trim().is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let _server = serve(&ns, 2);
     // One retry: other jobs on a 2-core machine can starve one short run.
     let mut ratio = 0.0;
     for attempt in 1..=2 {
@@ -135,6 +100,48 @@ fn goodput(tag: &str, rate: &str, burst: &str, rate_bps: f64, reverse: bool) {
         "{tag}: goodput is {:.1} % of {rate}, not within 10 %",
         ratio * 100.0
     );
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Kill(std::process::Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `nastune net serve` in the server namespace for `sessions` tests, once it listens.
+fn serve(ns: &Netns, sessions: u32) -> Kill {
+    let server = Command::new("ip")
+        .args(["netns", "exec", &ns.server, env!("CARGO_BIN_EXE_nastune")])
+        .args([
+            "net",
+            "serve",
+            "-B",
+            "10.77.0.1",
+            "--no-store",
+            "--sessions",
+        ])
+        .arg(sessions.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Kill(server);
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        let o = Command::new("ip")
+            .args(["netns", "exec", &ns.server, "ss", "-Hltn", "sport = :5201"])
+            .output()
+            .unwrap();
+        if !stdout(&o).trim().is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server
 }
 
 /// Received bits/s of one 2 s test (after 1 s of omitted warm-up) from `client_ns`.
@@ -173,4 +180,81 @@ fn netns_tbf_100mbit_goodput_within_10_percent() {
 #[test]
 fn netns_tbf_1gbit_goodput_within_10_percent_reverse() {
     goodput("b", "1gbit", "1mb", 1e9, true);
+}
+
+/// `compare` of two stored `bench net` runs: the reporting intervals are the
+/// samples, so a link shaped down from 100 to 20 Mbit/s between the runs is
+/// judged worse with an interval that excludes zero.
+#[test]
+fn compare_judges_a_slower_link_worse_from_net_intervals() {
+    let _serial = crate::net::heavy();
+    let ns = match shaped_pair("cmp", "100mbit", "64kb") {
+        Ok(ns) => ns,
+        Err(e) => {
+            eprintln!("SKIP: network namespaces with tbf are not available here (needs root): {e}");
+            return;
+        }
+    };
+    let _server = serve(&ns, 2);
+    let db = tempfile::tempdir().unwrap();
+    let dbfile = db.path().join("nastune.db");
+    let run = || {
+        let o = Command::new("ip")
+            .args(["netns", "exec", &ns.client, env!("CARGO_BIN_EXE_nastune")])
+            .args([
+                "bench",
+                "net",
+                "10.77.0.1",
+                "-t",
+                "3",
+                "-O",
+                "1",
+                "-i",
+                "0.5",
+            ])
+            .arg("--db")
+            .arg(&dbfile)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    run();
+    for dev_ns in [&ns.server, &ns.client] {
+        let dev = if dev_ns == &ns.server { "vs" } else { "vc" };
+        let dev = format!("{dev}cmp{}", std::process::id() % 100_000);
+        sh(&[
+            "ip", "netns", "exec", dev_ns, "tc", "qdisc", "change", "dev", &dev, "root", "tbf",
+            "rate", "20mbit", "burst", "64kb", "latency", "20ms",
+        ])
+        .unwrap();
+    }
+    run();
+    let o = Command::new(env!("CARGO_BIN_EXE_nastune"))
+        .args(["compare", "1", "2", "--json", "--db"])
+        .arg(&dbfile)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["quantity"] == "sent")
+        .unwrap_or_else(|| panic!("no 'sent' row: {c}"))
+        .clone();
+    assert!(
+        row["benchmark"]
+            .as_str()
+            .unwrap()
+            .starts_with("net tcp send to 10.77.0.1 streams=1"),
+        "{row}"
+    );
+    assert_eq!(row["verdict"], "worse", "{row}");
+    let (a, b) = (
+        row["a"]["mean"].as_f64().unwrap(),
+        row["b"]["mean"].as_f64().unwrap(),
+    );
+    assert!(b < a / 3.0, "20 Mbit/s is not a third of 100 Mbit/s: {row}");
+    assert!(row["a"]["n"].as_u64().unwrap() >= 4, "{row}");
 }
