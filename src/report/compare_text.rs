@@ -68,6 +68,7 @@ pub fn interval(r: &Row) -> String {
 pub fn value(v: f64, unit: &str) -> String {
     match unit {
         "bytes/s" => format!("{}/s", crate::report::format::bytes(v.max(0.0) as u64)),
+        "bits/s" => super::net_text::bits(v),
         "ns" if v >= 1e6 => format!("{:.2} ms", v / 1e6),
         "ns" if v >= 1e3 => format!("{:.1} us", v / 1e3),
         "ns" => format!("{v:.0} ns"),

@@ -84,6 +84,7 @@ pub fn render(runs: &[ReportRun]) -> String {
             svg::bar_chart(&g.title, &g.categories, &series, &fmt)
         );
     }
+    tune_trials(&mut h, runs);
     let curves = runs::latency_curves(runs);
     if !curves.is_empty() {
         h.push_str("<h2>Latency percentiles</h2>\n");
@@ -120,6 +121,36 @@ pub fn render(runs: &[ReportRun]) -> String {
         env!("CARGO_PKG_VERSION")
     );
     h
+}
+
+/// One before/after chart per `tune try`, its verdict and interval beneath.
+fn tune_trials(h: &mut String, runs: &[ReportRun]) {
+    let trials = runs::tune_trials(runs);
+    if trials.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Tuning trials</h2>\n");
+    for t in &trials {
+        let series = [
+            Series {
+                name: format!("without ('{}')", t.old),
+                values: vec![Some(t.without)],
+            },
+            Series {
+                name: format!("with ('{}')", t.new),
+                values: vec![Some(t.with)],
+            },
+        ];
+        let unit = t.unit.clone();
+        let fmt = move |v: f64| format!("{v:.2} {unit}");
+        let title = format!("{}: {} ({})", t.run, t.setting, t.metric);
+        let _ = writeln!(
+            h,
+            "<figure>{}<figcaption>{}</figcaption></figure>",
+            svg::bar_chart(&title, std::slice::from_ref(&t.workload), &series, &fmt),
+            escape(&t.verdict_line())
+        );
+    }
 }
 
 /// One chart per counter that moved in a watch run.

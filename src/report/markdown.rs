@@ -59,6 +59,26 @@ pub fn render(runs: &[ReportRun]) -> String {
             m.push('\n');
         }
     }
+    let trials = runs::tune_trials(runs);
+    if !trials.is_empty() {
+        m.push_str("\n### Tuning trials\n\n| run | change | workload | without | with | verdict |\n|---|---|---|---:|---:|---|\n");
+        for t in &trials {
+            let _ = writeln!(
+                m,
+                "| {} | {} '{}' -> '{}' | {} | {:.2} {} | {:.2} {} | {} |",
+                cell(&t.run),
+                cell(&t.setting),
+                cell(&t.old),
+                cell(&t.new),
+                cell(&t.workload),
+                t.without,
+                cell(&t.unit),
+                t.with,
+                cell(&t.unit),
+                cell(&t.verdict_line())
+            );
+        }
+    }
     let curves = runs::latency_curves(runs);
     if !curves.is_empty() {
         m.push_str("\n### Latency percentiles\n\n| test | p50 | p90 | p99 | p99.9 |\n|---|---:|---:|---:|---:|\n");

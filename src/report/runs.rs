@@ -141,7 +141,7 @@ pub struct BarGroup {
     pub series: Vec<(String, Vec<Option<f64>>)>,
 }
 
-/// Bars for disk bandwidth and crypto encryption speed: categories are the
+/// Bars for disk bandwidth, crypto encryption speed and network throughput: categories are the
 /// workload identities, series the runs (before/after when several).
 pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
     let per_run: Vec<Vec<crate::compare::Metric>> =
@@ -151,6 +151,8 @@ pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
         ("Disk bandwidth", "disk", "bandwidth"),
         ("Disk IOPS", "disk", "iops"),
         ("Encryption speed", "crypto", "encrypt"),
+        ("Network throughput sent", "net", "sent"),
+        ("Network throughput received", "net", "received"),
     ] {
         let mut categories: Vec<String> = Vec::new();
         for m in per_run.iter().flatten() {
@@ -180,10 +182,10 @@ pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
                 (r.label(), values)
             })
             .collect();
-        let unit = if quantity == "iops" {
-            "IO/s"
-        } else {
-            "bytes/s"
+        let unit = match quantity {
+            "iops" => "IO/s",
+            "sent" | "received" => "bits/s",
+            _ => "bytes/s",
         };
         groups.push(BarGroup {
             title: title.into(),
@@ -300,4 +302,67 @@ pub fn counter_events(c: &super::counter_series::CounterSeries) -> String {
             })
         })
         .collect()
+}
+
+/// One `tune try` of a run: the change, both sides' means and the verdict.
+pub struct Trial {
+    pub run: String,
+    pub setting: String,
+    pub old: String,
+    pub new: String,
+    pub workload: String,
+    pub metric: String,
+    pub unit: String,
+    pub without: f64,
+    pub with: f64,
+    /// Interval of the difference, in the metric's unit.
+    pub ci: (f64, f64),
+    pub confidence_pct: f64,
+    pub kept: bool,
+    pub reason: String,
+}
+
+pub fn tune_trials(runs: &[ReportRun]) -> Vec<Trial> {
+    let mut out = Vec::new();
+    for r in runs {
+        let Some(d) = r.doc("tune-try") else {
+            continue;
+        };
+        let num = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
+        out.push(Trial {
+            run: r.label(),
+            setting: text(&d["change"]["setting"]),
+            old: text(&d["change"]["old"]),
+            new: text(&d["change"]["new"]),
+            workload: text(&d["workload"]),
+            metric: text(&d["metric"]["name"]),
+            unit: text(&d["metric"]["unit"]),
+            without: num(&d["baseline"]["mean"]),
+            with: num(&d["changed"]["mean"]),
+            ci: (num(&d["ci_low"]), num(&d["ci_high"])),
+            confidence_pct: num(&d["confidence"]) * 100.0,
+            kept: d["kept"] == true,
+            reason: text(&d["reason"]),
+        });
+    }
+    out
+}
+
+impl Trial {
+    /// "kept" or "rolled back", with the interval: the line under its chart.
+    pub fn verdict_line(&self) -> String {
+        format!(
+            "{}: {} '{}' -> '{}' on {}; difference {:.0} % interval {:+.2} to {:+.2} {}. {}",
+            if self.kept { "kept" } else { "rolled back" },
+            self.setting,
+            self.old,
+            self.new,
+            self.workload,
+            self.confidence_pct,
+            self.ci.0,
+            self.ci.1,
+            self.unit,
+            self.reason
+        )
+    }
 }

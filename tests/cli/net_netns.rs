@@ -257,4 +257,14 @@ fn compare_judges_a_slower_link_worse_from_net_intervals() {
     );
     assert!(b < a / 3.0, "20 Mbit/s is not a third of 100 Mbit/s: {row}");
     assert!(row["a"]["n"].as_u64().unwrap() >= 4, "{row}");
+    // The report charts both runs' throughput side by side.
+    let o = Command::new(env!("CARGO_BIN_EXE_nastune"))
+        .args(["report", "1", "2", "--markdown", "-", "--db"])
+        .arg(&dbfile)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    assert!(md.contains("Network throughput sent"), "{md}");
+    assert!(md.contains("Mbit/s"), "{md}");
 }

@@ -175,11 +175,54 @@ fn try_read_ahead_on_a_loop_device_keeps_or_reverts_by_its_numbers() {
         &["--min-gain", "20", "--confidence", "0.99"],
     );
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let doc = json_of(&etc.run(&prefix, &args));
-    assert_consistent(&doc, 5);
-    assert_eq!(doc["verdict"], "revert", "{doc}");
+    // One retry: a burst of load on a shared 2-core machine can fake a gain once
+    // (the kept change is rolled back before the retry); twice means a bias.
+    let mut kept_by_noise = 0;
+    for attempt in 1..=2 {
+        let doc = json_of(&etc.run(&prefix, &args));
+        assert_consistent(&doc, 5);
+        if doc["verdict"] == "revert" {
+            break;
+        }
+        kept_by_noise += 1;
+        println!("NOTE: attempt {attempt} kept an irrelevant change: {doc}");
+        let session = doc["session"].as_i64().unwrap().to_string();
+        etc.run_ok(&prefix, &["tune", "rollback", &session]);
+    }
+    assert!(kept_by_noise < 2, "an irrelevant change was kept twice");
     assert_eq!(read_ahead(&other), other_orig);
     assert!(!rules.exists());
+
+    // The report shows both trials, before and after, with their verdicts.
+    let ids: Vec<String> = {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let mut q = c
+            .prepare("SELECT id FROM runs WHERE kind = 'tune-try' ORDER BY id")
+            .unwrap();
+        q.query_map([], |r| r.get::<_, i64>(0))
+            .unwrap()
+            .map(|i| i.unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids.len(), 2 + kept_by_noise, "{ids:?}");
+    let last = ids.last().unwrap();
+    let md = stdout(&etc.run_ok(&prefix, &["report", &ids[0], last, "--markdown", "-"]));
+    assert!(md.contains("### Tuning trials"), "{md}");
+    assert!(
+        md.contains(&format!("block/{name}/queue/read_ahead_kb '4' -> '1024'")),
+        "{md}"
+    );
+    assert!(md.contains("rolled back: "), "{md}");
+    let html = t.path().join("trials.html");
+    etc.run_ok(
+        &prefix,
+        &["report", &ids[1], "--html", html.to_str().unwrap()],
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<h2>Tuning trials</h2>") && page.contains("<svg"),
+        "{page}"
+    );
 
     // A no-op change is refused before anything is measured or written.
     let args = try_args(&format!("sysfs:block/{name}/queue/read_ahead_kb=4"), &[]);
