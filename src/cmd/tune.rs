@@ -14,7 +14,7 @@ use crate::cli::GlobalArgs;
 use crate::report::tune_text;
 use crate::root::Root;
 use crate::store::Store;
-use crate::tune::{apply, deadman, plan, rollback, verify};
+use crate::tune::{apply, deadman, plan, reload, rollback, verify};
 
 /// Version of every `tune --json` document.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -29,8 +29,8 @@ interface's configuration) and persists them: sysctls in /etc/sysctl.d/99-zz-nas
 that boot applies later are reported), block and network device attributes as udev rules in \
 /etc/udev/rules.d/99-zz-nastune.rules, mount options and Samba parameters as in-place edits of \
 /etc/fstab and /etc/samba/smb.conf that keep comments and order (checked with findmnt --verify and \
-testparm when installed: an edit that adds errors is skipped; nastune neither remounts nor reloads \
-Samba). Values are validated first (ranges, kernel limits, keys and \
+testparm when installed: an edit that adds errors is skipped; with --reload the edited mount \
+points are remounted and Samba reloads its configuration, never without). Values are validated first (ranges, kernel limits, keys and \
 scheduler names this kernel has). Before each write the old value or file is journaled in the \
 store; 'rollback' restores exactly that, also after a crash. 'verify' says, per owned setting, \
 applied, drifted (changed by someone else: reported, not fought) or unsupported.\n\n\
@@ -83,7 +83,8 @@ pub struct SelectArgs {
     /// Rule ids or finding numbers to act on [default: every finding]
     pub ids: Vec<String>,
     /// A change of your own: sysctl:KEY=VALUE, sysfs:PATH=VALUE (PATH below /sys) or
-    /// ethtool:IFACE:SETTING=VALUE (rx, tx, mtu, txqueuelen or a feature); repeatable
+    /// ethtool:IFACE:SETTING=VALUE (rx, tx, mtu, txqueuelen or a feature),
+    /// fstab:MOUNTPOINT=OPT,-OPT or smb.conf:SECTION:PARAMETER=VALUE; repeatable
     #[arg(long = "set", value_name = "SETTING=VALUE")]
     pub sets: Vec<String>,
     /// Work on this tree (with proc/, sys/, etc/) instead of /
@@ -110,6 +111,9 @@ pub struct ApplyArgs {
     /// Network changes revert unless 'tune confirm' comes within this time (10s, 2m)
     #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = parse_confirm_within)]
     pub confirm_within: Duration,
+    /// Afterwards remount each edited mount point and reload Samba's configuration (live system only)
+    #[arg(long)]
+    pub reload: bool,
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
@@ -236,11 +240,21 @@ fn run_plan(a: &PlanArgs) -> anyhow::Result<ExitCode> {
 struct ApplyDoc<'a> {
     plan: &'a plan::Plan,
     applied: Option<&'a apply::Applied>,
+    /// What --reload ran; absent without --reload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reloads: Option<Vec<reload::Reload>>,
 }
 
 fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let store = need_store(global, "apply")?;
     let root = open_root(&a.select.root)?;
+    if a.reload && !root.is_live() {
+        bail!(
+            "--reload remounts and reloads this machine's services, not those of the tree '{}'; \
+             drop --reload with --root",
+            root.base().display()
+        );
+    }
     let plan = make_plan(&a.select, &root)?;
     if !a.json {
         crate::output::write_stdout(tune_text::render_plan(&plan).as_bytes())?;
@@ -251,6 +265,7 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 json(&ApplyDoc {
                     plan: &plan,
                     applied: None,
+                    reloads: None,
                 })?
                 .as_bytes(),
             )?;
@@ -272,16 +287,29 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     match result {
         Ok(applied) => {
             store.finish_run(run, "ok")?;
+            let reloads = a
+                .reload
+                .then(|| reload::needed(&plan).into_iter().map(reload::run).collect());
+            let failed = reloads
+                .iter()
+                .flatten()
+                .any(|r: &reload::Reload| r.error.is_some());
             let out = if a.json {
                 json(&ApplyDoc {
                     plan: &plan,
                     applied: Some(&applied),
+                    reloads,
                 })?
             } else {
                 tune_text::render_applied(&applied)
+                    + &tune_text::render_reloads(reloads.as_deref().unwrap_or_default())
             };
             crate::output::write_stdout(out.as_bytes())?;
-            Ok(ExitCode::SUCCESS)
+            Ok(if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         Err(e) => {
             store.finish_run(run, "failed")?;

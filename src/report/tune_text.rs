@@ -139,3 +139,19 @@ pub fn render_verify(checks: &[Check]) -> String {
     ));
     out
 }
+
+/// What `tune apply --reload` ran; a failed one says that the edit is in place.
+pub fn render_reloads(reloads: &[crate::tune::reload::Reload]) -> String {
+    let mut out = String::new();
+    for r in reloads {
+        let cmd = r.command.join(" ");
+        match &r.error {
+            None => out.push_str(&format!("reloaded: '{cmd}'\n")),
+            Some(e) => out.push_str(&format!(
+                "reload failed: '{cmd}': {e}\n  the edit is in place and journaled; fix the cause \
+and run '{cmd}', or 'nastune tune rollback'\n"
+            )),
+        }
+    }
+    out
+}

@@ -227,9 +227,32 @@ pub fn write_file(root: &Root, rel: &str, content: &[u8]) -> Result<(), WriteErr
     {
         let mut f = fs::File::create(&tmp).map_err(io(&tmp))?;
         f.write_all(content).map_err(io(&tmp))?;
+        // A replaced file keeps its mode (an smb.conf may be 0600).
+        if let Ok(m) = fs::metadata(&path) {
+            f.set_permissions(m.permissions()).map_err(io(&tmp))?;
+        }
         f.sync_all().map_err(io(&tmp))?;
     }
-    fs::rename(&tmp, &path).map_err(io(&path))?;
+    match fs::rename(&tmp, &path) {
+        Ok(()) => {}
+        // The file is a mount point (bind-mounted, as in containers): it cannot
+        // be replaced, only rewritten. Its old bytes are journaled already.
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+            let _ = fs::remove_file(&tmp);
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(&path)
+                .map_err(io(&path))?;
+            f.write_all(content).map_err(io(&path))?;
+            f.sync_all().map_err(io(&path))?;
+            return Ok(());
+        }
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            return Err(io(&path)(e));
+        }
+    }
     fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(io(dir))

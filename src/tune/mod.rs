@@ -19,6 +19,7 @@ pub mod edit_smbconf;
 pub mod export;
 pub mod netdev;
 pub mod plan;
+pub mod reload;
 pub mod rollback;
 pub mod sysctl_d;
 #[cfg(test)]

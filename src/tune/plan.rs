@@ -19,7 +19,7 @@ pub enum PlanError {
     )]
     NoSuchId(String),
     #[error(
-        "--set '{0}' is not SETTING=VALUE with SETTING 'sysctl:KEY', 'sysfs:PATH' (PATH below /sys) or 'ethtool:IFACE:SETTING', e.g. 'sysctl:vm.swappiness=10'"
+        "--set '{0}' is not SETTING=VALUE with SETTING 'sysctl:KEY', 'sysfs:PATH' (PATH below /sys), 'ethtool:IFACE:SETTING', 'fstab:MOUNTPOINT' (VALUE: options to add, '-option' to remove) or 'smb.conf:SECTION:PARAMETER', e.g. 'sysctl:vm.swappiness=10'"
     )]
     BadSet(String),
 }
@@ -127,6 +127,36 @@ pub fn parse_set(text: &str) -> Result<Change, PlanError> {
             path: path.trim_start_matches("/sys/").to_string(),
             value,
         }),
+        ("fstab", mount_point) if mount_point.starts_with('/') => {
+            let (mut add, mut remove) = (Vec::new(), Vec::new());
+            for o in value.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+                match o.strip_prefix('-') {
+                    Some(r) => remove.push(r.to_string()),
+                    None => add.push(o.to_string()),
+                }
+            }
+            if add.is_empty() && remove.is_empty() {
+                return Err(bad());
+            }
+            Ok(Change::MountOption {
+                mount_point: mount_point.to_string(),
+                add,
+                remove,
+            })
+        }
+        ("smb.conf", rest) => match rest.split_once(':') {
+            Some((section, parameter)) if !section.is_empty() && !parameter.trim().is_empty() => {
+                Ok(Change::SmbConf {
+                    section: section
+                        .trim_start_matches('[')
+                        .trim_end_matches(']')
+                        .to_string(),
+                    parameter: parameter.trim().to_string(),
+                    value: Some(value),
+                })
+            }
+            _ => Err(bad()),
+        },
         ("ethtool", rest) => match rest.split_once(':') {
             Some((interface, setting)) if !interface.is_empty() && !setting.is_empty() => {
                 Ok(Change::Ethtool {
@@ -180,11 +210,15 @@ pub fn select(
 
 /// A `--set` change as a plan source.
 pub fn manual(change: Change) -> Source {
+    let risk = match change {
+        Change::MountOption { .. } | Change::SmbConf { .. } => Risk::NeedsRestart,
+        _ => Risk::RuntimeSafe,
+    };
     Source {
         finding: None,
         rule_id: None,
         title: "asked for with --set".into(),
-        risk: Risk::RuntimeSafe,
+        risk,
         change,
     }
 }
@@ -405,7 +439,7 @@ fn resolve(root: &Root, item: &mut PlanItem) -> Result<(), String> {
             plan_edit(root, item)?;
             item.warnings.push(format!(
                 "takes effect at the next mount of '{mount_point}'; 'mount -o remount {mount_point}' \
-applies it now (nastune does not remount)"
+applies it now ('tune apply --reload' does that)"
             ));
             Ok(())
         }
@@ -413,7 +447,7 @@ applies it now (nastune does not remount)"
             plan_edit(root, item)?;
             item.warnings.push(
                 "Samba reads it at its next reload: 'smbcontrol smbd reload-config' \
-(nastune does not reload services)"
+('tune apply --reload' does that)"
                     .into(),
             );
             Ok(())
@@ -849,6 +883,18 @@ mod tests {
                 if interface == "eth0" && setting == "rx-gro" && value == "off"
         ));
         assert!(parse_set("ethtool:eth0=off").is_err());
+        assert!(matches!(
+            parse_set("fstab:/srv=noatime,-relatime").unwrap(),
+            Change::MountOption { mount_point, add, remove }
+                if mount_point == "/srv" && add == ["noatime"] && remove == ["relatime"]
+        ));
+        assert!(parse_set("fstab:/srv=").is_err());
+        assert!(matches!(
+            parse_set("smb.conf:[global]:server min protocol=SMB2").unwrap(),
+            Change::SmbConf { section, parameter, value }
+                if section == "global" && parameter == "server min protocol"
+                    && value.as_deref() == Some("SMB2")
+        ));
         assert!(parse_set("vm.swappiness=1").is_err());
         assert!(parse_set("sysctl:vm.swappiness").is_err());
         assert_eq!(

@@ -588,6 +588,13 @@ pub(crate) fn attach_loop(img: &Path) -> Loop {
     Loop(stdout(&o).trim().to_string())
 }
 
+/// A sparse file of `bytes` in `dir`, for a loop device.
+fn sparse_image(dir: &Path, name: &str, bytes: u64) -> PathBuf {
+    let img = dir.join(name);
+    std::fs::File::create(&img).unwrap().set_len(bytes).unwrap();
+    img
+}
+
 #[test]
 fn loop_device_queue_attributes_applied_verified_drifted_rolled_back() {
     if !is_root() {
@@ -595,11 +602,7 @@ fn loop_device_queue_attributes_applied_verified_drifted_rolled_back() {
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let img = t.path().join("disk.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(16 << 20)
-        .unwrap();
+    let img = sparse_image(t.path(), "disk.img", 16 << 20);
     let dev = attach_loop(&img);
     let name = dev.0.trim_start_matches("/dev/").to_string();
     let q = format!("/sys/block/{name}/queue");
@@ -749,4 +752,98 @@ fn ethtool_settings_on_a_veth_revert_unless_confirmed_and_roll_back() {
     // Runtime only: nothing was persisted for them.
     assert!(!etc.sysctl_d().join("99-zz-nastune.conf").exists());
     assert!(!etc.rules_d().join("99-zz-nastune.rules").exists());
+}
+
+/// A mount option applied with `--reload` on the live system: inside a private
+/// mount namespace, with a private /etc/fstab bind-mounted over the real one,
+/// a loop-mounted ext4 is remounted with the new option, and rollback puts the
+/// old fstab back byte for byte.
+#[test]
+fn fstab_edit_with_reload_remounts_and_rolls_back() {
+    if !is_root() {
+        println!("SKIP: not root: mounts need CAP_SYS_ADMIN");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let img = sparse_image(t.path(), "data.img", 32 << 20);
+    let o = Command::new("mkfs.ext4")
+        .args(["-qF"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dev = attach_loop(&img);
+    let mnt = t.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mnt = mnt.to_str().unwrap().to_string();
+    let fstab = t.path().join("fstab");
+    let original = format!(
+        "# private test fstab\n{} {mnt} ext4 defaults,relatime 0 2\n",
+        dev.0
+    );
+    std::fs::write(&fstab, &original).unwrap();
+    let db = t.path().join("nastune.db");
+    let set = format!("fstab:{mnt}=noatime,-relatime");
+    // One namespace for the whole story: mount, apply --reload, look, roll back.
+    let script = r#"set -e
+mount --bind "$FSTAB" /etc/fstab
+mount "$DEV" "$MNT"
+echo "before: $(findmnt -no OPTIONS "$MNT")"
+"$BIN" tune apply --yes --reload --set "$SET" --db "$DB"
+echo "after: $(findmnt -no OPTIONS "$MNT")"
+"$BIN" tune rollback --db "$DB"
+mount -o remount "$MNT"
+echo "rolled back: $(findmnt -no OPTIONS "$MNT")"
+"#;
+    let o = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", script])
+        .env("FSTAB", &fstab)
+        .env("DEV", &dev.0)
+        .env("MNT", &mnt)
+        .env("BIN", env!("CARGO_BIN_EXE_nastune"))
+        .env("SET", &set)
+        .env("DB", &db)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    let line = |tag: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(tag))
+            .unwrap_or_else(|| panic!("no '{tag}' in {out}"))
+            .split(',')
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert!(line("before: ").contains(&"relatime".to_string()), "{out}");
+    assert!(line("after: ").contains(&"noatime".to_string()), "{out}");
+    assert!(
+        line("rolled back: ").contains(&"relatime".to_string()),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("reloaded: 'mount -o remount {mnt}'")),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&fstab).unwrap(), original);
+    // --reload never touches the machine for a tree.
+    let (t2, dir) = copy_box("oldguide");
+    let r = run_with_db(
+        t2.path(),
+        &[
+            "tune",
+            "apply",
+            "--yes",
+            "--reload",
+            "--root",
+            dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("drop --reload with --root"),
+        "{}",
+        stderr(&r)
+    );
 }
