@@ -147,6 +147,7 @@ pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
         ("Disk bandwidth", "disk", "bandwidth"),
         ("Disk IOPS", "disk", "iops"),
         ("Encryption speed", "crypto", "encrypt"),
+        ("HTTP requests", "http", "requests/s"),
     ] {
         let mut categories: Vec<String> = Vec::new();
         for m in per_run.iter().flatten() {
@@ -176,10 +177,10 @@ pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
                 (r.label(), values)
             })
             .collect();
-        let unit = if quantity == "iops" {
-            "IO/s"
-        } else {
-            "bytes/s"
+        let unit = match quantity {
+            "iops" => "IO/s",
+            "requests/s" => "req/s",
+            _ => "bytes/s",
         };
         groups.push(BarGroup {
             title: title.into(),
