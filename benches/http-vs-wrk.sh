@@ -27,7 +27,16 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
     -keyout "$dir/key.pem" -out "$dir/cert.pem" -subj /CN=localhost 2>/dev/null
 mkdir -p "$dir/www" "$dir/tmp"
 head -c 1024 /dev/zero | tr '\0' a >"$dir/www/index.html"
-ph=18480; ps=18443
+# Two free loopback ports (nothing listening on them now).
+free_port() {
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 40000))
+        [ -z "$(ss -Htln "sport = :$p")" ] && { echo "$p"; return; }
+    done
+}
+ph=$(free_port); ps=$(free_port)
+while [ "$ps" = "$ph" ]; do ps=$(free_port); done
 cat >"$dir/nginx.conf" <<EOF
 worker_processes 1;
 daemon off;
@@ -47,7 +56,10 @@ http {
 EOF
 "$nginx" -p "$dir" -c "$dir/nginx.conf" & srv=$!
 trap 'kill $srv 2>/dev/null || true; rm -rf "$dir"' EXIT
-sleep 1
+for _ in $(seq 50); do
+    [ -n "$(ss -Htln "sport = :$ps")" ] && break
+    sleep 0.1
+done
 
 # run TOOL URL CLOSE(0|1) -> req/s
 run() {
