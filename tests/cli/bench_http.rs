@@ -191,6 +191,40 @@ fn keep_alive_load_counts_every_response_the_server_sent() {
     assert_eq!(doc["schema_version"], 1);
 }
 
+/// Every object key of `v` (percentile labels aside), depth first.
+fn keys(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                if !k.contains('.') && !out.contains(k) {
+                    out.push(k.clone());
+                }
+                keys(v, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+/// docs/json-schemas.md names every key that `bench http --json` writes.
+fn assert_documented(doc: &Value) {
+    let md =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json-schemas.md"))
+            .unwrap();
+    let start = md.find("## bench http").expect("a bench http section");
+    let section = &md[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+    let mut all = Vec::new();
+    keys(doc, &mut all);
+    for k in all {
+        assert!(
+            section.contains(&format!("`{k}`")) || section.contains(&format!("`{k}[]`")),
+            "'{k}' is not in the bench http section of docs/json-schemas.md"
+        );
+    }
+}
+
 #[test]
 fn chunked_error_responses_are_classed_not_failed() {
     let (port, _) = serve(None, Behaviour::Chunked);
@@ -271,6 +305,7 @@ fn compare_gives_a_slowdown_factor_per_mode() {
     let other = cmp[1]["other_requests_per_sec"].as_f64().unwrap();
     let factor = cmp[1]["slowdown_factor"].as_f64().unwrap();
     assert!((factor - base / other).abs() < 1e-9);
+    assert_documented(&doc);
     assert_eq!(doc["runs"][1]["tls"]["verified"], false);
 }
 
@@ -512,6 +547,7 @@ fn nginx_over_http_and_https_with_a_comparison() {
     assert_eq!(https_resume["tls"]["version"], "TLSv1.3");
     assert!(https_resume["tls_handshakes_resumed"].as_u64().unwrap() > 0);
     assert_eq!(doc["comparisons"].as_array().unwrap().len(), 3);
+    assert_documented(&doc);
     // A full handshake per request costs more than a plain reconnect.
     let close = &doc["comparisons"][1];
     assert!(close["slowdown_factor"].as_f64().unwrap() > 1.0, "{close}");
