@@ -119,6 +119,11 @@ fn run_block(out: &mut String, r: &RunResult) {
             ", TLS handshakes: {} full, {} resumed",
             r.tls_handshakes_full, r.tls_handshakes_resumed
         );
+        if r.effective_mode == ConnMode::Resume && r.tls_handshakes_resumed == 0 {
+            out.push_str(
+                " (the server resumed no session: are its session tickets and cache off?)",
+            );
+        }
     }
     out.push('\n');
     if let Some(t) = &r.tls {

@@ -31,6 +31,8 @@ enum Behaviour {
     Garbage,
     /// Reads the request and never answers.
     Silent,
+    /// 200 after 50 ms.
+    Slow,
     /// Request n (over all connections) gets: n % 4 = 0 a good response,
     /// 1 a head longer than the client's bound, 2 garbage, 3 nothing for 1 s.
     Hostile,
@@ -96,6 +98,10 @@ fn answer<S: Read + Write>(mut s: S, behaviour: Behaviour, counter: &AtomicU64) 
                     b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
                 }
                 Behaviour::Ok => b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+                Behaviour::Slow => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+                }
                 Behaviour::Chunked => {
                     b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
                 }
@@ -134,16 +140,15 @@ fn tls_config(cert_pem: &str, key_pem: &str) -> Arc<rustls::ServerConfig> {
     Arc::new(cfg)
 }
 
-/// `bench http --json` with a short run (-d 0.6 unless `args` set -d).
+/// `bench http --json` with a short run (-d 0.6, --warmup 0.2 unless `args` set them).
 fn bench_json(args: &[&str]) -> Value {
-    let duration: &[&str] = if args.contains(&"-d") {
-        &[]
-    } else {
-        &["-d", "0.6"]
+    let or_default = |flag: &str, default: &'static [&'static str]| -> &'static [&'static str] {
+        if args.contains(&flag) { &[] } else { default }
     };
     let o = nastune()
-        .args(["--no-store", "bench", "http", "--json", "--warmup", "0.2"])
-        .args(duration)
+        .args(["--no-store", "bench", "http", "--json"])
+        .args(or_default("-d", &["-d", "0.6"]))
+        .args(or_default("--warmup", &["--warmup", "0.2"]))
         .args(args)
         .output()
         .unwrap();
@@ -327,6 +332,44 @@ fn open_loop_holds_the_rate_and_reports_the_schedule() {
     let due = run["requests_due"].as_u64().unwrap();
     assert!((250..=320).contains(&due), "{run}");
     assert_eq!(run["target_rate_per_sec"], 300.0);
+}
+
+#[test]
+fn open_loop_latency_counts_from_the_intended_time_when_the_server_falls_behind() {
+    // One connection to a server that needs 50 ms per request cannot keep 100/s:
+    // the queue grows, and the latency must show it (no coordinated omission).
+    let (port, _) = serve(None, Behaviour::Slow);
+    let doc = bench_json(&[
+        &format!("http://127.0.0.1:{port}/"),
+        "--rate",
+        "100",
+        "-c",
+        "1",
+        "-d",
+        "1",
+        "--warmup",
+        "0",
+    ]);
+    let run = &doc["runs"][0];
+    let requests = run["requests"].as_u64().unwrap();
+    assert!((3..=25).contains(&requests), "{run}");
+    let due = run["requests_due"].as_u64().unwrap();
+    assert!((90..=105).contains(&due), "{run}");
+    assert!(
+        run["requests_late"].as_u64().unwrap() >= due - requests,
+        "{run}"
+    );
+    let p50 = |phase: &str| {
+        run["latency"][phase]["percentile"]["50.000000"]
+            .as_u64()
+            .unwrap()
+    };
+    // Each response took ~50 ms from its send, but waited in the queue before.
+    assert!(p50("total_ns") > 2 * p50("ttfb_ns"), "{run}");
+    assert!(
+        run["latency"]["total_ns"]["max"].as_u64().unwrap() > 300_000_000,
+        "{run}"
+    );
 }
 
 #[test]

@@ -311,6 +311,7 @@ pub fn run(plan: &ThreadPlan) -> Result<ThreadResult, ConnError> {
     };
     w.result.error_examples = Vec::with_capacity(ErrorKind::ALL.len());
     w.event_loop();
+    w.count_unsent();
     if let Some(e) = w.first_error {
         return Err(e);
     }
@@ -381,6 +382,22 @@ impl Worker<'_> {
                 }
             }
             self.assign(i, due, now);
+        }
+    }
+
+    /// Open loop: requests due in the window that never found a free
+    /// connection are due and late all the same (the server fell behind).
+    fn count_unsent(&mut self) {
+        let end = self.plan.end.min(Instant::now());
+        while let Some(due) = self.due_time(self.next_due) {
+            if due >= end {
+                break;
+            }
+            self.next_due += 1;
+            if due >= self.measure_from {
+                self.result.requests_due += 1;
+                self.result.requests_late += 1;
+            }
         }
     }
 
