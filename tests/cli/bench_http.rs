@@ -314,23 +314,36 @@ fn compare_gives_a_slowdown_factor_per_mode() {
     assert_eq!(doc["runs"][1]["tls"]["verified"], false);
 }
 
-#[test]
-fn open_loop_holds_the_rate_and_reports_the_schedule() {
-    let (port, _) = serve(None, Behaviour::Ok);
-    let doc = bench_json(&[
-        &format!("http://127.0.0.1:{port}/"),
+/// One second of open-loop load at `rate` on `conns` connections: the run.
+fn open_loop(behaviour: Behaviour, rate: &str, conns: &str, warmup: &str) -> Value {
+    let (port, _) = serve(None, behaviour);
+    let url = format!("http://127.0.0.1:{port}/");
+    let args = [
+        url.as_str(),
         "--rate",
-        "300",
+        rate,
         "-c",
-        "4",
+        conns,
         "-d",
         "1",
-    ]);
-    let run = &doc["runs"][0];
-    let rps = run["requests_per_sec"].as_f64().unwrap();
-    assert!((200.0..=330.0).contains(&rps), "{run}");
-    let due = run["requests_due"].as_u64().unwrap();
-    assert!((250..=320).contains(&due), "{run}");
+        "--warmup",
+        warmup,
+    ];
+    bench_json(&args)["runs"][0].clone()
+}
+
+/// `run[key]`, asserted to lie in `range`.
+fn within(run: &Value, key: &str, range: std::ops::RangeInclusive<f64>) -> u64 {
+    let v = run[key].as_f64().unwrap();
+    assert!(range.contains(&v), "{key} {v} not in {range:?}: {run}");
+    v as u64
+}
+
+#[test]
+fn open_loop_holds_the_rate_and_reports_the_schedule() {
+    let run = &open_loop(Behaviour::Ok, "300", "4", "0.2");
+    within(run, "requests_per_sec", 200.0..=330.0);
+    within(run, "requests_due", 250.0..=320.0);
     assert_eq!(run["target_rate_per_sec"], 300.0);
 }
 
@@ -338,23 +351,9 @@ fn open_loop_holds_the_rate_and_reports_the_schedule() {
 fn open_loop_latency_counts_from_the_intended_time_when_the_server_falls_behind() {
     // One connection to a server that needs 50 ms per request cannot keep 100/s:
     // the queue grows, and the latency must show it (no coordinated omission).
-    let (port, _) = serve(None, Behaviour::Slow);
-    let doc = bench_json(&[
-        &format!("http://127.0.0.1:{port}/"),
-        "--rate",
-        "100",
-        "-c",
-        "1",
-        "-d",
-        "1",
-        "--warmup",
-        "0",
-    ]);
-    let run = &doc["runs"][0];
-    let requests = run["requests"].as_u64().unwrap();
-    assert!((3..=25).contains(&requests), "{run}");
-    let due = run["requests_due"].as_u64().unwrap();
-    assert!((90..=105).contains(&due), "{run}");
+    let run = &open_loop(Behaviour::Slow, "100", "1", "0");
+    let requests = within(run, "requests", 3.0..=25.0);
+    let due = within(run, "requests_due", 90.0..=105.0);
     assert!(
         run["requests_late"].as_u64().unwrap() >= due - requests,
         "{run}"
