@@ -222,19 +222,26 @@ impl ResponseParser {
     }
 
     /// Appends input up to the end of the head (CRLF CRLF, or LF LF); returns
-    /// the bytes used once the head is complete.
+    /// the bytes used once the head is complete. Only head bytes are copied.
     fn take_head(&mut self, input: &[u8]) -> Result<Option<usize>, ParseError> {
         let old = self.head.len();
-        let room = MAX_HEAD_BYTES - old;
-        let avail = &input[..input.len().min(room)];
-        // Search the new bytes plus the three before them, for a split terminator.
-        let from = old.saturating_sub(3);
-        self.head.extend_from_slice(avail);
-        if let Some(end) = find_head_end(&self.head[from..]) {
-            let total = from + end;
-            self.head.truncate(total);
-            return Ok(Some(total - old));
+        let avail = &input[..input.len().min(MAX_HEAD_BYTES - old)];
+        let used = if old == 0 {
+            // The common case: the whole head in one read.
+            find_head_end(avail)
+        } else {
+            // Search the new bytes plus the three before them, for a split terminator.
+            let from = old.saturating_sub(3);
+            self.head.extend_from_slice(avail);
+            let end = find_head_end(&self.head[from..]).map(|e| (from + e).saturating_sub(old));
+            self.head.truncate(old);
+            end
+        };
+        if let Some(n) = used {
+            self.head.extend_from_slice(&avail[..n]);
+            return Ok(Some(n));
         }
+        self.head.extend_from_slice(avail);
         if self.head.len() >= MAX_HEAD_BYTES {
             return Err(ParseError::HeadTooLarge);
         }
@@ -318,19 +325,11 @@ impl ResponseParser {
 }
 
 fn find_head_end(buf: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while i < buf.len() {
-        if buf[i] == b'\n' {
-            if buf.get(i + 1) == Some(&b'\n') {
-                return Some(i + 2);
-            }
-            if buf.get(i + 1) == Some(&b'\r') && buf.get(i + 2) == Some(&b'\n') {
-                return Some(i + 3);
-            }
-        }
-        i += 1;
-    }
-    None
+    memchr::memchr_iter(b'\n', buf).find_map(|i| match &buf[i + 1..] {
+        [b'\n', ..] => Some(i + 2),
+        [b'\r', b'\n', ..] => Some(i + 3),
+        _ => None,
+    })
 }
 
 fn lossy(b: &[u8]) -> String {
