@@ -487,6 +487,18 @@ fn runs_are_stored_and_compared() {
     );
     assert!(cmp.status.success(), "{}", stderr(&cmp));
     assert!(stdout(&cmp).contains("requests/s"), "{}", stdout(&cmp));
+    let md = dir.path().join("report.md");
+    let (a, b) = (ids[1].to_string(), ids[0].to_string());
+    let rep = run_with_db(
+        dir.path(),
+        &["report", &a, &b, "--markdown", md.to_str().unwrap()],
+    );
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("HTTP requests") && text.contains("req/s"),
+        "{text}"
+    );
 }
 
 /// nginx with its own prefix and config in `dir`, HTTP and HTTPS on free ports;
