@@ -76,7 +76,7 @@ nastune net serve                      # port 5201, 2 sessions, private peers on
 nastune net serve --psk-file /etc/nastune.psk --allow 192.168.1.0/24"
     )]
     Net(NetArgs),
-    /// Measure what the box does: disk, crypto, network
+    /// Measure what the box does: disk, crypto, network, HTTP
     Bench(BenchArgs),
     /// Compare two stored runs: benchmark changes with confidence intervals, settings that differ
     #[command(long_about = crate::cmd::compare::LONG_ABOUT)]
@@ -200,6 +200,9 @@ nastune bench net nas.local --rr     # transactions/s and p50/p99 latency\n  \
 nastune bench net --loopback         # this box's own TCP ceiling"
     )]
     Net(BenchNetArgs),
+    /// HTTP/1.1 and HTTPS load: requests/s, latency by phase, TLS cost per connection mode
+    #[command(long_about = crate::cmd::bench_http::LONG_ABOUT)]
+    Http(crate::cmd::bench_http::HttpArgs),
 }
 
 #[derive(Debug, Args)]

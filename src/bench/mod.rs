@@ -6,4 +6,5 @@ pub mod crypto;
 pub mod disk;
 pub mod diskstats;
 pub mod histogram;
+pub mod http;
 pub mod interrupt;

@@ -124,21 +124,15 @@ pub fn run(args: &BenchCryptoArgs, global: &GlobalArgs) -> anyhow::Result<ExitCo
     let report = crypto::run(&settings, &root, &mut |step, f| bar.draw(step, f));
     bar.clear();
     if let Some(store) = &store {
-        let host_id = crate::probe::host::read_host_id(&root);
-        let run = store.begin_run("bench-crypto", &host_id, &super::command_line())?;
-        store.save_document(run, "crypto", crypto::SCHEMA_VERSION, &report)?;
-        super::save_snapshot(store, run, &root)?;
-        store.finish_run(run, "ok")?;
+        super::save_bench_run(
+            store,
+            ("bench-crypto", "crypto"),
+            crypto::SCHEMA_VERSION,
+            &report,
+            &root,
+        )?;
     }
-    let out = if args.json {
-        let mut s = serde_json::to_string_pretty(&report)?;
-        s.push('\n');
-        s
-    } else {
-        crate::report::crypto_text::render(&report)
-    };
-    crate::output::write_stdout(out.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    super::print_document(args.json, &report, crate::report::crypto_text::render)
 }
 
 fn dedup(sizes: &[usize]) -> Vec<usize> {

@@ -3,6 +3,7 @@
 pub mod advise;
 pub mod bench_crypto;
 pub mod bench_disk;
+pub mod bench_http;
 pub mod bench_net;
 pub mod check;
 pub mod compare;
@@ -31,6 +32,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             BenchCommand::Disk(a) => bench_disk::run(a, &cli.global),
             BenchCommand::Crypto(a) => bench_crypto::run(a, &cli.global),
             BenchCommand::Net(a) => bench_net::run(a, &cli.global),
+            BenchCommand::Http(a) => bench_http::run(a, &cli.global),
         },
         Command::Compare(args) => compare::run(&args, &cli.global),
         Command::Report(args) => report::run(&args, &cli.global),
@@ -64,6 +66,39 @@ pub fn save_snapshot(
 ) -> Result<(), StoreError> {
     let snapshot = crate::probe::probe(root);
     store.save_document(run, "snapshot", crate::probe::SCHEMA_VERSION, &snapshot)
+}
+
+/// Saves a bench document and a probe snapshot as one finished run.
+pub fn save_bench_run<T: serde::Serialize>(
+    store: &Store,
+    kinds: (&str, &str),
+    version: u32,
+    doc: &T,
+    root: &crate::root::Root,
+) -> Result<(), StoreError> {
+    let (run_kind, doc_kind) = kinds;
+    let host_id = crate::probe::host::read_host_id(root);
+    let run = store.begin_run(run_kind, &host_id, &command_line())?;
+    store.save_document(run, doc_kind, version, doc)?;
+    save_snapshot(store, run, root)?;
+    store.finish_run(run, "ok")
+}
+
+/// Writes a bench document on stdout: pretty JSON, or the rendered text.
+pub fn print_document<T: serde::Serialize>(
+    json: bool,
+    doc: &T,
+    render: impl FnOnce(&T) -> String,
+) -> anyhow::Result<ExitCode> {
+    let out = if json {
+        let mut s = serde_json::to_string_pretty(doc)?;
+        s.push('\n');
+        s
+    } else {
+        render(doc)
+    };
+    crate::output::write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The command line as typed, for the run record.

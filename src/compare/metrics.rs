@@ -28,6 +28,7 @@ pub fn extract(docs: &[(String, Value)]) -> Vec<Metric> {
             "disk" => disk(body, &mut out),
             "crypto" => crypto(body, &mut out),
             "net" => super::net_metrics::net(body, &mut out),
+            "http" => http(body, &mut out),
             _ => {}
         }
     }
@@ -143,5 +144,89 @@ fn crypto(body: &Value, out: &mut Vec<Metric>) {
                 }
             }
         }
+    }
+}
+
+/// `bench http`: requests/s per (URL, mode) under the same load settings, and
+/// the mean total latency with every request as a sample (as disk does per I/O).
+fn http(body: &Value, out: &mut Vec<Metric>) {
+    let s = &body["settings"];
+    let load = format!(
+        "t={} c={} rate={} method={} body={}",
+        s["threads"],
+        s["connections"],
+        s["rate_per_sec"],
+        s["request"]["method"],
+        s["request"]["body_bytes"]
+    );
+    for run in body["runs"].as_array().into_iter().flatten() {
+        let id = format!(
+            "http {} mode={} {load}",
+            run["url"].as_str().unwrap_or("?"),
+            run["mode"].as_str().unwrap_or("?")
+        );
+        if let Some(summary) = run["requests_per_sec"]
+            .as_f64()
+            .and_then(|v| Summary::of(&[v]))
+        {
+            out.push(Metric {
+                benchmark: id.clone(),
+                quantity: "requests/s",
+                unit: "req/s",
+                higher_is_better: true,
+                summary,
+                samples_from: "single value",
+            });
+        }
+        let t = &run["latency"]["total_ns"];
+        if let (Some(n), Some(mean), Some(sd)) =
+            (t["N"].as_u64(), t["mean"].as_f64(), t["stddev"].as_f64())
+            && n > 0
+        {
+            out.push(Metric {
+                benchmark: id,
+                quantity: "total latency mean",
+                unit: "ns",
+                higher_is_better: false,
+                summary: Summary {
+                    n,
+                    mean,
+                    variance: sd * sd,
+                },
+                samples_from: "per-request latency",
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_runs_give_rate_and_latency_per_url_and_mode() {
+        let body = serde_json::json!({
+            "settings": {"threads": 2, "connections": 10, "rate_per_sec": null,
+                         "request": {"method": "GET", "body_bytes": 0}},
+            "runs": [
+                {"url": "http://h/", "mode": "keep-alive", "requests_per_sec": 900.0,
+                 "latency": {"total_ns": {"N": 9000, "mean": 1000.0, "stddev": 10.0}}},
+                {"url": "http://h/", "mode": "close", "requests_per_sec": 300.0,
+                 "latency": {"total_ns": null}}
+            ]
+        });
+        let m = extract(&[("http".into(), body)]);
+        assert_eq!(m.len(), 3);
+        assert!(
+            m[0].benchmark
+                .starts_with("http http://h/ mode=keep-alive t=2 c=10")
+        );
+        assert_eq!((m[0].quantity, m[0].summary.mean), ("requests/s", 900.0));
+        assert_eq!(
+            (m[1].quantity, m[1].summary.n),
+            ("total latency mean", 9000)
+        );
+        assert!(!m[1].higher_is_better);
+        assert!(m[2].benchmark.contains("mode=close"));
     }
 }

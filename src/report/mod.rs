@@ -9,6 +9,7 @@ pub mod crypto_text;
 pub mod format;
 pub mod history_text;
 pub mod html;
+pub mod http_text;
 pub mod markdown;
 pub mod net_text;
 pub mod netsys_text;

@@ -153,6 +153,7 @@ pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
         ("Encryption speed", "crypto", "encrypt"),
         ("Network throughput sent", "net", "sent"),
         ("Network throughput received", "net", "received"),
+        ("HTTP requests", "http", "requests/s"),
     ] {
         let mut categories: Vec<String> = Vec::new();
         for m in per_run.iter().flatten() {
@@ -185,6 +186,7 @@ pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
         let unit = match quantity {
             "iops" => "IO/s",
             "sent" | "received" => "bits/s",
+            "requests/s" => "req/s",
             _ => "bytes/s",
         };
         groups.push(BarGroup {

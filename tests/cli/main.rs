@@ -8,6 +8,7 @@ mod util;
 mod advise;
 mod bench_crypto;
 mod bench_disk;
+mod bench_http;
 mod check;
 mod foreign;
 mod generate;

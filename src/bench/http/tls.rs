@@ -1,0 +1,318 @@
+//! The TLS client side: rustls with ring, certificate verification against the
+//! system roots (or `--cacert`), `--insecure` for self-signed home servers, and
+//! what a handshake negotiated (version, suite, key exchange, certificate key).
+
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{ClientSessionMemoryCache, Resumption};
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use serde::Serialize;
+
+use crate::root::Root;
+
+/// Debian's bundle of the system roots, then the directory of single files.
+const SYSTEM_BUNDLE: &str = "etc/ssl/certs/ca-certificates.crt";
+const SYSTEM_DIR: &str = "etc/ssl/certs";
+
+#[derive(Debug, thiserror::Error)]
+pub enum TlsSetupError {
+    #[error("cannot read CA file '{path}': {message}")]
+    CaFile { path: String, message: String },
+    #[error(
+        "no usable CA certificate in '{0}': give a PEM file with --cacert, or --insecure for a self-signed server"
+    )]
+    NoCerts(String),
+    #[error("TLS setup failed: {0}")]
+    Rustls(#[from] rustls::Error),
+}
+
+/// Where trust comes from.
+#[derive(Debug, Clone)]
+pub enum Trust {
+    /// The system roots under `root`'s /etc/ssl/certs.
+    System,
+    /// Only the certificates in this PEM file.
+    CaFile(std::path::PathBuf),
+    /// No verification of the chain or the name (signatures are still checked).
+    Insecure,
+}
+
+pub fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// A client configuration; `resume` keeps session tickets/IDs for resumption.
+pub fn client_config(
+    trust: &Trust,
+    root: &Root,
+    resume: bool,
+) -> Result<Arc<ClientConfig>, TlsSetupError> {
+    let provider = provider();
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()?;
+    let mut config = match trust {
+        Trust::Insecure => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(
+                provider.signature_verification_algorithms,
+            )))
+            .with_no_client_auth(),
+        Trust::System => builder
+            .with_root_certificates(system_roots(root)?)
+            .with_no_client_auth(),
+        Trust::CaFile(path) => builder
+            .with_root_certificates(roots_from_file(path)?)
+            .with_no_client_auth(),
+    };
+    config.resumption = if resume {
+        Resumption::store(Arc::new(ClientSessionMemoryCache::new(256)))
+    } else {
+        Resumption::disabled()
+    };
+    Ok(Arc::new(config))
+}
+
+fn add_pem(store: &mut RootCertStore, pem: &[u8]) -> usize {
+    let certs = CertificateDer::pem_slice_iter(pem).filter_map(Result::ok);
+    store.add_parsable_certificates(certs).0
+}
+
+fn roots_from_file(path: &std::path::Path) -> Result<RootCertStore, TlsSetupError> {
+    let pem = std::fs::read(path).map_err(|e| TlsSetupError::CaFile {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let mut store = RootCertStore::empty();
+    if add_pem(&mut store, &pem) == 0 {
+        return Err(TlsSetupError::NoCerts(path.display().to_string()));
+    }
+    Ok(store)
+}
+
+fn system_roots(root: &Root) -> Result<RootCertStore, TlsSetupError> {
+    let mut store = RootCertStore::empty();
+    if let Ok(pem) = root.read_string(SYSTEM_BUNDLE) {
+        add_pem(&mut store, pem.as_bytes());
+    }
+    if store.is_empty()
+        && let Ok(names) = root.read_dir(SYSTEM_DIR)
+    {
+        for name in names
+            .iter()
+            .filter(|n| n.ends_with(".pem") || n.ends_with(".crt"))
+        {
+            if let Ok(pem) = root.read_string(&format!("{SYSTEM_DIR}/{name}")) {
+                add_pem(&mut store, pem.as_bytes());
+            }
+        }
+    }
+    if store.is_empty() {
+        return Err(TlsSetupError::NoCerts(format!("/{SYSTEM_DIR}")));
+    }
+    Ok(store)
+}
+
+/// `--insecure`: any chain and name, but the handshake signatures must still
+/// verify, so the crypto cost measured is the real one.
+#[derive(Debug)]
+struct AcceptAnyCert(WebPkiSupportedAlgorithms);
+
+impl ServerCertVerifier for AcceptAnyCert {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_schemes()
+    }
+}
+
+/// What one handshake negotiated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TlsInfo {
+    pub version: String,
+    pub cipher_suite: String,
+    pub key_exchange: String,
+    /// e.g. "ECDSA P-256", "RSA 2048", "Ed25519".
+    pub certificate_key: String,
+    pub verified: bool,
+}
+
+pub fn info(conn: &rustls::ClientConnection, verified: bool) -> TlsInfo {
+    let name = |d: Option<String>| d.unwrap_or_else(|| "unknown".into());
+    TlsInfo {
+        version: name(conn.protocol_version().map(|v| version_name(v).to_string())),
+        cipher_suite: name(
+            conn.negotiated_cipher_suite()
+                .map(|s| format!("{:?}", s.suite())),
+        ),
+        key_exchange: match conn.negotiated_key_exchange_group() {
+            Some(g) => format!("{:?}", g.name()),
+            None if conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed) => {
+                "none (resumed session)".into()
+            }
+            None => "unknown".into(),
+        },
+        certificate_key: name(
+            conn.peer_certificates()
+                .and_then(|c| c.first())
+                .map(|c| certificate_key_type(c.as_ref())),
+        ),
+        verified,
+    }
+}
+
+fn version_name(v: rustls::ProtocolVersion) -> &'static str {
+    match v {
+        rustls::ProtocolVersion::TLSv1_3 => "TLSv1.3",
+        rustls::ProtocolVersion::TLSv1_2 => "TLSv1.2",
+        _ => "older than TLSv1.2",
+    }
+}
+
+/// One DER element: (tag, contents, rest).
+fn der(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, rest) = input.split_first()?;
+    let (&first, rest) = rest.split_first()?;
+    let (len, rest) = if first < 0x80 {
+        (usize::from(first), rest)
+    } else {
+        let n = usize::from(first & 0x7f);
+        if n == 0 || n > 4 || rest.len() < n {
+            return None;
+        }
+        let len = rest[..n]
+            .iter()
+            .fold(0usize, |a, &b| (a << 8) | usize::from(b));
+        (len, &rest[n..])
+    };
+    (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
+}
+
+const OID_RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
+const OID_EC: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
+const OID_P256: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
+const OID_P384: &[u8] = &[0x2b, 0x81, 0x04, 0x00, 0x22];
+const OID_P521: &[u8] = &[0x2b, 0x81, 0x04, 0x00, 0x23];
+const OID_ED25519: &[u8] = &[0x2b, 0x65, 0x70];
+
+/// The key type of an X.509 certificate, read from its SubjectPublicKeyInfo.
+pub fn certificate_key_type(cert: &[u8]) -> String {
+    spki_key_type(cert).unwrap_or_else(|| "unknown".into())
+}
+
+fn spki_key_type(cert: &[u8]) -> Option<String> {
+    let (_, certificate, _) = der(cert)?;
+    let (_, tbs, _) = der(certificate)?;
+    let mut rest = tbs;
+    let (tag, _, r) = der(rest)?;
+    if tag == 0xa0 {
+        rest = r; // explicit version
+    }
+    // serial, signature algorithm, issuer, validity, subject
+    for _ in 0..5 {
+        rest = der(rest)?.2;
+    }
+    let (_, spki, _) = der(rest)?;
+    let (_, alg, key) = der(spki)?;
+    let (_, oid, params) = der(alg)?;
+    if oid == OID_RSA {
+        let (_, bits, _) = der(key)?;
+        let (_, rsa, _) = der(bits.get(1..)?)?;
+        let (_, modulus, _) = der(rsa)?;
+        let significant = modulus.iter().skip_while(|&&b| b == 0).count();
+        return Some(format!("RSA {}", significant * 8));
+    }
+    if oid == OID_EC {
+        let (_, curve, _) = der(params)?;
+        let name = match curve {
+            c if c == OID_P256 => "P-256",
+            c if c == OID_P384 => "P-384",
+            c if c == OID_P521 => "P-521",
+            _ => "other curve",
+        };
+        return Some(format!("ECDSA {name}"));
+    }
+    if oid == OID_ED25519 {
+        return Some("Ed25519".into());
+    }
+    Some("other".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cert_of(alg: &'static rcgen::SignatureAlgorithm) -> Vec<u8> {
+        let key = rcgen::KeyPair::generate_for(alg).unwrap();
+        let params = rcgen::CertificateParams::new(vec!["localhost".into()]).unwrap();
+        params.self_signed(&key).unwrap().der().to_vec()
+    }
+
+    #[test]
+    fn certificate_key_types_from_rcgen_certificates() {
+        assert_eq!(
+            certificate_key_type(&cert_of(&rcgen::PKCS_ECDSA_P256_SHA256)),
+            "ECDSA P-256"
+        );
+        assert_eq!(
+            certificate_key_type(&cert_of(&rcgen::PKCS_ECDSA_P384_SHA384)),
+            "ECDSA P-384"
+        );
+        assert_eq!(
+            certificate_key_type(&cert_of(&rcgen::PKCS_ED25519)),
+            "Ed25519"
+        );
+        assert_eq!(certificate_key_type(b"\x30\x03garbage"), "unknown");
+        assert_eq!(certificate_key_type(&[]), "unknown");
+    }
+
+    #[test]
+    fn ca_file_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "not a certificate").unwrap();
+        let err = client_config(&Trust::CaFile(empty), &Root::live(), false).unwrap_err();
+        assert!(err.to_string().contains("empty.pem'"), "{err}");
+        let missing = dir.path().join("missing.pem");
+        let err = client_config(&Trust::CaFile(missing), &Root::live(), false).unwrap_err();
+        assert!(err.to_string().contains("cannot read CA file"), "{err}");
+    }
+
+    #[test]
+    fn a_root_without_certificates_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let err =
+            client_config(&Trust::System, &Root::tree(dir.path()).unwrap(), true).unwrap_err();
+        assert!(err.to_string().contains("--insecure"), "{err}");
+    }
+}
