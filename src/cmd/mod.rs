@@ -103,5 +103,60 @@ pub fn print_document<T: serde::Serialize>(
 
 /// The command line as typed, for the run record.
 pub fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
+    redact_args(std::env::args())
+}
+
+/// The command line with credential header values (`-H 'Authorization: …'`)
+/// replaced, so the store never keeps a secret.
+fn redact_args(args: impl Iterator<Item = String>) -> String {
+    let secret = |h: &str| {
+        h.split_once(':')
+            .filter(|(n, _)| crate::bench::http::target::is_secret_header(n))
+            .map(|(n, _)| format!("{n}: (redacted)"))
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut header_next = false;
+    for a in args {
+        let shown = if header_next {
+            secret(&a).unwrap_or(a)
+        } else if let Some(h) = a.strip_prefix("--header=") {
+            secret(h).map_or(a.clone(), |r| format!("--header={r}"))
+        } else if let Some(h) = a.strip_prefix("-H").filter(|h| !h.is_empty()) {
+            secret(h).map_or(a.clone(), |r| format!("-H{r}"))
+        } else {
+            a
+        };
+        header_next = shown == "-H" || shown == "--header";
+        out.push(shown);
+    }
+    out.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_args;
+
+    #[test]
+    fn stored_command_lines_keep_no_credentials() {
+        let args = [
+            "nastune",
+            "bench",
+            "http",
+            "-H",
+            "Authorization: Bearer s3cret",
+            "--header=Cookie: id=s3cret",
+            "-HX-Auth-Token: s3cret",
+            "-H",
+            "Accept: */*",
+            "https://nas/",
+        ]
+        .map(String::from);
+        let line = redact_args(args.into_iter());
+        assert!(!line.contains("s3cret"), "{line}");
+        assert_eq!(
+            line,
+            "nastune bench http -H Authorization: (redacted) --header=Cookie: (redacted) \
+             -HX-Auth-Token: (redacted) -H Accept: */* https://nas/"
+        );
+    }
 }

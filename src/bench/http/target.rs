@@ -110,10 +110,33 @@ fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
         .then(|| &s[prefix.len()..])
 }
 
+/// Headers whose values are credentials: stored and printed as "(redacted)".
+pub fn is_secret_header(name: &str) -> bool {
+    let n = name.trim().to_ascii_lowercase();
+    matches!(
+        n.as_str(),
+        "authorization" | "proxy-authorization" | "cookie"
+    ) || ["token", "secret", "api-key", "apikey", "password"]
+        .iter()
+        .any(|w| n.contains(w))
+}
+
+fn redacted<S: serde::Serializer>(headers: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(headers.len()))?;
+    for (n, v) in headers {
+        let v = if is_secret_header(n) { "(redacted)" } else { v };
+        seq.serialize_element(&(n, v))?;
+    }
+    seq.end()
+}
+
 /// The request: method, extra headers and body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RequestSpec {
     pub method: String,
+    /// Credentials never reach the JSON output or the store.
+    #[serde(serialize_with = "redacted")]
     pub headers: Vec<(String, String)>,
     pub body_bytes: usize,
     #[serde(skip)]
@@ -244,6 +267,27 @@ mod tests {
         assert!(
             r.contains("Host: other\r\n") && !r.contains("h:8080") && !r.contains("Content-Length")
         );
+    }
+
+    #[test]
+    fn credential_headers_are_redacted_in_json() {
+        let spec = RequestSpec {
+            method: "GET".into(),
+            headers: vec![
+                ("Authorization".into(), "Bearer abc".into()),
+                ("X-Api-Key".into(), "k".into()),
+                ("Accept".into(), "text/html".into()),
+            ],
+            body_bytes: 0,
+            body: Vec::new(),
+        };
+        let j = serde_json::to_string(&spec).unwrap();
+        assert!(!j.contains("abc") && !j.contains("\"k\""), "{j}");
+        assert!(j.contains("[\"Accept\",\"text/html\"]"), "{j}");
+        // The request itself still carries the real value.
+        let url = Url::parse("http://h/").unwrap();
+        let req = String::from_utf8(build_request(&url, &spec, false)).unwrap();
+        assert!(req.contains("Authorization: Bearer abc\r\n"), "{req}");
     }
 
     #[test]
