@@ -24,7 +24,7 @@ and roll them back.\n\n\
 'plan' shows each change the findings imply (or that --set asks for): the setting, old -> new, \
 why, its risk, and whether it is applied or skipped and why. 'apply' writes runtime values \
 (/proc/sys, /sys) and network device settings (ring sizes, offload features, MTU, \
-txqueuelen through ethtool ioctls; live system only, runtime only: keep a confirmed one in the \
+txqueuelen through ethtool ioctls, the root qdisc through rtnetlink; live system only, runtime only: keep a confirmed one in the \
 interface's configuration) and persists them: sysctls in /etc/sysctl.d/99-zz-nastune.conf (other files \
 that boot applies later are reported), block and network device attributes as udev rules in \
 /etc/udev/rules.d/99-zz-nastune.rules, mount options and Samba parameters as in-place edits of \
@@ -83,7 +83,7 @@ pub struct SelectArgs {
     /// Rule ids or finding numbers to act on [default: every finding]
     pub ids: Vec<String>,
     /// A change of your own: sysctl:KEY=VALUE, sysfs:PATH=VALUE (PATH below /sys) or
-    /// ethtool:IFACE:SETTING=VALUE (rx, tx, mtu, txqueuelen or a feature),
+    /// ethtool:IFACE:SETTING=VALUE (rx, tx, mtu, txqueuelen, qdisc or a feature),
     /// fstab:MOUNTPOINT=OPT,-OPT or smb.conf:SECTION:PARAMETER=VALUE; repeatable
     #[arg(long = "set", value_name = "SETTING=VALUE")]
     pub sets: Vec<String>,

@@ -153,6 +153,69 @@ pub fn live_root_qdiscs() -> Result<Vec<RootQdisc>, String> {
     }
 }
 
+/// A request to replace the root qdisc of `ifindex` with `kind` (default
+/// parameters; `NLM_F_CREATE | NLM_F_REPLACE`), or with `kind: None` to delete
+/// the root so the kernel re-attaches its default. Both ask for an ACK.
+pub fn change_request(seq: u32, ifindex: i32, kind: Option<&str>) -> Vec<u8> {
+    let mut attr = Vec::new();
+    if let Some(k) = kind {
+        let alen = 4 + k.len() + 1;
+        attr.extend_from_slice(&(alen as u16).to_ne_bytes());
+        attr.extend_from_slice(&libc::TCA_KIND.to_ne_bytes());
+        attr.extend_from_slice(k.as_bytes());
+        attr.push(0);
+        attr.resize(align4(attr.len()), 0);
+    }
+    let (msg_type, flags) = match kind {
+        Some(_) => (
+            libc::RTM_NEWQDISC,
+            libc::NLM_F_REQUEST | libc::NLM_F_ACK | libc::NLM_F_CREATE | libc::NLM_F_REPLACE,
+        ),
+        None => (libc::RTM_DELQDISC, libc::NLM_F_REQUEST | libc::NLM_F_ACK),
+    };
+    let len = (NLMSG_HDR_LEN + TCMSG_LEN + attr.len()) as u32;
+    let mut m = Vec::with_capacity(len as usize);
+    m.extend_from_slice(&len.to_ne_bytes());
+    m.extend_from_slice(&msg_type.to_ne_bytes());
+    m.extend_from_slice(&(flags as u16).to_ne_bytes());
+    m.extend_from_slice(&seq.to_ne_bytes());
+    m.extend_from_slice(&0u32.to_ne_bytes());
+    // tcmsg: family, 3 pad bytes, ifindex, handle 0 (the kernel picks), parent root, info.
+    m.extend_from_slice(&[0u8; 4]);
+    m.extend_from_slice(&ifindex.to_ne_bytes());
+    m.extend_from_slice(&0u32.to_ne_bytes());
+    m.extend_from_slice(&TC_H_ROOT.to_ne_bytes());
+    m.extend_from_slice(&0u32.to_ne_bytes());
+    m.extend_from_slice(&attr);
+    m
+}
+
+/// The errno of the ACK to a change request (0: done).
+pub fn parse_ack(bytes: &[u8]) -> Result<i32, ParseError> {
+    const WHAT: &str = "rtnetlink ACK";
+    let kind = u16_at(bytes, 4).ok_or_else(|| ParseError::missing(WHAT, "nlmsghdr"))?;
+    if kind != NLMSG_ERROR {
+        return Err(ParseError::value(WHAT, format!("message type {kind}")));
+    }
+    u32_at(bytes, NLMSG_HDR_LEN)
+        .map(|e| -(e as i32))
+        .ok_or_else(|| ParseError::missing(WHAT, "error code"))
+}
+
+/// Replaces (`Some(kind)`) or deletes (`None`) the root qdisc of an interface
+/// in this process's network namespace.
+pub fn change_root_qdisc(ifindex: i32, kind: Option<&str>) -> std::io::Result<()> {
+    let sock = NetlinkSocket::open().map_err(std::io::Error::other)?;
+    sock.send(&change_request(1, ifindex, kind))
+        .map_err(std::io::Error::other)?;
+    let mut buf = vec![0u8; 4096];
+    let n = sock.recv(&mut buf).map_err(std::io::Error::other)?;
+    match parse_ack(&buf[..n]).map_err(|e| std::io::Error::other(e.to_string()))? {
+        0 => Ok(()),
+        errno => Err(std::io::Error::from_raw_os_error(errno)),
+    }
+}
+
 struct NetlinkSocket(libc::c_int);
 
 impl NetlinkSocket {
@@ -237,6 +300,41 @@ impl Drop for NetlinkSocket {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn change_requests_are_well_formed() {
+        let r = change_request(7, 3, Some("fq_codel"));
+        // header 16 + tcmsg 20 + attr (4 + 9 -> 16 aligned)
+        assert_eq!(r.len(), 52);
+        assert_eq!(u32_at(&r, 0), Some(52));
+        assert_eq!(u16_at(&r, 4), Some(libc::RTM_NEWQDISC));
+        let flags = u16_at(&r, 6).unwrap() as i32;
+        assert_eq!(
+            flags,
+            libc::NLM_F_REQUEST | libc::NLM_F_ACK | libc::NLM_F_CREATE | libc::NLM_F_REPLACE
+        );
+        assert_eq!(u32_at(&r, 8), Some(7));
+        assert_eq!(u32_at(&r, 20), Some(3));
+        assert_eq!(u32_at(&r, 28), Some(TC_H_ROOT));
+        assert_eq!(u16_at(&r, 36), Some(13));
+        assert_eq!(&r[40..49], b"fq_codel\0");
+        let d = change_request(1, 3, None);
+        assert_eq!(d.len(), 36);
+        assert_eq!(u16_at(&d, 4), Some(libc::RTM_DELQDISC));
+    }
+
+    #[test]
+    fn acks_give_the_errno() {
+        let mut ack = vec![0u8; 36];
+        ack[0..4].copy_from_slice(&36u32.to_ne_bytes());
+        ack[4..6].copy_from_slice(&NLMSG_ERROR.to_ne_bytes());
+        assert_eq!(parse_ack(&ack).unwrap(), 0);
+        ack[16..20].copy_from_slice(&(-libc::ENOENT).to_ne_bytes());
+        assert_eq!(parse_ack(&ack).unwrap(), libc::ENOENT);
+        assert!(parse_ack(&ack[..10]).is_err());
+        ack[4..6].copy_from_slice(&NLMSG_DONE.to_ne_bytes());
+        assert!(parse_ack(&ack).is_err());
+    }
 
     /// One RTM_NEWQDISC message as the kernel sends it.
     fn qdisc_msg(ifindex: i32, handle: u32, parent: u32, kind: &str) -> Vec<u8> {

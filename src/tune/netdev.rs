@@ -2,7 +2,8 @@
 //! `Change::Ethtool { interface, setting, value }`: ring sizes `rx` and `tx`,
 //! offload features by their kernel names as `ethtool -k` lists them
 //! (`rx-gro`, `tx-tcp-segmentation`; a few one-to-one short names such as
-//! `gro` are accepted too), `mtu` and `txqueuelen`. Through the same ioctls as
+//! `gro` are accepted too), `mtu`, `txqueuelen`, and `qdisc` (the root qdisc's
+//! kind, through rtnetlink). Through the same ioctls as
 //! the probe ([`crate::probe::ethtool`]), so it works on old vendor kernels, in
 //! the caller's network namespace.
 
@@ -17,7 +18,7 @@ pub enum NetdevError {
     #[error("'{interface}': {reason}")]
     BadInterface { interface: String, reason: String },
     #[error(
-        "unknown setting '{setting}' for '{interface}'; use rx, tx, mtu, txqueuelen or a feature name from 'ethtool -k {interface}'"
+        "unknown setting '{setting}' for '{interface}'; use rx, tx, mtu, txqueuelen, qdisc or a feature name from 'ethtool -k {interface}'"
     )]
     UnknownSetting { interface: String, setting: String },
     #[error("'{setting}' cannot be set to '{value}' on '{interface}': {reason}")]
@@ -57,8 +58,14 @@ enum Setting {
     TxRing,
     Mtu,
     TxQueueLen,
+    /// The root qdisc's kind (rtnetlink, not ethtool: `tc qdisc replace … root`).
+    Qdisc,
     Feature(String),
 }
+
+/// Root qdiscs the kernel attaches by itself; restoring one deletes the root
+/// first, so the kernel's own default (with its handle 0:) comes back.
+const DEFAULT_ROOTS: [&str; 3] = ["noqueue", "pfifo_fast", "mq"];
 
 /// ethtool's short names with exactly one kernel feature behind them. Group
 /// names (`tso`, `sg`, `tx`) stand for several features and are not taken, and
@@ -83,6 +90,7 @@ fn parse_setting(name: &str) -> Setting {
         "tx" => Setting::TxRing,
         "mtu" => Setting::Mtu,
         "txqueuelen" | "tx_queue_len" => Setting::TxQueueLen,
+        "qdisc" => Setting::Qdisc,
         other => Setting::Feature(other.to_string()),
     }
 }
@@ -134,6 +142,56 @@ impl Device<'_> {
     fn int(&self, request: libc::c_ulong, what: &str) -> Result<i32, NetdevError> {
         self.req.get_int(request).map_err(|e| self.io(what, e))
     }
+
+    fn ifindex(&self) -> Result<i32, NetdevError> {
+        let name =
+            std::ffi::CString::new(self.interface).map_err(|_| NetdevError::NoInterface {
+                interface: self.interface.to_string(),
+            })?;
+        // SAFETY: name is a valid NUL-terminated string.
+        match unsafe { libc::if_nametoindex(name.as_ptr()) } {
+            0 => Err(NetdevError::NoInterface {
+                interface: self.interface.to_string(),
+            }),
+            i => Ok(i as i32),
+        }
+    }
+
+    fn qdisc(&self) -> Result<String, NetdevError> {
+        let ifindex = self.ifindex()?;
+        let roots = crate::probe::qdisc::live_root_qdiscs().map_err(|e| NetdevError::Io {
+            interface: self.interface.to_string(),
+            what: "reading the root qdisc".into(),
+            source: io::Error::other(e),
+        })?;
+        Ok(roots
+            .into_iter()
+            .find(|q| q.ifindex == ifindex)
+            .map_or_else(|| "noqueue".to_string(), |q| q.kind))
+    }
+
+    fn set_qdisc(&self, kind: &str) -> Result<(), NetdevError> {
+        let ifindex = self.ifindex()?;
+        let change = |k: Option<&str>| {
+            crate::probe::qdisc::change_root_qdisc(ifindex, k).map_err(|e| match e.raw_os_error() {
+                Some(libc::ENOENT) => NetdevError::BadValue {
+                    interface: self.interface.to_string(),
+                    setting: "qdisc".into(),
+                    value: kind.to_string(),
+                    reason: "this kernel has no such qdisc (module not built or not loaded)".into(),
+                },
+                _ => self.io("changing the root qdisc", e),
+            })
+        };
+        if DEFAULT_ROOTS.contains(&kind) {
+            // Deleting a default root fails (ENOENT, EINVAL): nothing to delete.
+            let _ = change(None);
+            if self.qdisc()? == kind {
+                return Ok(());
+            }
+        }
+        change(Some(kind))
+    }
 }
 
 fn with_device<T>(
@@ -167,6 +225,7 @@ pub fn get(interface: &str, setting: &str) -> Result<String, NetdevError> {
         Setting::TxQueueLen => Ok(dev
             .int(libc::SIOCGIFTXQLEN, "reading the transmit queue length")?
             .to_string()),
+        Setting::Qdisc => dev.qdisc(),
         Setting::Feature(name) => {
             let (names, blocks) = dev.features()?;
             let i = feature_index(&names, &name).ok_or_else(|| NetdevError::UnknownSetting {
@@ -231,6 +290,16 @@ pub fn set(interface: &str, setting: &str, value: &str) -> Result<(), NetdevErro
                 dev.req
                     .set_int(libc::SIOCSIFTXQLEN, len as i32)
                     .map_err(|e| dev.io("setting the transmit queue length", e))?;
+            }
+            Setting::Qdisc => {
+                let kind = value.trim();
+                if kind.is_empty() || !kind.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                {
+                    return Err(bad(
+                        "use a qdisc kind such as fq_codel, cake or pfifo_fast".into()
+                    ));
+                }
+                dev.set_qdisc(kind)?;
             }
             Setting::Feature(name) => {
                 let on = match value.trim() {

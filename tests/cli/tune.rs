@@ -660,6 +660,16 @@ fn ns_link(ns: &str, interface: &str) -> String {
     stdout(&o)
 }
 
+/// The root qdisc's kind as `ip link` shows it.
+fn ns_qdisc(ns: &str, interface: &str) -> String {
+    let link = ns_link(ns, interface);
+    link.split_whitespace()
+        .skip_while(|w| *w != "qdisc")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no qdisc in {link}"))
+        .to_string()
+}
+
 fn ns_feature(ns: &str, interface: &str, long_name: &str) -> String {
     let o = Command::new("ip")
         .args(["netns", "exec", ns, "ethtool", "-k", interface])
@@ -685,9 +695,17 @@ fn ethtool_settings_on_a_veth_revert_unless_confirmed_and_roll_back() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
+    for dev in ["v0", "v1"] {
+        let o = Command::new("ip")
+            .args(["-n", &ns.0, "link", "set", dev, "up"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
     let etc = PrivateEtc::new();
     let prefix = ["ip", "netns", "exec", ns.0.as_str()];
     let link0 = ns_link(&ns.0, "v0");
+    assert_eq!(ns_qdisc(&ns.0, "v0"), "noqueue", "{link0}");
     assert!(
         link0.contains("mtu 1500") && link0.contains("qlen 1000"),
         "{link0}"
@@ -700,6 +718,8 @@ fn ethtool_settings_on_a_veth_revert_unless_confirmed_and_roll_back() {
         "ethtool:v0:txqueuelen=500",
         "--set",
         "ethtool:v0:rx-gro=on",
+        "--set",
+        "ethtool:v0:qdisc=pfifo",
     ];
     let apply = |within: &str| {
         let mut args = vec!["tune", "apply", "--yes", "--confirm-within", within];
@@ -714,6 +734,7 @@ fn ethtool_settings_on_a_veth_revert_unless_confirmed_and_roll_back() {
         "{link}"
     );
     assert_eq!(ns_feature(&ns.0, "v0", "generic-receive-offload"), "on");
+    assert_eq!(ns_qdisc(&ns.0, "v0"), "pfifo");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !ns_link(&ns.0, "v0").contains("mtu 1500") && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(200));
@@ -725,12 +746,14 @@ fn ethtool_settings_on_a_veth_revert_unless_confirmed_and_roll_back() {
         "{link}"
     );
     assert_eq!(ns_feature(&ns.0, "v0", "generic-receive-offload"), "off");
+    assert_eq!(ns_qdisc(&ns.0, "v0"), "noqueue");
     // Confirmed: kept, verified, drift reported and left alone, rolled back.
     let o = apply("60s");
     assert!(stdout(&o).contains("tune confirm 2"), "{}", stdout(&o));
     etc.run_ok(&prefix, &["tune", "confirm", "2"]);
     assert_eq!(verify_state(&etc, &prefix, "ethtool:v0:mtu"), "applied");
     assert_eq!(verify_state(&etc, &prefix, "ethtool:v0:rx-gro"), "applied");
+    assert_eq!(verify_state(&etc, &prefix, "ethtool:v0:qdisc"), "applied");
     let o = Command::new("ip")
         .args(["-n", &ns.0, "link", "set", "v0", "mtu", "1300"])
         .output()
@@ -748,7 +771,26 @@ fn ethtool_settings_on_a_veth_revert_unless_confirmed_and_roll_back() {
         link.contains("mtu 1500") && link.contains("qlen 1000"),
         "{link}"
     );
+    assert_eq!(ns_qdisc(&ns.0, "v0"), "noqueue");
     assert_eq!(ns_feature(&ns.0, "v0", "generic-receive-offload"), "off");
+    // A qdisc this kernel lacks is refused with the reason, and nothing stays changed.
+    let bad = etc.run(
+        &prefix,
+        &[
+            "tune",
+            "apply",
+            "--yes",
+            "--set",
+            "ethtool:v0:qdisc=no_such_qdisc",
+        ],
+    );
+    assert_ne!(bad.status.code(), Some(0));
+    assert!(
+        stderr(&bad).contains("this kernel has no such qdisc"),
+        "{}",
+        stderr(&bad)
+    );
+    assert_eq!(ns_qdisc(&ns.0, "v0"), "noqueue");
     // Runtime only: nothing was persisted for them.
     assert!(!etc.sysctl_d().join("99-zz-nastune.conf").exists());
     assert!(!etc.rules_d().join("99-zz-nastune.rules").exists());

@@ -88,18 +88,11 @@ pub(super) static QDISC_PFIFO_FAST: Rule = Rule {
             })
             .map(|i| {
                 let root = i.qdisc.as_deref().unwrap_or("?");
-                let recreate = if root == "mq" {
-                    format!(
-                        "after setting the default: tc qdisc del dev {0} root (the kernel \
-                         re-attaches mq with fq_codel children)",
-                        i.name
-                    )
-                } else {
-                    format!(
-                        "after setting the default: tc qdisc replace dev {} root fq_codel",
-                        i.name
-                    )
-                };
+                let recreate = format!(
+                    "after setting the default: tc qdisc del dev {0} root (the kernel \
+                     re-attaches mq with fq_codel children)",
+                    i.name
+                );
                 Finding::of(
                     info,
                     format!(
@@ -125,7 +118,16 @@ pub(super) static QDISC_PFIFO_FAST: Rule = Rule {
                     key: "net.core.default_qdisc".into(),
                     value: "fq_codel".into(),
                 })
-                .change(Change::AdviceOnly { action: recreate })
+                .change(if root == "mq" {
+                    Change::AdviceOnly { action: recreate }
+                } else {
+                    // One queue: replacing the root is the whole change.
+                    Change::Ethtool {
+                        interface: i.name.clone(),
+                        setting: "qdisc".into(),
+                        value: "fq_codel".into(),
+                    }
+                })
             })
             .collect()
     },
@@ -312,13 +314,13 @@ mod tests {
         let f = run(&QDISC_PFIFO_FAST, &snapshot_of("pogoplug-v4"));
         assert_eq!(f.len(), 1);
         assert!(f[0].recommendation.iter().any(|c| matches!(c,
-            Change::AdviceOnly { action } if action.contains("tc qdisc replace dev eth0 root fq_codel"))));
+            Change::Ethtool { interface, setting, value }
+                if interface == "eth0" && setting == "qdisc" && value == "fq_codel")));
         let mut snap = snapshot_of("rk3399-raid5");
-        assert_eq!(
-            run(&QDISC_PFIFO_FAST, &snap).len(),
-            1,
-            "mq with pfifo_fast children"
-        );
+        let mq = run(&QDISC_PFIFO_FAST, &snap);
+        assert_eq!(mq.len(), 1, "mq with pfifo_fast children");
+        assert!(mq[0].recommendation.iter().any(|c| matches!(c,
+            Change::AdviceOnly { action } if action.contains("root (the kernel re-attaches mq"))));
         set(&mut snap, "net.core.default_qdisc", "fq_codel");
         assert!(run(&QDISC_PFIFO_FAST, &snap).is_empty());
         let mut snap = snapshot_of("pogoplug-v4");
