@@ -23,18 +23,46 @@ const NLMSG_DONE: u16 = 3;
 /// A box has a handful of interfaces; a dump longer than this is a bug or an attack.
 const MAX_REPLY_BYTES: usize = 4 * 1024 * 1024;
 
-/// The request bytes: an `nlmsghdr` and an all-zero `tcmsg` (every interface).
-pub fn dump_request(seq: u32) -> Vec<u8> {
-    let len = (NLMSG_HDR_LEN + TCMSG_LEN) as u32;
-    let flags = (libc::NLM_F_REQUEST | libc::NLM_F_DUMP) as u16;
+/// One request: an `nlmsghdr`, a `tcmsg` for `ifindex` (0: every interface)
+/// under `parent`, and a `TCA_KIND` attribute when `kind` is given.
+fn request(
+    msg_type: u16,
+    flags: i32,
+    seq: u32,
+    ifindex: i32,
+    parent: u32,
+    kind: Option<&str>,
+) -> Vec<u8> {
+    let mut attr = Vec::new();
+    if let Some(k) = kind {
+        let alen = 4 + k.len() + 1;
+        attr.extend_from_slice(&(alen as u16).to_ne_bytes());
+        attr.extend_from_slice(&libc::TCA_KIND.to_ne_bytes());
+        attr.extend_from_slice(k.as_bytes());
+        attr.push(0);
+        attr.resize(align4(attr.len()), 0);
+    }
+    let len = (NLMSG_HDR_LEN + TCMSG_LEN + attr.len()) as u32;
     let mut m = Vec::with_capacity(len as usize);
     m.extend_from_slice(&len.to_ne_bytes());
-    m.extend_from_slice(&libc::RTM_GETQDISC.to_ne_bytes());
-    m.extend_from_slice(&flags.to_ne_bytes());
+    m.extend_from_slice(&msg_type.to_ne_bytes());
+    m.extend_from_slice(&(flags as u16).to_ne_bytes());
     m.extend_from_slice(&seq.to_ne_bytes());
     m.extend_from_slice(&0u32.to_ne_bytes());
-    m.extend_from_slice(&[0u8; TCMSG_LEN]);
+    // tcmsg: family and 3 pad bytes, ifindex, handle 0 (the kernel picks), parent, info.
+    m.extend_from_slice(&[0u8; 4]);
+    m.extend_from_slice(&ifindex.to_ne_bytes());
+    m.extend_from_slice(&0u32.to_ne_bytes());
+    m.extend_from_slice(&parent.to_ne_bytes());
+    m.extend_from_slice(&0u32.to_ne_bytes());
+    m.extend_from_slice(&attr);
     m
+}
+
+/// The dump request: an all-zero `tcmsg` (every interface).
+pub fn dump_request(seq: u32) -> Vec<u8> {
+    let flags = libc::NLM_F_REQUEST | libc::NLM_F_DUMP;
+    request(libc::RTM_GETQDISC, flags, seq, 0, 0, None)
 }
 
 /// What one received datagram held.
@@ -157,37 +185,24 @@ pub fn live_root_qdiscs() -> Result<Vec<RootQdisc>, String> {
 /// parameters; `NLM_F_CREATE | NLM_F_REPLACE`), or with `kind: None` to delete
 /// the root so the kernel re-attaches its default. Both ask for an ACK.
 pub fn change_request(seq: u32, ifindex: i32, kind: Option<&str>) -> Vec<u8> {
-    let mut attr = Vec::new();
-    if let Some(k) = kind {
-        let alen = 4 + k.len() + 1;
-        attr.extend_from_slice(&(alen as u16).to_ne_bytes());
-        attr.extend_from_slice(&libc::TCA_KIND.to_ne_bytes());
-        attr.extend_from_slice(k.as_bytes());
-        attr.push(0);
-        attr.resize(align4(attr.len()), 0);
-    }
-    let (msg_type, flags) = match kind {
-        Some(_) => (
+    match kind {
+        Some(_) => request(
             libc::RTM_NEWQDISC,
             libc::NLM_F_REQUEST | libc::NLM_F_ACK | libc::NLM_F_CREATE | libc::NLM_F_REPLACE,
+            seq,
+            ifindex,
+            TC_H_ROOT,
+            kind,
         ),
-        None => (libc::RTM_DELQDISC, libc::NLM_F_REQUEST | libc::NLM_F_ACK),
-    };
-    let len = (NLMSG_HDR_LEN + TCMSG_LEN + attr.len()) as u32;
-    let mut m = Vec::with_capacity(len as usize);
-    m.extend_from_slice(&len.to_ne_bytes());
-    m.extend_from_slice(&msg_type.to_ne_bytes());
-    m.extend_from_slice(&(flags as u16).to_ne_bytes());
-    m.extend_from_slice(&seq.to_ne_bytes());
-    m.extend_from_slice(&0u32.to_ne_bytes());
-    // tcmsg: family, 3 pad bytes, ifindex, handle 0 (the kernel picks), parent root, info.
-    m.extend_from_slice(&[0u8; 4]);
-    m.extend_from_slice(&ifindex.to_ne_bytes());
-    m.extend_from_slice(&0u32.to_ne_bytes());
-    m.extend_from_slice(&TC_H_ROOT.to_ne_bytes());
-    m.extend_from_slice(&0u32.to_ne_bytes());
-    m.extend_from_slice(&attr);
-    m
+        None => request(
+            libc::RTM_DELQDISC,
+            libc::NLM_F_REQUEST | libc::NLM_F_ACK,
+            seq,
+            ifindex,
+            TC_H_ROOT,
+            None,
+        ),
+    }
 }
 
 /// The errno of the ACK to a change request (0: done).

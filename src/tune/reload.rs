@@ -45,12 +45,15 @@ pub fn run(command: Vec<String>) -> Reload {
     let error = match Command::new(&command[0]).args(&command[1..]).output() {
         Ok(o) if o.status.success() => None,
         Ok(o) => {
-            let text = String::from_utf8_lossy(&o.stderr).trim().to_string()
-                + String::from_utf8_lossy(&o.stdout).trim();
-            Some(if text.is_empty() {
+            let said: Vec<String> = [&o.stderr, &o.stdout]
+                .iter()
+                .map(|b| String::from_utf8_lossy(b).trim().to_string())
+                .filter(|t| !t.is_empty())
+                .collect();
+            Some(if said.is_empty() {
                 format!("exited with {}", o.status)
             } else {
-                text
+                said.join("; ")
             })
         }
         Err(e) => Some(format!("cannot run '{}': {e}", command[0])),
