@@ -23,9 +23,10 @@ kernel threads'), and what every layer of the block stack really moved (/proc/di
 page-cache hits, RAID parity and encryption show.\n\n\
 PATH is a directory (default: the current one; a temporary file of min(1 GiB, half the free \
 space) is created there and removed afterwards, also on Ctrl-C), an existing file (used in \
-place: write tests overwrite it), or a block device (reads always; writes only when nothing \
-is mounted, held, swapped or stored on it; --destroy-data naming that device overrides what \
-is stored on it, never a live use).\n\n\
+place: write tests overwrite it), or a block device (reads always; writes only when it looks \
+blank: no known signature and zeros in its first and last MiB, and nothing mounted, held, \
+swapped, backed or claimed on it; --destroy-data naming that device overrides what is stored \
+on it, never a live use).\n\n\
 Without --rw a suite runs (--suite quick by default). Options use fio's names. The engine is \
 io_uring when the kernel allows it, else psync (said on stderr); --engine null does no I/O and \
 measures the benchmark's own overhead.\n\nExamples:\n  nastune bench disk /srv\n  \

@@ -466,3 +466,185 @@ fn device_bytes_match_the_loop_devices_diskstats() {
         assert_eq!(layer[key].as_u64().unwrap(), ours, "{rw}: {layer}");
     }
 }
+
+/// sha256 of the whole device: proof that a refused run wrote nothing.
+fn device_sum(dev: &str) -> String {
+    let o = Command::new("sha256sum").arg(dev).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Bytes at an offset (negative: from the end) of a device, as `printf` escapes.
+fn poke(dev: &str, offset: i64, bytes: &[u8]) {
+    let esc: String = bytes.iter().map(|b| format!("\\{b:03o}")).collect();
+    let seek = if offset >= 0 {
+        offset.to_string()
+    } else {
+        format!("$(( $(blockdev --getsize64 {dev}) - {} ))", -offset)
+    };
+    sh(&format!(
+        "printf '{esc}' | dd of={dev} bs=1 seek={seek} conv=notrunc,fsync status=none"
+    ));
+}
+
+#[test]
+fn the_held_out_device_set_is_written_zero_times() {
+    let tools = [
+        "blockdev",
+        "sha256sum",
+        "pvcreate",
+        "mksquashfs",
+        "xorriso",
+        "sgdisk",
+        "mkfs.f2fs",
+        "mkfs.exfat",
+        "mkfs.ntfs",
+        "mkfs.vfat",
+    ];
+    let Some(l) = loop_dev(64, &tools) else {
+        return;
+    };
+    let d = l.dev.clone();
+    let src = l._img.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("photo.jpg"), b"someone's data").unwrap();
+    let s = src.display();
+    type Make = Box<dyn Fn()>;
+    let shell = |cmd: String| -> Make { Box::new(move || sh(&cmd)) };
+    let cases: Vec<(&str, Make)> = vec![
+        ("LVM2", shell(format!("pvcreate -qq -y {d} 2>/dev/null"))),
+        (
+            "squashfs",
+            shell(format!(
+                "mksquashfs {s} {s}.sq -quiet -noappend && dd if={s}.sq of={d} conv=notrunc,fsync status=none"
+            )),
+        ),
+        (
+            "ISO 9660",
+            shell(format!(
+                "xorriso -as mkisofs -quiet -o {s}.iso {s} 2>/dev/null && dd if={s}.iso of={d} conv=notrunc,fsync status=none"
+            )),
+        ),
+        // A GPT disk whose primary header (LBA 1) is damaged: the backup at the end remains.
+        (
+            "GPT",
+            shell(format!(
+                "sgdisk -o {d} >/dev/null && dd if=/dev/zero of={d} bs=512 seek=1 count=1 conv=notrunc,fsync status=none"
+            )),
+        ),
+        ("f2fs", shell(format!("mkfs.f2fs -q -f {d}"))),
+        ("exFAT", shell(format!("mkfs.exfat {d} >/dev/null"))),
+        ("NTFS", shell(format!("mkfs.ntfs -Q -F -q {d}"))),
+        ("FAT", shell(format!("mkfs.vfat -I {d} >/dev/null"))),
+        // Labels no tool here writes: their magics where libblkid looks.
+        (
+            "ZFS",
+            Box::new({
+                let d = d.clone();
+                // An uberblock in the last label only (L3: 256 KiB before the end, ring at +128 KiB).
+                move || poke(&d, -(128 << 10) + 3 * 1024, &0x00ba_b10c_u64.to_le_bytes())
+            }),
+        ),
+        (
+            "bcache",
+            Box::new({
+                let d = d.clone();
+                move || {
+                    poke(
+                        &d,
+                        4096 + 24,
+                        &[
+                            0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f,
+                            0x48, 0xba, 0x6d, 0x81,
+                        ],
+                    )
+                }
+            }),
+        ),
+        (
+            "VDO",
+            Box::new({
+                let d = d.clone();
+                move || poke(&d, 0, b"dmvdo001")
+            }),
+        ),
+        (
+            "Stratis",
+            Box::new({
+                let d = d.clone();
+                move || poke(&d, 4096 + 4, b"!Stra0tis\x86\xff\x02^\x41rh")
+            }),
+        ),
+        // Data in no format anyone knows, deep in the last MiB.
+        (
+            "not blank",
+            Box::new({
+                let d = d.clone();
+                move || poke(&d, -300_000, b"journal")
+            }),
+        ),
+    ];
+    for (what, make) in &cases {
+        wipe(&l);
+        make();
+        let before = device_sum(&d);
+        for rw in ["write", "randwrite", "randrw"] {
+            let o = bench(&["--rw", rw, "--runtime", "200ms", &d]);
+            assert_eq!(o.status.code(), Some(2), "{what} {rw}: {}", stdout(&o));
+            let err = stderr(&o);
+            assert!(err.contains(what), "{what}: {err}");
+            assert!(err.contains(&format!("--destroy-data {d}")), "{err}");
+        }
+        assert_eq!(device_sum(&d), before, "{what}: the device changed");
+    }
+    // A blank device is written without ceremony.
+    wipe(&l);
+    let o = bench(&["--rw", "write", "--runtime", "200ms", &d]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn live_uses_are_refused_even_with_destroy_data() {
+    let Some(l) = loop_dev(16, &["blockdev", "sha256sum"]) else {
+        return;
+    };
+    let d = l.dev.clone();
+    wipe(&l);
+    // Another loop device backed by this one: no holders entry shows it.
+    let o = Command::new("losetup")
+        .args(["--find", "--show", &d])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let upper = stdout(&o).trim().to_string();
+    let before = device_sum(&d);
+    let o = write_destroying(&d, &d);
+    let _ = Command::new("losetup").args(["-d", &upper]).output();
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    let upper_name = upper.trim_start_matches("/dev/");
+    assert!(
+        err.contains(&format!("backs loop device '{upper_name}'")) && err.contains("even with"),
+        "{err}"
+    );
+    assert_eq!(device_sum(&d), before);
+
+    // Another program's exclusive open (as mkfs or a VM holds a disk).
+    use std::os::unix::fs::OpenOptionsExt;
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(&d)
+        .unwrap();
+    let o = write_destroying(&d, &d);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("claimed exclusively"), "{}", stderr(&o));
+    drop(held);
+    assert_eq!(device_sum(&d), before);
+    let o = write_destroying(&d, &d);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

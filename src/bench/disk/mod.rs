@@ -9,6 +9,7 @@ pub mod null;
 pub mod psync;
 pub mod run;
 pub mod safety;
+pub mod signatures;
 pub mod suites;
 pub mod target;
 #[cfg(feature = "io-uring")]

@@ -1,15 +1,18 @@
 //! Before writing to a raw block device: is anything using it or stored on it?
-//! fio only compares the name with /etc/mtab. We refuse writes when the device
-//! or any of its partitions is mounted, has holders (md, dm, LVM), is swap, or
-//! carries a known signature. `--destroy-data` naming that same device overrides
-//! the signatures (the data the user chose to destroy), never a device in use:
-//! writing under a mounted filesystem, an array or active swap corrupts what is
+//! fio only compares the name with /etc/mtab. A list of signatures always
+//! misses something, so the rule is turned round: without `--destroy-data` a
+//! device is written only when it looks blank, with no known signature *and*
+//! zeros in its first and last MiB. `--destroy-data` naming that same device
+//! overrides what is stored on it (the data the user chose to destroy), never a
+//! live use: a mount, a holder (md, dm, LVM), swap, a loop device it backs, or
+//! another program's exclusive open. Writing under those corrupts what is
 //! running, and the fix is to stop that use first.
 
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use super::signatures;
 use crate::root::Root;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -31,7 +34,7 @@ pub enum SafetyError {
     )]
     Mismatch { named: PathBuf, target: PathBuf },
     #[error(
-        "refusing to write to '{}' even with --destroy-data: {}. Unmount it, stop the array or mapping, or swapoff it first",
+        "refusing to write to '{}' even with --destroy-data: {}. Unmount it, stop the array, mapping or loop device, swapoff it, or close the program that holds it first",
         device.display(),
         uses.join("; ")
     )]
@@ -49,28 +52,39 @@ pub struct DeviceFacts {
     pub holders: Vec<String>,
     /// "'sdb2' is active swap".
     pub swaps: Vec<String>,
+    /// "'sdb' backs loop device 'loop3'".
+    pub loop_backings: Vec<String>,
+    /// "'/dev/sdb' is claimed exclusively by another user".
+    pub claims: Vec<String>,
     /// "an ext2/3/4 filesystem".
     pub signatures: Vec<String>,
-    /// Anything else that stops us, such as an unreadable superblock area.
+    /// Anything else that stops us: data no signature names, an unreadable end.
     pub other: Vec<String>,
 }
 
 impl DeviceFacts {
     /// Live uses of the device: what `--destroy-data` does not override.
     pub fn uses(&self) -> Vec<String> {
-        let mut out = self.mounts.clone();
-        out.extend(self.holders.iter().cloned());
-        out.extend(self.swaps.iter().cloned());
-        out
+        [
+            &self.mounts,
+            &self.holders,
+            &self.swaps,
+            &self.loop_backings,
+            &self.claims,
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect()
     }
 
-    pub fn findings(&self) -> Vec<String> {
-        let mut out = self.uses();
-        out.extend(
-            self.signatures
-                .iter()
-                .map(|s| format!("it carries {s} signature")),
-        );
+    /// What is stored on the device: what `--destroy-data` overrides.
+    pub fn contents(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .signatures
+            .iter()
+            .map(|s| format!("it carries {s} signature"))
+            .collect();
         out.extend(self.other.iter().cloned());
         out
     }
@@ -84,29 +98,28 @@ pub fn decide(
     facts: &DeviceFacts,
     destroy_data: Option<(&Path, u64)>,
 ) -> Result<(), SafetyError> {
-    if let Some((named, named_rdev)) = destroy_data {
-        if named_rdev != rdev {
-            return Err(SafetyError::Mismatch {
-                named: named.to_path_buf(),
-                target: device.to_path_buf(),
-            });
-        }
-        let uses = facts.uses();
-        if !uses.is_empty() {
-            return Err(SafetyError::InUse {
-                device: device.to_path_buf(),
-                uses,
-            });
-        }
-        return Ok(());
+    if let Some((named, named_rdev)) = destroy_data
+        && named_rdev != rdev
+    {
+        return Err(SafetyError::Mismatch {
+            named: named.to_path_buf(),
+            target: device.to_path_buf(),
+        });
     }
-    let findings = facts.findings();
-    if findings.is_empty() {
+    let uses = facts.uses();
+    if !uses.is_empty() {
+        return Err(SafetyError::InUse {
+            device: device.to_path_buf(),
+            uses,
+        });
+    }
+    let contents = facts.contents();
+    if destroy_data.is_some() || contents.is_empty() {
         Ok(())
     } else {
         Err(SafetyError::Refused {
             device: device.to_path_buf(),
-            findings,
+            findings: contents,
         })
     }
 }
@@ -191,55 +204,8 @@ pub fn parse_swaps(swaps: &str, names: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Known signatures in the first 128 KiB (`head`) and last 128 KiB (`tail`) of a
-/// device of `size` bytes.
-pub fn detect_signatures(head: &[u8], tail: &[u8], size: u64) -> Vec<String> {
-    let at = |buf: &[u8], off: usize, magic: &[u8]| buf.get(off..off + magic.len()) == Some(magic);
-    let mut out = Vec::new();
-    let gpt = [512usize, 4096].iter().any(|&o| at(head, o, b"EFI PART"));
-    if gpt {
-        out.push("a GPT partition table".to_string());
-    } else if at(head, 510, &[0x55, 0xaa]) {
-        out.push("an MBR partition table (or FAT boot sector)".to_string());
-    }
-    if at(head, 1080, &[0x53, 0xef]) {
-        out.push("an ext2/3/4 filesystem".to_string());
-    }
-    if at(head, 0, b"XFSB") {
-        out.push("an XFS filesystem".to_string());
-    }
-    if at(head, 0x10040, b"_BHRfS_M") {
-        out.push("a btrfs filesystem".to_string());
-    }
-    if at(head, 0, b"LUKS\xba\xbe") || at(head, 0, b"SKUL\xba\xbe") {
-        out.push("a LUKS (dm-crypt) header".to_string());
-    }
-    let swap = [4096usize, 8192, 16384, 65536]
-        .iter()
-        .any(|&p| at(head, p - 10, b"SWAPSPACE2") || at(head, p - 10, b"SWAP-SPACE"));
-    if swap {
-        out.push("a swap area".to_string());
-    }
-    // md superblocks: v1.1 at 0, v1.2 at 4 KiB, v1.0 near the end, v0.90 in the last 64 KiB block.
-    const MD_MAGIC: [u8; 4] = 0xa92b_4efc_u32.to_le_bytes();
-    let tail_start = size.saturating_sub(tail.len() as u64);
-    let in_tail = |off: u64| {
-        off.checked_sub(tail_start)
-            .map(|o| at(tail, o as usize, &MD_MAGIC))
-    };
-    let v10 = ((size / 512).saturating_sub(16) & !7) * 512;
-    let v090 = (size & !0xffff).saturating_sub(0x10000);
-    if at(head, 0, &MD_MAGIC)
-        || at(head, 4096, &MD_MAGIC)
-        || (size >= 0x20000 && (in_tail(v10) == Some(true) || in_tail(v090) == Some(true)))
-    {
-        out.push("an md RAID superblock".to_string());
-    }
-    out
-}
-
+/// The first and last [`signatures::SPAN`] bytes of the device and its size.
 fn read_ends(path: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64)> {
-    const SPAN: u64 = 128 * 1024;
     let file = File::open(path)?;
     let size = {
         use std::io::{Seek, SeekFrom};
@@ -258,20 +224,112 @@ fn read_ends(path: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64)> {
         buf.truncate(got);
         Ok(buf)
     };
-    let head = read(0, SPAN.min(size))?;
-    let tail_len = SPAN.min(size);
-    let tail = read(size - tail_len, tail_len)?;
+    let span = signatures::SPAN.min(size);
+    let head = read(0, span)?;
+    let tail = read(size - span, span)?;
     Ok((head, tail, size))
 }
 
-/// Gathers the facts for block device `name` at `path` and decides.
+/// Loop devices whose backing file is one of `devices` (name, "maj:min"): a
+/// live use that no holders directory shows. `stat_rdev` says what a backing
+/// path is on the live system (None in a fixture tree).
+pub fn loop_backings(
+    root: &Root,
+    devices: &[(String, String)],
+    stat_rdev: &dyn Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in root.read_dir_optional("sys/block").unwrap_or_default() {
+        if !l.starts_with("loop") {
+            continue;
+        }
+        let Ok(Some(backing)) = root.read_optional(&format!("sys/block/{l}/loop/backing_file"))
+        else {
+            continue;
+        };
+        let backing = backing.trim_end_matches(" (deleted)").to_string();
+        let numbers = stat_rdev(&backing);
+        for (name, nums) in devices {
+            let same_name = backing == format!("/dev/{name}");
+            let same_dev = numbers
+                .as_deref()
+                .is_some_and(|n| n == nums && !nums.is_empty());
+            if same_name || same_dev {
+                out.push(format!("'{name}' backs loop device '{l}'"));
+            }
+        }
+    }
+    out
+}
+
+/// "maj:min" of a block device node on the live system.
+fn live_rdev(path: &str) -> Option<String> {
+    use std::os::unix::fs::FileTypeExt;
+    let m = std::fs::metadata(path).ok()?;
+    m.file_type()
+        .is_block_device()
+        .then(|| format!("{}:{}", libc::major(m.rdev()), libc::minor(m.rdev())))
+}
+
+/// Exclusive opens of the device nodes: the kernel answers EBUSY when anything
+/// has claimed one (a mount, md, dm, or another program's O_EXCL open, as mkfs
+/// and VMs do). The files are held for the whole run, so nothing can mount or
+/// claim the device while we write to it.
+#[derive(Debug)]
+pub struct Claim {
+    _files: Vec<File>,
+}
+
+fn claim(paths: &[PathBuf]) -> (Claim, Vec<String>) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut files = Vec::new();
+    let mut busy = Vec::new();
+    for p in paths {
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
+            .open(p)
+        {
+            Ok(f) => files.push(f),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => busy.push(format!(
+                "'{}' is claimed exclusively by another user (a mount, an array or mapping, or a program such as mkfs or a VM)",
+                p.display()
+            )),
+            // A partition node udev has not made yet: the other checks cover it.
+            Err(_) => {}
+        }
+    }
+    (Claim { _files: files }, busy)
+}
+
+/// What the ends of a device say: signatures by name, or the first byte of
+/// data no signature names.
+pub fn contents_facts(head: &[u8], tail: &[u8], size: u64) -> (Vec<String>, Vec<String>) {
+    let names: Vec<String> = signatures::detect(head, tail, size)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let mut other = Vec::new();
+    if names.is_empty()
+        && let Some(off) = signatures::first_data(head, tail, size)
+    {
+        other.push(format!(
+            "it is not blank: data at byte {off} of its first or last MiB, in no format nastune knows (it may still be someone's data)"
+        ));
+    }
+    (names, other)
+}
+
+/// Gathers the facts for block device `name` at `path` and decides. On the
+/// live system the device and its partitions stay claimed (O_EXCL) until the
+/// returned [`Claim`] is dropped.
 pub fn check_write(
     root: &Root,
     path: &Path,
     name: &str,
     rdev: u64,
     destroy_data: Option<&Path>,
-) -> Result<(), SafetyError> {
+) -> Result<Claim, SafetyError> {
     let destroy = match destroy_data {
         Some(named) => {
             let meta = std::fs::metadata(named).ok().filter(|m| {
@@ -296,6 +354,8 @@ pub fn check_write(
         .iter()
         .map(|n| (n.clone(), dev_numbers(root, n).unwrap_or_default()))
         .collect();
+    let no_stat = |_: &str| None;
+    let stat: &dyn Fn(&str) -> Option<String> = if root.is_live() { &live_rdev } else { &no_stat };
     let mut facts = DeviceFacts {
         mounts: root
             .read_string("proc/self/mountinfo")
@@ -305,6 +365,7 @@ pub fn check_write(
             .read_string("proc/swaps")
             .map(|t| parse_swaps(&t, &names))
             .unwrap_or_default(),
+        loop_backings: loop_backings(root, &numbered, stat),
         ..Default::default()
     };
     for n in &names {
@@ -317,13 +378,30 @@ pub fn check_write(
                 .push(format!("'{n}' is held by '{holder}' (md, dm or LVM)"));
         }
     }
+    let held = if root.is_live() {
+        let mut nodes = vec![path.to_path_buf()];
+        nodes.extend(
+            names
+                .iter()
+                .skip(1)
+                .map(|n| PathBuf::from(format!("/dev/{n}"))),
+        );
+        let (held, busy) = claim(&nodes);
+        facts.claims = busy;
+        held
+    } else {
+        Claim { _files: Vec::new() }
+    };
     match read_ends(path) {
-        Ok((head, tail, size)) => facts.signatures = detect_signatures(&head, &tail, size),
+        Ok((head, tail, size)) => {
+            (facts.signatures, facts.other) = contents_facts(&head, &tail, size);
+        }
         Err(e) => facts.other.push(format!(
-            "its first and last blocks cannot be read to look for signatures ({e})"
+            "its first and last MiB cannot be read to see whether it is blank ({e})"
         )),
     }
-    decide(path, rdev, &facts, destroy)
+    decide(path, rdev, &facts, destroy)?;
+    Ok(held)
 }
 
 #[cfg(test)]
@@ -338,9 +416,17 @@ mod tests {
             ..Default::default()
         };
         let dev = Path::new("/dev/sdb");
+        // In use: refused, and --destroy-data is not offered as the way out.
         let e = decide(dev, 0x810, &facts, None).unwrap_err();
         let msg = e.to_string();
         assert!(msg.contains("held by 'md0'"), "{msg}");
+        assert!(!msg.contains("pass --destroy-data"), "{msg}");
+        // Stored data alone: refused, naming what and how to override.
+        let stale = DeviceFacts {
+            signatures: vec!["an md RAID superblock".into()],
+            ..Default::default()
+        };
+        let msg = decide(dev, 0x810, &stale, None).unwrap_err().to_string();
         assert!(msg.contains("md RAID superblock"), "{msg}");
         assert!(msg.contains("--destroy-data /dev/sdb"), "{msg}");
         // Held by md0: in use, so naming the device does not unlock it.
@@ -348,16 +434,34 @@ mod tests {
         assert!(matches!(e, SafetyError::InUse { .. }), "{e}");
         assert!(e.to_string().contains("stop the array"), "{e}");
         // A signature alone is what --destroy-data is for.
-        let stale = DeviceFacts {
-            signatures: vec!["an md RAID superblock".into()],
-            ..Default::default()
-        };
         assert_eq!(decide(dev, 0x810, &stale, Some((dev, 0x810))), Ok(()));
         let mounted = DeviceFacts {
             mounts: vec!["'sdb1' is mounted at '/srv'".into()],
             ..Default::default()
         };
         assert!(decide(dev, 0x810, &mounted, Some((dev, 0x810))).is_err());
+        for facts in [
+            DeviceFacts {
+                loop_backings: vec!["'sdb' backs loop device 'loop3'".into()],
+                ..Default::default()
+            },
+            DeviceFacts {
+                claims: vec!["'/dev/sdb' is claimed exclusively".into()],
+                ..Default::default()
+            },
+        ] {
+            let e = decide(dev, 0x810, &facts, Some((dev, 0x810))).unwrap_err();
+            assert!(matches!(e, SafetyError::InUse { .. }), "{e}");
+        }
+        // Data no signature names is still data.
+        let unknown = DeviceFacts {
+            other: vec!["it is not blank".into()],
+            ..Default::default()
+        };
+        assert!(matches!(
+            decide(dev, 0x810, &unknown, None),
+            Err(SafetyError::Refused { .. })
+        ));
         assert!(matches!(
             decide(dev, 0x810, &facts, Some((Path::new("/dev/sdc"), 0x820))),
             Err(SafetyError::Mismatch { .. })
@@ -424,27 +528,52 @@ mod tests {
     }
 
     #[test]
-    fn signatures_at_their_offsets() {
-        let size = 1u64 << 24;
-        let blank = vec![0u8; 128 * 1024];
-        assert!(detect_signatures(&blank, &blank, size).is_empty());
-        let with = |off: usize, magic: &[u8]| {
-            let mut h = blank.clone();
-            h[off..off + magic.len()].copy_from_slice(magic);
-            detect_signatures(&h, &blank, size)
-        };
-        assert!(with(512, b"EFI PART")[0].contains("GPT"));
-        assert!(with(510, &[0x55, 0xaa])[0].contains("MBR"));
-        assert!(with(1080, &[0x53, 0xef])[0].contains("ext2/3/4"));
-        assert!(with(0, b"XFSB")[0].contains("XFS"));
-        assert!(with(0x10040, b"_BHRfS_M")[0].contains("btrfs"));
-        assert!(with(0, b"LUKS\xba\xbe")[0].contains("LUKS"));
-        assert!(with(4086, b"SWAPSPACE2")[0].contains("swap"));
-        assert!(with(4096, &[0xfc, 0x4e, 0x2b, 0xa9])[0].contains("md RAID"));
-        // v1.0 superblock: 8 KiB before the end.
+    fn contents_name_signatures_or_unknown_data() {
+        let size = 16u64 << 20;
+        let blank = vec![0u8; signatures::SPAN as usize];
+        assert_eq!(contents_facts(&blank, &blank, size), (vec![], vec![]));
+        let mut h = blank.clone();
+        h[0..4].copy_from_slice(b"XFSB");
+        let (names, other) = contents_facts(&h, &blank, size);
+        assert_eq!(names, vec!["an XFS filesystem".to_string()]);
+        assert!(other.is_empty());
+        // One stray byte deep in the last MiB is enough to refuse.
         let mut t = blank.clone();
-        let off = t.len() - 8192;
-        t[off..off + 4].copy_from_slice(&[0xfc, 0x4e, 0x2b, 0xa9]);
-        assert!(detect_signatures(&blank, &t, size)[0].contains("md RAID"));
+        t[700_000] = 0x42;
+        let (names, other) = contents_facts(&blank, &t, size);
+        assert!(names.is_empty());
+        let at = size - signatures::SPAN + 700_000;
+        assert!(
+            other[0].contains(&format!("data at byte {at}")),
+            "{other:?}"
+        );
+    }
+
+    #[test]
+    fn loop_devices_backed_by_the_target_are_found_by_name_or_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for (l, backing) in [
+            ("loop0", "/dev/sdb1\n"),
+            ("loop1", "/srv/disk.img (deleted)\n"),
+            ("loop2", "/dev/disk/by-id/usb-x\n"),
+        ] {
+            std::fs::create_dir_all(d.join(format!("sys/block/{l}/loop"))).unwrap();
+            std::fs::write(d.join(format!("sys/block/{l}/loop/backing_file")), backing).unwrap();
+        }
+        std::fs::create_dir_all(d.join("sys/block/loop7")).unwrap();
+        let root = Root::tree(d).unwrap();
+        let devs = vec![
+            ("sdb".to_string(), "8:16".to_string()),
+            ("sdb1".to_string(), "8:17".to_string()),
+        ];
+        let stat = |p: &str| (p == "/dev/disk/by-id/usb-x").then(|| "8:16".to_string());
+        assert_eq!(
+            loop_backings(&root, &devs, &stat),
+            vec![
+                "'sdb1' backs loop device 'loop0'".to_string(),
+                "'sdb' backs loop device 'loop2'".to_string(),
+            ]
+        );
     }
 }

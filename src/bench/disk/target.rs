@@ -55,6 +55,9 @@ pub struct Target {
     pub device: Option<String>,
     #[serde(skip)]
     remove_on_drop: bool,
+    /// A written device stays claimed (O_EXCL) for the whole run.
+    #[serde(skip)]
+    _claim: Option<safety::Claim>,
 }
 
 impl Drop for Target {
@@ -158,9 +161,16 @@ pub fn open(
     if ft.is_block_device() {
         let (major, minor) = split_dev(meta.rdev());
         let name = crate::bench::diskstats::device_name(root, major, minor).ok();
+        let mut claim = None;
         if writes {
             let dev_name = name.clone().unwrap_or_else(|| path.display().to_string());
-            safety::check_write(root, path, &dev_name, meta.rdev(), destroy_data)?;
+            claim = Some(safety::check_write(
+                root,
+                path,
+                &dev_name,
+                meta.rdev(),
+                destroy_data,
+            )?);
         }
         let file = File::open(path).map_err(io_err(path))?;
         let have = file_len(&file).map_err(io_err(path))?;
@@ -184,6 +194,7 @@ pub fn open(
             memory_align_bytes: lbs.max(4096),
             device: name,
             remove_on_drop: false,
+            _claim: claim,
         });
     }
     if let Some(named) = destroy_data {
@@ -236,6 +247,7 @@ pub fn open(
         memory_align_bytes: 4096,
         device,
         remove_on_drop: false,
+        _claim: None,
     };
     if kind == TargetKind::TempFile {
         let file = OpenOptions::new()
