@@ -136,9 +136,9 @@ pub enum HistoryCommand {
 
 #[derive(Debug, Args)]
 pub struct HistoryListArgs {
-    /// Only runs of this kind (probe, bench-disk, ...)
-    #[arg(long, value_name = "KIND")]
-    pub kind: Option<String>,
+    /// Only runs of this kind
+    #[arg(long, value_name = "KIND", value_enum)]
+    pub kind: Option<crate::store::RunKind>,
     /// At most this many runs
     #[arg(long, default_value_t = 50, value_name = "N")]
     pub limit: u32,

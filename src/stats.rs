@@ -3,7 +3,7 @@
 //! regularized incomplete beta function) to keep a statistics crate out.
 
 /// What is known about one side: count, mean and sample variance.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     pub n: u64,
     pub mean: f64,
@@ -81,6 +81,27 @@ pub fn t_cdf(t: f64, df: f64) -> f64 {
 }
 
 /// The t value with P(T <= t) = p, by bisection (the CDF is monotonic).
+/// Interval of the ratio `b.mean / a.mean`, computed on the log scale (delta
+/// method: the variance of ln of a mean is about variance / (n * mean^2)) and
+/// mapped back, so it is always positive: a change is never "below -100 %".
+/// `None` unless both sides have two or more samples and positive means.
+pub fn ratio_interval(a: &Summary, b: &Summary, confidence: f64) -> Option<(f64, f64)> {
+    if a.n < 2 || b.n < 2 || a.mean <= 0.0 || b.mean <= 0.0 {
+        return None;
+    }
+    let qa = a.variance / (a.n as f64 * a.mean * a.mean);
+    let qb = b.variance / (b.n as f64 * b.mean * b.mean);
+    let log_ratio = (b.mean / a.mean).ln();
+    let se = (qa + qb).sqrt();
+    if se == 0.0 {
+        let r = log_ratio.exp();
+        return Some((r, r));
+    }
+    let df = (qa + qb).powi(2) / (qa * qa / (a.n - 1) as f64 + qb * qb / (b.n - 1) as f64);
+    let half = t_quantile(0.5 + confidence / 2.0, df) * se;
+    Some(((log_ratio - half).exp(), (log_ratio + half).exp()))
+}
+
 pub fn t_quantile(p: f64, df: f64) -> f64 {
     let (mut lo, mut hi) = (-1e3, 1e3);
     for _ in 0..200 {
@@ -168,6 +189,27 @@ mod tests {
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn ratio_intervals_stay_above_minus_100_percent() {
+        // The case from the issue: a huge, noisy baseline against a small one.
+        let a = Summary::of(&[9.9e12, 3.0e12, 14.0e12]).unwrap();
+        let b = Summary::of(&[12.9e9, 12.0e9, 11.5e9]).unwrap();
+        let (lo, hi) = ratio_interval(&a, &b, 0.95).unwrap();
+        assert!(lo > 0.0 && hi < 1.0, "{lo} {hi}");
+        // Equal samples: the ratio is exactly 1.
+        let c = Summary::of(&[5.0, 5.0]).unwrap();
+        assert_eq!(ratio_interval(&c, &c, 0.95), Some((1.0, 1.0)));
+        // A doubling with little noise: the interval holds 2.
+        let d = Summary::of(&[100.0, 101.0, 99.0]).unwrap();
+        let e = Summary::of(&[200.0, 202.0, 198.0]).unwrap();
+        let (lo, hi) = ratio_interval(&d, &e, 0.95).unwrap();
+        assert!(lo < 2.0 && hi > 2.0 && lo > 1.9 && hi < 2.1, "{lo} {hi}");
+        assert_eq!(
+            ratio_interval(&Summary::of(&[1.0]).unwrap(), &e, 0.95),
+            None
+        );
     }
 
     #[test]

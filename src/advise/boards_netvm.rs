@@ -16,12 +16,12 @@ fn ours(boxname: &str) -> Vec<Finding> {
         .collect();
     evaluate(&Context { snapshot: &snap })
         .into_iter()
-        .filter(|f| ids.contains(&f.rule_id))
+        .filter(|f| ids.contains(&f.rule_id.as_str()))
         .collect()
 }
 
-fn ids(findings: &[Finding]) -> Vec<&'static str> {
-    let mut v: Vec<&str> = findings.iter().map(|f| f.rule_id).collect();
+fn ids(findings: &[Finding]) -> Vec<&str> {
+    let mut v: Vec<&str> = findings.iter().map(|f| f.rule_id.as_str()).collect();
     v.sort();
     v
 }

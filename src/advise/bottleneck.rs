@@ -7,8 +7,13 @@
 //! Measurements arrive as the stored JSON documents of the benches, so this works
 //! on fresh results and on runs from the store alike.
 
-use serde::Serialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+
+use crate::bench::crypto::CryptoReport;
+use crate::bench::disk::DiskBench;
+use crate::bench::disk::workload::Rw;
+use crate::net::doc::NetReport;
+use crate::store::RunDocs;
 
 use crate::probe::Snapshot;
 use crate::probe::storage::Chain;
@@ -23,7 +28,7 @@ const WIRE_BYTES_PER_FRAME: f64 = 1538.0;
 const DM_CRYPT_REQUEST_BYTES: u64 = 4096;
 
 /// What the benches measured, extracted from their documents.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Measurements {
     /// Sequential 1 MiB throughput on a filesystem, by bench disk.
     pub disk: Vec<DiskFigure>,
@@ -35,7 +40,7 @@ pub struct Measurements {
     pub network_goodput_bytes_per_sec: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DiskFigure {
     /// The file or directory the bench ran on.
     pub path: String,
@@ -45,7 +50,7 @@ pub struct DiskFigure {
     pub seq_write_bytes_per_sec: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CipherFigure {
     /// dm-crypt's name: `aes-xts-plain64`, `xchacha12,aes-adiantum-plain64`.
     pub cipher: String,
@@ -56,36 +61,30 @@ pub struct CipherFigure {
     pub decrypt_bytes_per_sec: f64,
 }
 
-/// Reads the figures this analysis needs from bench documents (`disk`, `crypto`,
-/// `net`); unknown kinds and shapes are ignored.
-pub fn measurements_from(docs: &[(String, Value)]) -> Measurements {
+/// Reads the figures this analysis needs from a run's bench documents (`disk`,
+/// `crypto`, `net`).
+pub fn measurements_from(docs: &RunDocs) -> Measurements {
     let mut m = Measurements::default();
-    for (kind, doc) in docs {
-        match kind.as_str() {
-            "disk" => m.disk.extend(disk_figure(doc)),
-            "crypto" => m.crypto.extend(cipher_figures(doc)),
-            "net" => read_net(doc, &mut m),
-            _ => {}
-        }
+    m.disk.extend(docs.disks().map(disk_figure));
+    for c in docs.cryptos() {
+        m.crypto.extend(cipher_figures(c));
+    }
+    for n in docs.nets() {
+        read_net(n, &mut m);
     }
     m
 }
 
-fn disk_figure(doc: &Value) -> Option<DiskFigure> {
-    let target = doc.get("target")?;
+fn disk_figure(doc: &DiskBench) -> DiskFigure {
     let mut fig = DiskFigure {
-        path: target.get("path")?.as_str()?.to_string(),
-        device: target
-            .get("device")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        path: doc.target.path.to_string_lossy().into_owned(),
+        device: doc.target.device.clone(),
         seq_read_bytes_per_sec: None,
         seq_write_bytes_per_sec: None,
     };
-    for test in doc.get("tests")?.as_array()? {
-        let w = &test["workload"];
-        let sequential = matches!(w["rw"].as_str(), Some("read" | "write"));
-        if !sequential || w["bs"].as_u64().unwrap_or(0) < 128 * 1024 {
+    for test in &doc.tests {
+        let w = &test.workload;
+        if !matches!(w.rw, Rw::Read | Rw::Write) || w.bs < 128 * 1024 {
             continue;
         }
         let best = |slot: &mut Option<f64>, v: Option<f64>| {
@@ -95,59 +94,52 @@ fn disk_figure(doc: &Value) -> Option<DiskFigure> {
         };
         best(
             &mut fig.seq_read_bytes_per_sec,
-            test["read"]["bw_bytes"].as_f64(),
+            test.read.as_ref().map(|r| r.bw_bytes),
         );
         best(
             &mut fig.seq_write_bytes_per_sec,
-            test["write"]["bw_bytes"].as_f64(),
+            test.write.as_ref().map(|r| r.bw_bytes),
         );
     }
-    Some(fig)
+    fig
 }
 
-fn cipher_figures(doc: &Value) -> Vec<CipherFigure> {
+fn cipher_figures(doc: &CryptoReport) -> Vec<CipherFigure> {
     let mut out = Vec::new();
-    for (section, path) in [("kernel", "kernel"), ("user_space", "user space")] {
-        let Some(list) = doc.get(section).and_then(Value::as_array) else {
-            continue;
-        };
+    for (list, path) in [(&doc.kernel, "kernel"), (&doc.user_space, "user space")] {
         for c in list {
-            let Some(points) = c.get("points").and_then(Value::as_array) else {
-                continue;
-            };
             // One request at a time at dm-crypt's size: what a single stream sees.
-            let point = points.iter().find(|p| {
-                p["request_bytes"].as_u64() == Some(DM_CRYPT_REQUEST_BYTES)
-                    && p["in_flight"].as_u64().unwrap_or(1) <= 1
-            });
-            let (Some(point), Some(cipher)) = (point, c["cipher"].as_str()) else {
-                continue;
-            };
-            let (Some(enc), Some(dec)) = (
-                point["encrypt"]["bytes_per_sec"].as_f64(),
-                point["decrypt"]["bytes_per_sec"].as_f64(),
-            ) else {
+            let Some(point) = c
+                .points
+                .iter()
+                .find(|p| u64::from(p.request_bytes) == DM_CRYPT_REQUEST_BYTES && p.in_flight <= 1)
+            else {
                 continue;
             };
             out.push(CipherFigure {
-                cipher: cipher.to_string(),
-                key_bits: c["key_bits"].as_u64().unwrap_or(0) as u32,
+                cipher: c.cipher.clone(),
+                key_bits: c.key_bits,
                 path: path.to_string(),
-                encrypt_bytes_per_sec: enc,
-                decrypt_bytes_per_sec: dec,
+                encrypt_bytes_per_sec: point.encrypt.bytes_per_sec,
+                decrypt_bytes_per_sec: point.decrypt.bytes_per_sec,
             });
         }
     }
     out
 }
 
-fn read_net(doc: &Value, m: &mut Measurements) {
-    let bps = doc["end"]["sum_received"]["bits_per_second"]
-        .as_f64()
-        .or_else(|| doc["end"]["sum_sent"]["bits_per_second"].as_f64());
+fn read_net(doc: &NetReport, m: &mut Measurements) {
+    let bps = doc
+        .end
+        .sum_received
+        .as_ref()
+        .or(doc.end.sum_sent.as_ref())
+        .map(|s| s.bits_per_second);
     let Some(bps) = bps else { return };
-    let host = doc["start"]["connecting_to"]["host"].as_str().unwrap_or("");
-    let loopback = host
+    let loopback = doc
+        .start
+        .connecting_to
+        .host
         .parse::<std::net::IpAddr>()
         .is_ok_and(|a| a.is_loopback());
     if loopback {
@@ -158,7 +150,7 @@ fn read_net(doc: &Value, m: &mut Measurements) {
 }
 
 /// One stage of a path and its ceiling.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Stage {
     pub name: String,
     /// `None`: not measured; `missing` says what would measure it.
@@ -167,7 +159,7 @@ pub struct Stage {
     pub basis: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PathAnalysis {
     /// `read /srv` (client reads from the share) or `write /srv`.
     pub name: String,
@@ -437,32 +429,30 @@ fn analyse_path(
 mod tests {
     use super::*;
     use crate::advise::test_support::snapshot_of;
-    use serde_json::json;
 
-    fn crypto_doc(cipher: &str, bits: u32, enc: f64, dec: f64) -> Value {
-        json!({"kernel": [], "user_space": [{
-            "cipher": cipher, "key_bits": bits,
-            "points": [{"request_bytes": 4096, "in_flight": 1,
-                        "encrypt": {"bytes_per_sec": enc}, "decrypt": {"bytes_per_sec": dec}}]
-        }]})
+    fn cipher(cipher: &str, bits: u32, enc: f64, dec: f64) -> CipherFigure {
+        CipherFigure {
+            cipher: cipher.into(),
+            key_bits: bits,
+            path: "user space".into(),
+            encrypt_bytes_per_sec: enc,
+            decrypt_bytes_per_sec: dec,
+        }
     }
 
     #[test]
     fn pi2_luks_path_is_limited_by_crypto_when_measured_slow() {
         let snap = snapshot_of("rpi2-luks");
-        let docs = vec![
-            (
-                "crypto".to_string(),
-                crypto_doc("aes-xts-plain64", 512, 15.3e6, 14.6e6),
-            ),
-            (
-                "disk".to_string(),
-                json!({"target": {"path": "/srv/nas/.nastune-bench", "device": "dm-0"},
-                       "tests": [{"workload": {"rw": "read", "bs": 1048576},
-                                  "read": {"bw_bytes": 33.0e6}}]}),
-            ),
-        ];
-        let m = measurements_from(&docs);
+        let m = Measurements {
+            crypto: vec![cipher("aes-xts-plain64", 512, 15.3e6, 14.6e6)],
+            disk: vec![DiskFigure {
+                path: "/srv/nas/.nastune-bench".into(),
+                device: Some("dm-0".into()),
+                seq_read_bytes_per_sec: Some(33.0e6),
+                seq_write_bytes_per_sec: None,
+            }],
+            ..Default::default()
+        };
         let paths = analyse(&snap, &m);
         let read = paths
             .iter()
@@ -480,11 +470,10 @@ mod tests {
     #[test]
     fn rk3399_raid_path_names_the_slowest_measured_stage() {
         let snap = snapshot_of("rk3399-raid5");
-        let docs = vec![(
-            "crypto".to_string(),
-            crypto_doc("aes-xts-plain64", 512, 95e6, 90e6),
-        )];
-        let m = measurements_from(&docs);
+        let m = Measurements {
+            crypto: vec![cipher("aes-xts-plain64", 512, 95e6, 90e6)],
+            ..Default::default()
+        };
         let write = analyse(&snap, &m)
             .into_iter()
             .find(|p| p.name == "write to /srv")

@@ -8,6 +8,7 @@
 #[cfg(test)]
 mod boards_netvm;
 pub mod bottleneck;
+pub mod check;
 mod cpu;
 mod crypto;
 mod geometry;
@@ -21,12 +22,14 @@ mod storage_boards;
 mod sysctl_conf;
 mod vm;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::probe::Snapshot;
 
 /// How much a finding matters. Ordered: `--fail-on warning` also fails on critical.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Info,
@@ -36,7 +39,7 @@ pub enum Severity {
 }
 
 /// What applying the recommendation takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     /// A runtime value that can be set and reverted at once.
@@ -48,7 +51,7 @@ pub enum Risk {
 }
 
 /// A recommended change, typed so `tune` can apply it and journal the old value.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Change {
     Sysctl {
@@ -89,7 +92,7 @@ pub enum Change {
 }
 
 /// One fact that triggered a finding.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
     pub fact: String,
     pub value: String,
@@ -118,9 +121,9 @@ pub struct RuleInfo {
 }
 
 /// What a rule found on this box.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
-    pub rule_id: &'static str,
+    pub rule_id: String,
     pub title: String,
     pub severity: Severity,
     pub risk: Risk,
@@ -131,7 +134,25 @@ pub struct Finding {
     pub recommendation: Vec<Change>,
     /// Why, with the arithmetic shown.
     pub rationale: String,
-    pub references: Vec<&'static str>,
+    pub references: Vec<String>,
+}
+
+/// Version of the `findings` document (`advise --json`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The `findings` document of an advise run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FindingsDoc {
+    pub schema_version: u32,
+    pub tool_version: String,
+    pub host_id: String,
+    pub timestamp: String,
+    pub findings: Vec<Finding>,
+}
+
+impl crate::store::Document for FindingsDoc {
+    const KIND: crate::store::DocKind = crate::store::DocKind::Findings;
+    const VERSION: u32 = SCHEMA_VERSION;
 }
 
 /// Everything rules may look at.
@@ -149,7 +170,7 @@ impl Finding {
     /// A finding carrying the rule's defaults; callers fill in the specifics.
     pub fn of(info: &RuleInfo, title: impl Into<String>, rationale: impl Into<String>) -> Self {
         Finding {
-            rule_id: info.id,
+            rule_id: info.id.to_string(),
             title: title.into(),
             severity: info.severity,
             risk: info.risk,
@@ -157,7 +178,7 @@ impl Finding {
             settings: Vec::new(),
             recommendation: Vec::new(),
             rationale: rationale.into(),
-            references: info.references.to_vec(),
+            references: info.references.iter().map(|r| r.to_string()).collect(),
         }
     }
 
@@ -204,7 +225,7 @@ pub fn evaluate(ctx: &Context) -> Vec<Finding> {
         .into_iter()
         .flat_map(|r| (r.evaluate)(&r.info, ctx))
         .collect();
-    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.rule_id.cmp(b.rule_id)));
+    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.rule_id.cmp(&b.rule_id)));
     out
 }
 

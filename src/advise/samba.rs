@@ -476,7 +476,7 @@ mod tests {
     use super::*;
     use crate::advise::test_support::{run_rule as run, snapshot_of};
 
-    fn ids_on(boxname: &str) -> Vec<&'static str> {
+    fn ids_on(boxname: &str) -> Vec<String> {
         let snap = snapshot_of(boxname);
         RULES
             .iter()

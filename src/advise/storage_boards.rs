@@ -23,8 +23,8 @@ fn findings(boxname: &str) -> Vec<Finding> {
         .collect()
 }
 
-fn ids(f: &[Finding]) -> Vec<&'static str> {
-    let mut v: Vec<_> = f.iter().map(|f| f.rule_id).collect();
+fn ids(f: &[Finding]) -> Vec<&str> {
+    let mut v: Vec<_> = f.iter().map(|f| f.rule_id.as_str()).collect();
     v.sort();
     v
 }

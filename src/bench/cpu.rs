@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::root::{ReadError, Root};
 
@@ -97,7 +97,7 @@ pub fn parse_proc_stat(text: &str) -> Result<SystemTicks, CpuError> {
 }
 
 /// System-wide CPU over an interval, as percent of all CPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SystemCpuPct {
     pub user_pct: f64,
     pub sys_pct: f64,
@@ -177,7 +177,7 @@ pub fn read_kernel_threads(root: &Root) -> Result<KernelThreads, ReadError> {
     Ok(KernelThreads { by_pid })
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadCpu {
     pub pid: u32,
     pub comm: String,
@@ -259,7 +259,7 @@ fn read_system(root: &Root) -> Option<SystemTicks> {
 }
 
 /// CPU used over an interval.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuUsage {
     pub process_user_ns: u64,
     pub process_sys_ns: u64,

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::root::{ReadError, Root};
 
@@ -78,7 +78,7 @@ pub fn read_diskstats(root: &Root) -> Result<BTreeMap<String, DevCounters>, Disk
 }
 
 /// One device in the stack under the target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layer {
     pub name: String,
     /// 0 for the device the target lives on, 1 for what is below it, and so on.
@@ -138,7 +138,7 @@ pub fn stack(root: &Root, top: &str) -> Vec<Layer> {
 }
 
 /// What one layer did during the measurement.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayerIo {
     pub name: String,
     pub depth: u32,

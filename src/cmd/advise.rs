@@ -2,26 +2,15 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context as _;
-use serde::Serialize;
-
-use crate::advise::{self, Context, Finding};
+use crate::advise::{self, Context, FindingsDoc};
 use crate::cli::{AdviseArgs, GlobalArgs};
 use crate::probe;
 use crate::report::advise_text;
 use crate::root::Root;
+use crate::store::RunKind;
+use anyhow::Context as _;
 
-/// Version of the `advise --json` document.
-pub const SCHEMA_VERSION: u32 = 1;
-
-#[derive(Serialize)]
-struct AdviseDoc<'a> {
-    schema_version: u32,
-    tool_version: &'static str,
-    host_id: &'a str,
-    timestamp: &'a str,
-    findings: &'a [Finding],
-}
+pub use crate::advise::SCHEMA_VERSION;
 
 pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     if args.list {
@@ -48,28 +37,28 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let findings = advise::evaluate(&Context {
         snapshot: &snapshot,
     });
-    let doc = AdviseDoc {
+    let doc = FindingsDoc {
         schema_version: SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION"),
-        host_id: &snapshot.host_id,
-        timestamp: &snapshot.timestamp,
-        findings: &findings,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        host_id: snapshot.host_id.clone(),
+        timestamp: snapshot.timestamp.clone(),
+        findings,
     };
     if let Some(store) = &store {
-        let run = store.begin_run("advise", &snapshot.host_id, &super::command_line())?;
-        store.save_document(run, "snapshot", probe::SCHEMA_VERSION, &snapshot)?;
-        store.save_document(run, "findings", SCHEMA_VERSION, &doc)?;
+        let run = store.begin_run(RunKind::Advise, &snapshot.host_id, &super::command_line())?;
+        store.save(run, &snapshot)?;
+        store.save(run, &doc)?;
         store.finish_run(run, "ok")?;
     }
     let out = if args.json {
         serde_json::to_string_pretty(&doc)? + "\n"
     } else {
-        advise_text::render_findings(&findings)
+        advise_text::render_findings(&doc.findings)
     };
     crate::output::write_stdout(out.as_bytes())?;
     let failed = args
         .fail_on
-        .is_some_and(|limit| findings.iter().any(|f| f.severity >= limit));
+        .is_some_and(|limit| doc.findings.iter().any(|f| f.severity >= limit));
     Ok(if failed {
         ExitCode::from(1)
     } else {

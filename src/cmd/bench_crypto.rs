@@ -124,13 +124,7 @@ pub fn run(args: &BenchCryptoArgs, global: &GlobalArgs) -> anyhow::Result<ExitCo
     let report = crypto::run(&settings, &root, &mut |step, f| bar.draw(step, f));
     bar.clear();
     if let Some(store) = &store {
-        super::save_bench_run(
-            store,
-            ("bench-crypto", "crypto"),
-            crypto::SCHEMA_VERSION,
-            &report,
-            &root,
-        )?;
+        super::save_bench_run(store, crate::store::RunKind::BenchCrypto, &report, &root)?;
     }
     super::print_document(args.json, &report, crate::report::crypto_text::render)
 }

@@ -248,18 +248,18 @@ pub fn measure(args: &DiskArgs) -> anyhow::Result<Option<DiskBench>> {
     let now = crate::time::now_unix();
     let doc = DiskBench {
         schema_version: disk::SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION"),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
         timestamp: crate::time::rfc3339_utc(now),
         timestamp_unix: now,
         host_id: crate::probe::host::read_host_id(&root),
-        target,
+        target: target.info(),
         layers,
         engine: EngineInfo {
-            name: engine_kind.name(),
-            requested: args.engine.map(EngineKind::name),
+            name: engine_kind.name().to_string(),
+            requested: args.engine.map(|e| e.name().to_string()),
             note,
         },
-        suite: suite.map(Suite::name),
+        suite: suite.map(|s| s.name().to_string()),
         tests: results,
         interrupted,
     };
@@ -273,8 +273,12 @@ pub fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     };
     let interrupted = doc.interrupted;
     if let Some(store) = &store {
-        let run = store.begin_run("bench-disk", &doc.host_id, &super::command_line())?;
-        store.save_document(run, "disk", disk::SCHEMA_VERSION, &doc)?;
+        let run = store.begin_run(
+            crate::store::RunKind::BenchDisk,
+            &doc.host_id,
+            &super::command_line(),
+        )?;
+        store.save(run, &doc)?;
         super::save_snapshot(store, run, &crate::root::Root::live())?;
         store.finish_run(run, if interrupted { "interrupted" } else { "ok" })?;
     }
@@ -296,7 +300,6 @@ pub fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 t.reason.as_deref().unwrap_or("unknown")
             )
         });
-    // Drops the target here: a temporary file is removed before we exit.
     drop(doc);
     crate::output::write_stdout(out.as_bytes())?;
     if interrupted {

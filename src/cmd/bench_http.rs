@@ -210,8 +210,11 @@ pub fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 Err(e) => {
                     if let Some(store) = &store {
                         let host_id = crate::probe::host::read_host_id(&root);
-                        let run =
-                            store.begin_run("bench-http", &host_id, &super::command_line())?;
+                        let run = store.begin_run(
+                            crate::store::RunKind::BenchHttp,
+                            &host_id,
+                            &super::command_line(),
+                        )?;
                         store.finish_run(run, "failed")?;
                     }
                     return Err(e).context(format!("HTTP load on '{}'", url.display()));
@@ -231,13 +234,7 @@ pub fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         comparisons,
     };
     if let Some(store) = &store {
-        super::save_bench_run(
-            store,
-            ("bench-http", "http"),
-            http::SCHEMA_VERSION,
-            &report,
-            &root,
-        )?;
+        super::save_bench_run(store, crate::store::RunKind::BenchHttp, &report, &root)?;
     }
     super::print_document(args.json, &report, crate::report::http_text::render)
 }

@@ -39,15 +39,23 @@ pub fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode>
         Ok(r) => r,
         Err(e) => {
             if let Some(store) = &store {
-                let run = store.begin_run("bench-net", &host_id(), &super::command_line())?;
+                let run = store.begin_run(
+                    crate::store::RunKind::BenchNet,
+                    &host_id(),
+                    &super::command_line(),
+                )?;
                 store.finish_run(run, "failed")?;
             }
             return Err(e).context(format!("network test against '{}:{}'", cfg.host, cfg.port));
         }
     };
     if let Some(store) = &store {
-        let run = store.begin_run("bench-net", &host_id(), &super::command_line())?;
-        store.save_document(run, "net", doc::SCHEMA_VERSION, &report)?;
+        let run = store.begin_run(
+            crate::store::RunKind::BenchNet,
+            &host_id(),
+            &super::command_line(),
+        )?;
+        store.save(run, &report)?;
         store.finish_run(run, "ok")?;
     }
     let out = if json {

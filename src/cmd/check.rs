@@ -7,17 +7,16 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser};
-use serde::Serialize;
 
-use crate::advise::bottleneck::{self, Measurements, PathAnalysis};
-use crate::advise::{self, Finding, Severity};
+use crate::advise::bottleneck;
+use crate::advise::{self, Severity};
 use crate::bench::crypto;
 use crate::cli::GlobalArgs;
 use crate::probe;
 use crate::root::Root;
+use crate::store::{Doc, RunDocs};
 
-/// Version of the `check --json` document.
-pub const SCHEMA_VERSION: u32 = 1;
+pub use crate::advise::check::{CheckDoc, SCHEMA_VERSION};
 
 pub const LONG_ABOUT: &str = "The main job: inventory the box, measure what is cheap to \
 measure (sequential and random I/O in a temporary file in --dir, cipher speed at dm-crypt's \
@@ -68,7 +67,10 @@ struct NetCommand {
 
 /// Runs one network test for `check`; the document, or why there is none.
 /// `progress` gets the share of the test done after each interval.
-fn net_test(argv: &[&str], progress: &mut dyn FnMut(f64)) -> Result<serde_json::Value, String> {
+fn net_test(
+    argv: &[&str],
+    progress: &mut dyn FnMut(f64),
+) -> Result<crate::net::doc::NetReport, String> {
     let args = NetCommand::try_parse_from(argv)
         .map_err(|e| e.to_string().trim().to_string())?
         .args;
@@ -76,8 +78,7 @@ fn net_test(argv: &[&str], progress: &mut dyn FnMut(f64)) -> Result<serde_json::
         progress(super::bench_net::done_fraction(i, &args))
     })
     .map_err(|e| format!("{e:#}"))?;
-    let report = outcome.map_err(|e| format!("{e:#}"))?;
-    serde_json::to_value(&report).map_err(|e| e.to_string())
+    outcome.map_err(|e| format!("{e:#}"))
 }
 
 /// Parses `bench disk` arguments the way the command line would, so `check`
@@ -123,20 +124,6 @@ impl Phases {
     }
 }
 
-#[derive(Serialize)]
-pub struct CheckDoc<'a> {
-    pub schema_version: u32,
-    pub tool_version: &'static str,
-    pub host_id: &'a str,
-    pub timestamp: &'a str,
-    pub elapsed_secs: f64,
-    pub measurements: &'a Measurements,
-    /// Why a measurement is missing (skipped, failed).
-    pub not_measured: &'a [String],
-    pub paths: &'a [PathAnalysis],
-    pub findings: &'a [Finding],
-}
-
 pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let disk_args = if args.skip_disk {
@@ -169,7 +156,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let root = Root::live();
     let snapshot = probe::probe(&root);
 
-    let mut docs: Vec<(String, serde_json::Value)> = Vec::new();
+    let mut docs: Vec<Doc> = Vec::new();
     let mut not_measured = Vec::new();
     let mut phases = Phases::new(
         [
@@ -187,9 +174,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         // The disk bench draws its own bar, one test at a time.
         phases.bar.clear();
         match super::bench_disk::measure(disk_args) {
-            Ok(Some(doc)) if !doc.interrupted => {
-                docs.push(("disk".into(), serde_json::to_value(&doc)?))
-            }
+            Ok(Some(doc)) if !doc.interrupted => docs.push(Doc::Disk(Box::new(doc))),
             Ok(_) => {
                 eprintln!("nastune: interrupted; temporary files removed");
                 return Ok(ExitCode::from(crate::bench::interrupt::EXIT_CODE));
@@ -212,7 +197,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             kdf: false,
         };
         let report = crypto::run(&settings, &root, &mut |step, f| phases.within(step, f));
-        docs.push(("crypto".into(), serde_json::to_value(&report)?));
+        docs.push(Doc::Crypto(Box::new(report)));
     }
 
     if args.skip_tcp {
@@ -222,7 +207,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         match net_test(&["net", "--loopback", "-t", "2", "--json"], &mut |f| {
             phases.within("", f)
         }) {
-            Ok(doc) => docs.push(("net".into(), doc)),
+            Ok(doc) => docs.push(Doc::Net(Box::new(doc))),
             Err(e) => not_measured.push(format!("tcp loopback: {e}")),
         }
     }
@@ -231,12 +216,13 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         match net_test(&["net", peer, "-t", "5", "--json"], &mut |f| {
             phases.within("", f)
         }) {
-            Ok(doc) => docs.push(("net".into(), doc)),
+            Ok(doc) => docs.push(Doc::Net(Box::new(doc))),
             Err(e) => not_measured.push(format!("network to '{peer}': {e}")),
         }
     }
 
     drop(phases);
+    let docs = RunDocs(docs);
     let measurements = bottleneck::measurements_from(&docs);
     let paths = bottleneck::analyse(&snapshot, &measurements);
     let findings = advise::evaluate(&advise::Context {
@@ -244,22 +230,26 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     });
     let doc = CheckDoc {
         schema_version: SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION"),
-        host_id: &snapshot.host_id,
-        timestamp: &snapshot.timestamp,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        host_id: snapshot.host_id.clone(),
+        timestamp: snapshot.timestamp.clone(),
         elapsed_secs: started.elapsed().as_secs_f64(),
-        measurements: &measurements,
-        not_measured: &not_measured,
-        paths: &paths,
-        findings: &findings,
+        measurements,
+        not_measured,
+        paths,
+        findings,
     };
     if let Some(store) = &store {
-        let run = store.begin_run("check", &snapshot.host_id, &super::command_line())?;
-        store.save_document(run, "snapshot", probe::SCHEMA_VERSION, &snapshot)?;
-        for (kind, body) in &docs {
-            store.save_document(run, kind, 1, body)?;
+        let run = store.begin_run(
+            crate::store::RunKind::Check,
+            &snapshot.host_id,
+            &super::command_line(),
+        )?;
+        store.save(run, &snapshot)?;
+        for d in &docs.0 {
+            store.save_doc(run, d)?;
         }
-        store.save_document(run, "check", SCHEMA_VERSION, &doc)?;
+        store.save(run, &doc)?;
         store.finish_run(run, "ok")?;
     }
     let out = if args.json {
@@ -270,7 +260,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     crate::output::write_stdout(out.as_bytes())?;
     let failed = args
         .fail_on
-        .is_some_and(|limit| findings.iter().any(|f| f.severity >= limit));
+        .is_some_and(|limit| doc.findings.iter().any(|f| f.severity >= limit));
     Ok(if failed {
         ExitCode::from(1)
     } else {

@@ -4,12 +4,11 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Args;
-use serde_json::Value;
 
 use crate::cli::GlobalArgs;
-use crate::store::{RunId, Store};
+use crate::store::{RunDocs, RunId, Store};
 
 pub const LONG_ABOUT: &str = "Compare two stored runs (ids from 'nastune history list'): \
 every benchmark present in both, matched by its workload (rw, block size, queue depth, jobs, \
@@ -40,7 +39,7 @@ pub fn run(args: &CompareArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> 
     };
     let docs_a = load_documents(&store, args.a)?;
     let docs_b = load_documents(&store, args.b)?;
-    let cmp = crate::compare::compare(args.a, &docs_a, args.b, &docs_b);
+    let cmp = crate::compare::compare(args.a, &docs_a, args.b, &docs_b)?;
     let out = if args.json {
         let mut s = serde_json::to_string_pretty(&cmp)?;
         s.push('\n');
@@ -52,18 +51,10 @@ pub fn run(args: &CompareArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// A run's documents as (kind, JSON body); fails when the run does not exist.
-pub fn load_documents(store: &Store, id: RunId) -> anyhow::Result<Vec<(String, Value)>> {
-    store
-        .run(id)
-        .with_context(|| format!("run {id}: 'nastune history list' shows the stored ids"))?;
-    let mut out = Vec::new();
-    for (kind, _version, body) in store.documents(id)? {
-        let v = serde_json::from_str(&body)
-            .with_context(|| format!("run {id}: stored '{kind}' document is not valid JSON"))?;
-        out.push((kind, v));
-    }
-    Ok(out)
+/// A run's documents, decoded; fails when the run does not exist.
+pub fn load_documents(store: &Store, id: RunId) -> anyhow::Result<RunDocs> {
+    store.run(id)?;
+    Ok(store.load(id)?)
 }
 
 /// Colour only on a terminal, and never when NO_COLOR is set (no-color.org).

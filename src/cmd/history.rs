@@ -14,7 +14,7 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
     };
     let out = match cmd {
         HistoryCommand::List(a) => {
-            let runs = store.runs_of(a.kind.as_deref(), a.limit)?;
+            let runs = store.runs_of(a.kind, a.limit)?;
             if a.json {
                 json_line(&ListDoc {
                     schema_version: 1,

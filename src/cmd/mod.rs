@@ -65,21 +65,19 @@ pub fn save_snapshot(
     root: &crate::root::Root,
 ) -> Result<(), StoreError> {
     let snapshot = crate::probe::probe(root);
-    store.save_document(run, "snapshot", crate::probe::SCHEMA_VERSION, &snapshot)
+    store.save(run, &snapshot)
 }
 
 /// Saves a bench document and a probe snapshot as one finished run.
-pub fn save_bench_run<T: serde::Serialize>(
+pub fn save_bench_run<D: crate::store::Document>(
     store: &Store,
-    kinds: (&str, &str),
-    version: u32,
-    doc: &T,
+    run_kind: crate::store::RunKind,
+    doc: &D,
     root: &crate::root::Root,
 ) -> Result<(), StoreError> {
-    let (run_kind, doc_kind) = kinds;
     let host_id = crate::probe::host::read_host_id(root);
     let run = store.begin_run(run_kind, &host_id, &command_line())?;
-    store.save_document(run, doc_kind, version, doc)?;
+    store.save(run, doc)?;
     save_snapshot(store, run, root)?;
     store.finish_run(run, "ok")
 }

@@ -39,8 +39,12 @@ pub fn run(args: &ProbeArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(store) = &store {
-        let run = store.begin_run("probe", &snapshot.host_id, &super::command_line())?;
-        store.save_document(run, "snapshot", probe::SCHEMA_VERSION, &snapshot)?;
+        let run = store.begin_run(
+            crate::store::RunKind::Probe,
+            &snapshot.host_id,
+            &super::command_line(),
+        )?;
+        store.save(run, &snapshot)?;
         store.finish_run(run, "ok")?;
     }
 

@@ -84,11 +84,11 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
 fn load_counters(
     store: &Store,
     id: RunId,
-    docs: &[(String, serde_json::Value)],
+    docs: &crate::store::RunDocs,
 ) -> anyhow::Result<(Vec<CounterSeries>, usize)> {
-    let summary = docs.iter().find(|(k, _)| k == "watch").map(|(_, v)| v);
-    let span = |key: &str| summary.and_then(|s| s[key].as_f64());
-    let (start, end) = (span("first_sample_unix_s"), span("last_sample_unix_s"));
+    let summary = docs.watch();
+    let start = summary.and_then(|s| s.first_sample_unix_s);
+    let end = summary.and_then(|s| s.last_sample_unix_s);
     let mut out = Vec::new();
     let mut left_out = 0;
     let mut current: Vec<WatchPoint> = Vec::new();

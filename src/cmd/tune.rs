@@ -17,7 +17,7 @@ use crate::store::Store;
 use crate::tune::{apply, deadman, plan, reload, rollback, verify};
 
 /// Version of every `tune --json` document.
-pub const SCHEMA_VERSION: u32 = 1;
+pub use crate::tune::plan::SCHEMA_VERSION;
 
 pub const LONG_ABOUT: &str = "Turn findings into changes, apply them journaled, verify \
 and roll them back.\n\n\
@@ -277,8 +277,8 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let host = crate::probe::host::read_host_id(&root);
-    let run = store.begin_run("tune", &host, &super::command_line())?;
-    store.save_document(run, "tune-plan", SCHEMA_VERSION, &plan)?;
+    let run = store.begin_run(crate::store::RunKind::Tune, &host, &super::command_line())?;
+    store.save(run, &plan)?;
     let exe =
         std::env::current_exe().context("cannot find this program to start the dead-man timer")?;
     let db = std::fs::canonicalize(store.path()).unwrap_or_else(|_| store.path().to_path_buf());

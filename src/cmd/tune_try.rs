@@ -12,9 +12,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use serde::Serialize;
 
-use super::tune::{SCHEMA_VERSION, SelectArgs, ask, json, make_plan, need_store, open_root};
+use super::tune::{SelectArgs, ask, json, make_plan, need_store, open_root};
 use crate::advise::Change;
 use crate::cli::GlobalArgs;
 use crate::report::{tune_text, tune_try_text};
@@ -22,8 +21,8 @@ use crate::root::Root;
 use crate::store::Store;
 use crate::tune::action::{self, Action, read_current, restore_runtime, selected_value};
 use crate::tune::plan::{Plan, PlanItem, Status};
-use crate::tune::trial::workload::{Metric, TrialWorkload};
-use crate::tune::trial::{self, TrialError, TrialOutcome, TrialPlan, Verdict};
+use crate::tune::trial::workload::TrialWorkload;
+use crate::tune::trial::{self, TrialError, TrialPlan, TryReport, Verdict};
 use crate::tune::{apply, deadman, rollback};
 
 #[derive(Debug, Args)]
@@ -155,31 +154,6 @@ fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> 
     }
 }
 
-/// The `tune-try` document: the change, every run, the interval, the verdict.
-#[derive(Debug, Clone, Serialize)]
-pub struct TryReport {
-    pub change: PlanItem,
-    pub workload: String,
-    pub metric: Metric,
-    pub runs_per_side: u32,
-    /// Length of one run.
-    pub runtime_ms: u64,
-    /// The unused warm-up run before the first baseline run.
-    pub warmup_value: f64,
-    /// Runs taken in ABBA blocks (always: a runtime value can be switched freely).
-    pub alternate: bool,
-    /// The journal session that applied the change.
-    pub session: i64,
-    /// Every run, the two sides' summaries, the interval and the verdict.
-    #[serde(flatten)]
-    pub outcome: TrialOutcome,
-    pub min_gain_pct: f64,
-    /// Whether the change is in place now.
-    pub kept: bool,
-    /// The setting's runtime value after the trial.
-    pub final_value: Option<String>,
-}
-
 /// The change as a journaled session that can be switched on and off.
 struct Switch<'a> {
     store: &'a Store,
@@ -295,8 +269,12 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     // page cache, a disk spinning up): one unused run keeps it out of the baseline.
     let warmup = workload.measure()?;
     let host = crate::probe::host::read_host_id(&root);
-    let run = store.begin_run("tune-try", &host, &super::command_line())?;
-    store.save_document(run, "tune-plan", SCHEMA_VERSION, &plan)?;
+    let run = store.begin_run(
+        crate::store::RunKind::TuneTry,
+        &host,
+        &super::command_line(),
+    )?;
+    store.save(run, &plan)?;
     // A network change stays behind the dead-man timer for the whole trial
     // (each run takes about its runtime plus a settle), and longer on a slow box.
     let per_run = a.runtime + Duration::from_secs(1);
@@ -353,7 +331,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let report = TryReport {
         change: item.clone(),
         workload: a.bench.to_string(),
-        metric,
+        metric: metric.into(),
         runs_per_side: a.runs,
         runtime_ms: a.runtime.as_millis() as u64,
         warmup_value: warmup,
@@ -364,7 +342,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         kept,
         final_value,
     };
-    store.save_document(run, "tune-try", SCHEMA_VERSION, &report)?;
+    store.save(run, &report)?;
     store.finish_run(run, "ok")?;
     let out = if a.json {
         json(&report)?

@@ -129,7 +129,11 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let host_id = crate::probe::host::read_host_id(first);
     let mut store = match super::open_store(global)? {
         Some(s) => {
-            let run = s.begin_run("watch", &host_id, &super::command_line())?;
+            let run = s.begin_run(
+                crate::store::RunKind::Watch,
+                &host_id,
+                &super::command_line(),
+            )?;
             Some((s, run))
         }
         None => None,
@@ -218,7 +222,7 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if let Some((store, run)) = &store {
-        store.save_document(*run, "watch", crate::watch::SCHEMA_VERSION, &summary)?;
+        store.save(*run, &summary)?;
         let status = if interrupt::interrupted() {
             "stopped"
         } else {

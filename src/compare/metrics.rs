@@ -1,200 +1,264 @@
-//! The comparable numbers in stored bench documents, with the samples behind
-//! them. Never invents noise: a single number stays a single sample.
+//! The comparable numbers of each bench kind, with the samples behind them.
+//! Every bench document implements [`Measured`]: compare matches its metrics
+//! across runs and report draws its charts from the same list, so a new bench
+//! kind is one `impl` here. Never invents noise: a single number stays a single
+//! sample.
 
-use serde_json::Value;
+use serde::Serialize;
 
 use super::Metric;
+use crate::bench::crypto::CryptoReport;
+use crate::bench::disk::{DiskBench, LatencyStats, TestStatus};
+use crate::bench::http::HttpReport;
+use crate::net::doc::NetReport;
 use crate::stats::Summary;
+use crate::store::RunDocs;
 
-/// Workload fields that define "the same test"; runtime and ramp time only
-/// change how long it was measured.
-const DISK_IDENTITY: [&str; 10] = [
-    "rw",
-    "bs",
-    "iodepth",
-    "numjobs",
-    "direct",
-    "rwmixread",
-    "fsync",
-    "fdatasync",
-    "end_fsync",
-    "verify",
+/// A chart report draws for a bench kind: one bar per run and workload.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Chart {
+    pub title: &'static str,
+    /// The metric's `quantity`.
+    pub quantity: &'static str,
+    pub unit: &'static str,
+}
+
+/// A bench document's comparable numbers and the charts that show them.
+pub trait Measured {
+    /// The document kind, for messages ("disk", "net").
+    const KIND: &'static str;
+    const CHARTS: &'static [Chart];
+    fn metrics(&self, out: &mut Vec<Metric>);
+    /// The engine that produced the numbers, when the kind has several.
+    fn engine(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// Every chart of every bench kind, in report order.
+pub const CHARTS: &[&[Chart]] = &[
+    <DiskBench as Measured>::CHARTS,
+    <CryptoReport as Measured>::CHARTS,
+    <NetReport as Measured>::CHARTS,
+    <HttpReport as Measured>::CHARTS,
 ];
 
-pub fn extract(docs: &[(String, Value)]) -> Vec<Metric> {
+/// The metrics of every bench document of a run.
+pub fn extract(docs: &RunDocs) -> Vec<Metric> {
     let mut out = Vec::new();
-    for (kind, body) in docs {
-        match kind.as_str() {
-            "disk" => disk(body, &mut out),
-            "crypto" => crypto(body, &mut out),
-            "net" => super::net_metrics::net(body, &mut out),
-            "http" => http(body, &mut out),
-            _ => {}
-        }
-    }
+    docs.disks().for_each(|d| d.metrics(&mut out));
+    docs.cryptos().for_each(|d| d.metrics(&mut out));
+    docs.nets().for_each(|d| d.metrics(&mut out));
+    docs.https().for_each(|d| d.metrics(&mut out));
     out
 }
 
-/// The workload identity of one disk test, e.g. `disk rw=read bs=65536 iodepth=1 ...`.
-pub fn disk_identity(workload: &Value) -> String {
-    let mut id = String::from("disk");
-    for f in DISK_IDENTITY {
-        let v = &workload[f];
-        let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
-        id.push_str(&format!(" {f}={v}"));
-    }
-    id
-}
-
-fn disk(body: &Value, out: &mut Vec<Metric>) {
-    for test in body["tests"].as_array().into_iter().flatten() {
-        if test["status"].as_str() != Some("ok") {
-            continue;
-        }
-        let id = disk_identity(&test["workload"]);
-        let passes: Vec<&Value> = test["spread"]["passes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .collect();
-        for (quantity, key, unit) in [
-            ("bandwidth", "bw_bytes", "bytes/s"),
-            ("iops", "iops", "IO/s"),
-        ] {
-            let (samples, from) = if passes.len() > 1 {
-                let s: Vec<f64> = passes.iter().filter_map(|p| p[key].as_f64()).collect();
-                (s, "passes (--loops)")
-            } else {
-                let total: f64 = ["read", "write"]
-                    .iter()
-                    .filter_map(|d| test[*d][key].as_f64())
-                    .sum();
-                (vec![total], "single value")
-            };
-            if let Some(summary) = Summary::of(&samples) {
-                out.push(Metric {
-                    benchmark: id.clone(),
-                    quantity,
-                    unit,
-                    higher_is_better: true,
-                    summary,
-                    samples_from: from,
-                });
-            }
-        }
-        // Without passes, completion latency is the only noise estimate: every
-        // I/O is a sample (count, mean and standard deviation are stored). I/Os
-        // are not independent, so this overstates confidence; passes win.
-        if passes.len() > 1 {
-            continue;
-        }
-        for (dir, quantity) in [
-            ("read", "read latency mean"),
-            ("write", "write latency mean"),
-        ] {
-            let c = &test[dir]["clat_ns"];
-            if let (Some(n), Some(mean), Some(sd)) =
-                (c["N"].as_u64(), c["mean"].as_f64(), c["stddev"].as_f64())
-                && n > 0
-            {
-                out.push(Metric {
-                    benchmark: id.clone(),
-                    quantity,
-                    unit: "ns",
-                    higher_is_better: false,
-                    summary: Summary {
-                        n,
-                        mean,
-                        variance: sd * sd,
-                    },
-                    samples_from: "per-I/O latency (use --loops for a sturdier verdict)",
-                });
-            }
-        }
+/// The serialized name of a unit-like enum value (`read`, `keep-alive`).
+pub fn name_of<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => "?".into(),
     }
 }
 
-fn crypto(body: &Value, out: &mut Vec<Metric>) {
-    for section in ["kernel", "user_space"] {
-        for entry in body[section].as_array().into_iter().flatten() {
-            let name = format!(
-                "crypto {section} {} {}-bit",
-                entry["cipher"].as_str().unwrap_or("?"),
-                entry["key_bits"]
-            );
-            for p in entry["points"].as_array().into_iter().flatten() {
-                let id = format!("{name} {}B x{}", p["request_bytes"], p["in_flight"]);
-                for dir in ["encrypt", "decrypt"] {
-                    if let Some(v) = p[dir]["bytes_per_sec"].as_f64()
-                        && let Some(summary) = Summary::of(&[v])
-                    {
-                        out.push(Metric {
-                            benchmark: id.clone(),
-                            quantity: if dir == "encrypt" {
-                                "encrypt"
-                            } else {
-                                "decrypt"
-                            },
-                            unit: "bytes/s",
-                            higher_is_better: true,
-                            summary,
-                            samples_from: "single value",
-                        });
-                    }
+fn single(
+    benchmark: &str,
+    label: &str,
+    quantity: &'static str,
+    unit: &'static str,
+    value: f64,
+) -> Option<Metric> {
+    Some(Metric {
+        benchmark: benchmark.to_string(),
+        label: label.to_string(),
+        quantity,
+        unit,
+        higher_is_better: true,
+        summary: Summary::of(&[value])?,
+        samples_from: "single value",
+    })
+}
+
+/// Every request or I/O as a sample: count, mean and deviation are stored.
+fn latency_mean(
+    benchmark: &str,
+    label: &str,
+    quantity: &'static str,
+    stats: Option<&LatencyStats>,
+    samples_from: &'static str,
+) -> Option<Metric> {
+    let s = stats.filter(|s| s.n > 0)?;
+    Some(Metric {
+        benchmark: benchmark.to_string(),
+        label: label.to_string(),
+        quantity,
+        unit: "ns",
+        higher_is_better: false,
+        summary: Summary {
+            n: s.n,
+            mean: s.mean,
+            variance: s.stddev * s.stddev,
+        },
+        samples_from,
+    })
+}
+
+impl Measured for DiskBench {
+    const KIND: &'static str = "disk";
+    const CHARTS: &'static [Chart] = &[
+        Chart {
+            title: "Disk bandwidth",
+            quantity: "bandwidth",
+            unit: "bytes/s",
+        },
+        Chart {
+            title: "Disk IOPS",
+            quantity: "iops",
+            unit: "IO/s",
+        },
+    ];
+
+    fn engine(&self) -> Option<&str> {
+        Some(&self.engine.name)
+    }
+
+    fn metrics(&self, out: &mut Vec<Metric>) {
+        for test in &self.tests {
+            if test.status != TestStatus::Ok {
+                continue;
+            }
+            let id = test.workload.identity();
+            let label = &test.name;
+            let passes = test.spread.as_ref().map_or(&[][..], |s| &s.passes[..]);
+            for (quantity, unit) in [("bandwidth", "bytes/s"), ("iops", "IO/s")] {
+                let pick = |bw: f64, iops: f64| if quantity == "iops" { iops } else { bw };
+                let (samples, from): (Vec<f64>, _) = if passes.len() > 1 {
+                    let s = passes.iter().map(|p| pick(p.bw_bytes, p.iops)).collect();
+                    (s, "passes (--loops)")
+                } else {
+                    let total = [&test.read, &test.write]
+                        .into_iter()
+                        .flatten()
+                        .map(|d| pick(d.bw_bytes, d.iops))
+                        .sum();
+                    (vec![total], "single value")
+                };
+                if let Some(summary) = Summary::of(&samples) {
+                    out.push(Metric {
+                        benchmark: id.clone(),
+                        label: label.clone(),
+                        quantity,
+                        unit,
+                        higher_is_better: true,
+                        summary,
+                        samples_from: from,
+                    });
+                }
+            }
+            // Without passes, completion latency is the only noise estimate: every
+            // I/O is a sample. I/Os are not independent, so this overstates
+            // confidence; passes win.
+            if passes.len() > 1 {
+                continue;
+            }
+            let per_io = "per-I/O latency (use --loops for a sturdier verdict)";
+            for (dir, quantity) in [
+                (&test.read, "read latency mean"),
+                (&test.write, "write latency mean"),
+            ] {
+                let stats = dir.as_ref().and_then(|d| d.clat_ns.as_ref());
+                out.extend(latency_mean(&id, label, quantity, stats, per_io));
+            }
+        }
+    }
+}
+
+impl Measured for CryptoReport {
+    const KIND: &'static str = "crypto";
+    const CHARTS: &'static [Chart] = &[Chart {
+        title: "Encryption speed",
+        quantity: "encrypt",
+        unit: "bytes/s",
+    }];
+
+    fn metrics(&self, out: &mut Vec<Metric>) {
+        for (section, list) in [("kernel", &self.kernel), ("user_space", &self.user_space)] {
+            for entry in list {
+                for p in &entry.points {
+                    let id = format!(
+                        "crypto {section} {} {}-bit {}B x{}",
+                        entry.cipher, entry.key_bits, p.request_bytes, p.in_flight
+                    );
+                    let label = format!(
+                        "{} {} {}-bit {} B{}",
+                        section.replace('_', " "),
+                        entry.cipher,
+                        entry.key_bits,
+                        p.request_bytes,
+                        if p.in_flight > 1 {
+                            format!(" x{}", p.in_flight)
+                        } else {
+                            String::new()
+                        }
+                    );
+                    out.extend(single(
+                        &id,
+                        &label,
+                        "encrypt",
+                        "bytes/s",
+                        p.encrypt.bytes_per_sec,
+                    ));
+                    out.extend(single(
+                        &id,
+                        &label,
+                        "decrypt",
+                        "bytes/s",
+                        p.decrypt.bytes_per_sec,
+                    ));
                 }
             }
         }
     }
 }
 
-/// `bench http`: requests/s per (URL, mode) under the same load settings, and
-/// the mean total latency with every request as a sample (as disk does per I/O).
-fn http(body: &Value, out: &mut Vec<Metric>) {
-    let s = &body["settings"];
-    let load = format!(
-        "t={} c={} rate={} method={} body={}",
-        s["threads"],
-        s["connections"],
-        s["rate_per_sec"],
-        s["request"]["method"],
-        s["request"]["body_bytes"]
-    );
-    for run in body["runs"].as_array().into_iter().flatten() {
-        let id = format!(
-            "http {} mode={} {load}",
-            run["url"].as_str().unwrap_or("?"),
-            run["mode"].as_str().unwrap_or("?")
+impl Measured for HttpReport {
+    const KIND: &'static str = "http";
+    const CHARTS: &'static [Chart] = &[Chart {
+        title: "HTTP requests",
+        quantity: "requests/s",
+        unit: "req/s",
+    }];
+
+    /// Requests/s per (URL, mode) under the same load settings, and the mean
+    /// total latency with every request as a sample (as disk does per I/O).
+    fn metrics(&self, out: &mut Vec<Metric>) {
+        let s = &self.settings;
+        let rate = s
+            .rate_per_sec
+            .map_or_else(|| "null".to_string(), |r| r.to_string());
+        let load = format!(
+            "t={} c={} rate={rate} method={} body={}",
+            s.threads, s.connections, s.request.method, s.request.body_bytes
         );
-        if let Some(summary) = run["requests_per_sec"]
-            .as_f64()
-            .and_then(|v| Summary::of(&[v]))
-        {
-            out.push(Metric {
-                benchmark: id.clone(),
-                quantity: "requests/s",
-                unit: "req/s",
-                higher_is_better: true,
-                summary,
-                samples_from: "single value",
-            });
-        }
-        let t = &run["latency"]["total_ns"];
-        if let (Some(n), Some(mean), Some(sd)) =
-            (t["N"].as_u64(), t["mean"].as_f64(), t["stddev"].as_f64())
-            && n > 0
-        {
-            out.push(Metric {
-                benchmark: id,
-                quantity: "total latency mean",
-                unit: "ns",
-                higher_is_better: false,
-                summary: Summary {
-                    n,
-                    mean,
-                    variance: sd * sd,
-                },
-                samples_from: "per-request latency",
-            });
+        for run in &self.runs {
+            let mode = run.mode.name();
+            let id = format!("http {} mode={mode} {load}", run.url);
+            let label = format!("{} {mode}", run.url);
+            out.extend(single(
+                &id,
+                &label,
+                "requests/s",
+                "req/s",
+                run.requests_per_sec,
+            ));
+            out.extend(latency_mean(
+                &id,
+                &label,
+                "total latency mean",
+                run.latency.total_ns.as_ref(),
+                "per-request latency",
+            ));
         }
     }
 }
@@ -204,29 +268,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn http_runs_give_rate_and_latency_per_url_and_mode() {
-        let body = serde_json::json!({
-            "settings": {"threads": 2, "connections": 10, "rate_per_sec": null,
-                         "request": {"method": "GET", "body_bytes": 0}},
-            "runs": [
-                {"url": "http://h/", "mode": "keep-alive", "requests_per_sec": 900.0,
-                 "latency": {"total_ns": {"N": 9000, "mean": 1000.0, "stddev": 10.0}}},
-                {"url": "http://h/", "mode": "close", "requests_per_sec": 300.0,
-                 "latency": {"total_ns": null}}
-            ]
-        });
-        let m = extract(&[("http".into(), body)]);
-        assert_eq!(m.len(), 3);
-        assert!(
-            m[0].benchmark
-                .starts_with("http http://h/ mode=keep-alive t=2 c=10")
-        );
-        assert_eq!((m[0].quantity, m[0].summary.mean), ("requests/s", 900.0));
+    fn every_chart_quantity_is_one_a_kind_emits() {
+        let quantities: Vec<&str> = CHARTS
+            .iter()
+            .flat_map(|c| c.iter().map(|c| c.quantity))
+            .collect();
         assert_eq!(
-            (m[1].quantity, m[1].summary.n),
-            ("total latency mean", 9000)
+            quantities,
+            [
+                "bandwidth",
+                "iops",
+                "encrypt",
+                "sent",
+                "received",
+                "requests/s"
+            ]
         );
-        assert!(!m[1].higher_is_better);
-        assert!(m[2].benchmark.contains("mode=close"));
     }
 }

@@ -3,24 +3,26 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-#[derive(Debug, Clone, Default, Serialize)]
+use crate::probe::Snapshot;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SettingsDiff {
     /// Why no diff could be made (a run without a snapshot).
     pub unavailable: Option<String>,
     pub changed: Vec<Change>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
     pub setting: String,
     pub a: Option<String>,
     pub b: Option<String>,
 }
 
-pub fn diff(a: Option<&Value>, b: Option<&Value>) -> SettingsDiff {
+pub fn diff(a: Option<&Snapshot>, b: Option<&Snapshot>) -> SettingsDiff {
     let (Some(a), Some(b)) = (a, b) else {
         return SettingsDiff {
             unavailable: Some(
@@ -49,52 +51,59 @@ pub fn diff(a: Option<&Value>, b: Option<&Value>) -> SettingsDiff {
     }
 }
 
+/// Every field of a settings struct by its serialized name (set fields only),
+/// so a setting added to the probe is compared without a change here.
+fn fields<T: Serialize>(v: &T) -> Vec<(String, String)> {
+    let Ok(Value::Object(map)) = serde_json::to_value(v) else {
+        return Vec::new();
+    };
+    map.into_iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+        .collect()
+}
+
 /// `setting name -> value` for the parts of a snapshot that are settings.
-pub fn flatten(snap: &Value) -> BTreeMap<String, String> {
+pub fn flatten(snap: &Snapshot) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
-    if let Some(values) = snap["sysctl"]["data"]["values"].as_object() {
-        for (k, v) in values {
-            out.insert(format!("sysctl {k}"), text(v));
+    if let Some(sysctl) = snap.sysctl.data() {
+        for (k, v) in &sysctl.values {
+            out.insert(format!("sysctl {k}"), v.clone());
         }
     }
-    for dev in snap["storage"]["data"]["devices"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let name = dev["name"].as_str().unwrap_or("?");
-        for (k, v) in dev["queue"].as_object().into_iter().flatten() {
-            out.insert(format!("queue {name} {k}"), text(v));
+    for dev in snap.storage.data().into_iter().flat_map(|s| &s.devices) {
+        for (k, v) in dev.queue.as_ref().map(fields).unwrap_or_default() {
+            out.insert(format!("queue {} {k}", dev.name), v);
         }
     }
-    for m in snap["filesystems"]["data"]["mounts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let mp = m["mount_point"].as_str().unwrap_or("?");
-        for k in ["mount_options", "super_options"] {
-            if let Some(opts) = m[k].as_array() {
-                let opts: Vec<String> = opts.iter().map(text).collect();
-                out.insert(format!("mount {mp} {k}"), opts.join(","));
-            }
-        }
+    for m in snap.filesystems.data().into_iter().flat_map(|f| &f.mounts) {
+        let mp = &m.mount_point;
+        out.insert(
+            format!("mount {mp} mount_options"),
+            m.mount_options.join(","),
+        );
+        out.insert(
+            format!("mount {mp} super_options"),
+            m.super_options.join(","),
+        );
     }
-    for nic in snap["network"]["data"]["interfaces"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let name = nic["name"].as_str().unwrap_or("?");
-        for k in [
-            "speed_mbit_per_sec",
-            "duplex",
-            "mtu_bytes",
-            "tx_queue_len_packets",
-            "qdisc",
+    for nic in snap.network.data().into_iter().flat_map(|n| &n.interfaces) {
+        let name = &nic.name;
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
+        for (k, v) in [
+            (
+                "speed_mbit_per_sec",
+                opt(nic.speed_mbit_per_sec.map(|x| x.to_string())),
+            ),
+            ("duplex", opt(nic.duplex.clone())),
+            ("mtu_bytes", opt(nic.mtu_bytes.map(|x| x.to_string()))),
+            (
+                "tx_queue_len_packets",
+                opt(nic.tx_queue_len_packets.map(|x| x.to_string())),
+            ),
+            ("qdisc", opt(nic.qdisc.clone())),
         ] {
-            out.insert(format!("nic {name} {k}"), text(&nic[k]));
+            out.insert(format!("nic {name} {k}"), v);
         }
     }
     out
@@ -103,25 +112,29 @@ pub fn flatten(snap: &Value) -> BTreeMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::advise::test_support::snapshot_of;
 
-    fn snap(readahead: u64, swappiness: &str) -> Value {
-        json!({
-            "sysctl": {"data": {"values": {"vm.swappiness": swappiness, "vm.dirty_ratio": "20"}}},
-            "storage": {"data": {"devices": [{"name": "sda", "queue": {"read_ahead_bytes": readahead, "scheduler": "mq-deadline"}}]}},
-            "filesystems": {"data": {"mounts": [{"mount_point": "/srv", "mount_options": ["rw", "noatime"]}]}},
-            "network": {"data": {"interfaces": [{"name": "eth0", "mtu_bytes": 1500, "counters": {"rx_bytes": 5}}]}}
-        })
+    fn snap(readahead: u64, swappiness: &str) -> Snapshot {
+        let mut s = snapshot_of("rpi2-luks");
+        if let crate::probe::Outcome::Ok { data } = &mut s.sysctl {
+            data.values
+                .insert("vm.swappiness".into(), swappiness.into());
+        }
+        if let crate::probe::Outcome::Ok { data } = &mut s.storage
+            && let Some(q) = data.devices.iter_mut().find_map(|d| d.queue.as_mut())
+        {
+            q.read_ahead_bytes = Some(readahead);
+        }
+        s
     }
 
     #[test]
     fn only_changed_settings_are_listed() {
         let d = diff(Some(&snap(131072, "60")), Some(&snap(4096, "10")));
         let names: Vec<&str> = d.changed.iter().map(|c| c.setting.as_str()).collect();
-        assert_eq!(
-            names,
-            ["queue sda read_ahead_bytes", "sysctl vm.swappiness"]
-        );
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(names[0].starts_with("queue ") && names[0].ends_with(" read_ahead_bytes"));
+        assert_eq!(names[1], "sysctl vm.swappiness");
         assert_eq!(d.changed[1].a.as_deref(), Some("60"));
         assert_eq!(d.changed[1].b.as_deref(), Some("10"));
         assert!(

@@ -107,7 +107,7 @@ pub struct CpuMeter {
 }
 
 /// iperf3-style process CPU (% of one core) plus the system-wide view.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuUse {
     pub process_total_percent: f64,
     pub process_user_percent: f64,

@@ -3,7 +3,7 @@
 //! `cpu_utilization_percent`, …) plus what iperf3 lacks (system CPU with softirq
 //! on both ends, the send/receive method, request/response latency).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::cpu::SystemCpu;
 use super::engine::{Interval, StreamTotals};
@@ -13,7 +13,7 @@ use super::rr::RrResult;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NetReport {
     pub schema_version: u32,
     pub tool_version: String,
@@ -22,7 +22,7 @@ pub struct NetReport {
     pub end: End,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Start {
     pub connecting_to: ConnectingTo,
     pub timestamp_unix: u64,
@@ -36,14 +36,14 @@ pub struct Start {
     pub remote_send_method: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConnectingTo {
     pub host: String,
     pub port: u16,
 }
 
 /// One side of one stream at the end, iperf3's `end.streams[].sender|receiver`.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Side {
     pub id: u32,
     pub start: f64,
@@ -75,13 +75,13 @@ pub struct Side {
     pub local: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EndStream {
     pub sender: Side,
     pub receiver: Side,
 }
 
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct CpuPercent {
     pub host_total: f64,
     pub host_user: f64,
@@ -91,18 +91,18 @@ pub struct CpuPercent {
     pub remote_system: f64,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SystemCpuBothEnds {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<SystemCpu>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<SystemCpu>,
     /// The server's per-interval view (a nastune server only; ours is in `intervals[].cpu`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remote_intervals: Vec<SystemCpu>,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct End {
     pub streams: Vec<EndStream>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -220,4 +220,9 @@ pub fn sum<'a>(sides: impl Iterator<Item = &'a Side>) -> Option<Side> {
         }
     }
     out
+}
+
+impl crate::store::Document for NetReport {
+    const KIND: crate::store::DocKind = crate::store::DocKind::Net;
+    const VERSION: u32 = SCHEMA_VERSION;
 }

@@ -115,7 +115,7 @@ pub struct RrParams {
     pub response_bytes: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     Tcp,
@@ -123,7 +123,7 @@ pub enum Protocol {
 }
 
 /// Which way bytes flow, seen from the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     Send,
@@ -141,7 +141,7 @@ pub struct Caps {
 }
 
 /// A validated test: everything both ends need, with defaults filled in.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestPlan {
     pub protocol: Protocol,
     pub direction: Direction,

@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::params::RrMode;
 use super::protocol::COOKIE_SIZE;
@@ -101,7 +101,7 @@ impl Histogram {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RrResult {
     pub mode: RrMode,
     pub streams: u32,

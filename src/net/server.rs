@@ -14,7 +14,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::allow::{self, Cidr};
 use super::auth;
@@ -64,7 +64,7 @@ pub struct ServeConfig {
 }
 
 /// What the server reports for each session (stdout, one JSON line or a text line).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SessionReport {
     pub peer: String,
     pub outcome: String,

@@ -233,3 +233,8 @@ pub enum ProbeError {
     #[error(transparent)]
     Parse(#[from] ParseError),
 }
+
+impl crate::store::Document for Snapshot {
+    const KIND: crate::store::DocKind = crate::store::DocKind::Snapshot;
+    const VERSION: u32 = SCHEMA_VERSION;
+}

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use crate::advise::{self, Change, Finding, Risk, Severity};
 
-fn severity(s: Severity) -> &'static str {
+pub fn severity(s: Severity) -> &'static str {
     match s {
         Severity::Info => "info",
         Severity::Notice => "notice",

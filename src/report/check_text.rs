@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::advise::Severity;
-use crate::cmd::check::CheckDoc;
+use crate::advise::check::CheckDoc;
 
 fn mb(v: f64) -> String {
     format!("{:.1} MB/s", v / 1e6)
@@ -15,7 +15,7 @@ pub fn render(doc: &CheckDoc) -> String {
     if doc.paths.is_empty() {
         let _ = writeln!(out, "  no data filesystem or share found to analyse");
     }
-    for p in doc.paths {
+    for p in &doc.paths {
         match p.limiting_stage {
             Some(i) => {
                 let s = &p.stages[i];
@@ -47,7 +47,7 @@ pub fn render(doc: &CheckDoc) -> String {
             let _ = writeln!(out, "  {m}");
         }
     }
-    for n in doc.not_measured {
+    for n in &doc.not_measured {
         let _ = writeln!(out, "  not measured: {n}");
     }
 

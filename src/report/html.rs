@@ -39,7 +39,7 @@ pub fn render(runs: &[ReportRun]) -> String {
     h.push_str("<h2>Findings</h2>\n");
     match runs::findings(runs) {
         None => h.push_str(
-            "<p class=\"note\">No advise run among these runs ('nastune advise' makes one).</p>\n",
+            "<p class=\"note\">No advise or check run among these runs ('nastune check' or 'nastune advise' makes one).</p>\n",
         ),
         Some(f) if f.is_empty() => h.push_str("<p>No findings.</p>\n"),
         Some(f) => {
@@ -48,7 +48,7 @@ pub fn render(runs: &[ReportRun]) -> String {
                 let _ = writeln!(
                     h,
                     "<li><span class=\"sev-{0}\">{0}</span> <b>{1}</b>: {2}{3}</li>",
-                    escape(&f.severity),
+                    super::advise_text::severity(f.severity),
                     escape(&f.rule_id),
                     escape(&f.title),
                     f.recommendation
@@ -60,8 +60,8 @@ pub fn render(runs: &[ReportRun]) -> String {
             h.push_str("</ul>\n");
         }
     }
-    if let Some(b) = runs::bottleneck(runs) {
-        let _ = writeln!(h, "<h2>Bottleneck</h2>\n<p>{}</p>", escape(&b));
+    if let Some(paths) = runs::bottleneck(runs) {
+        bottleneck(&mut h, &paths);
     }
     let bars = runs::bench_bars(runs);
     if !bars.is_empty() {
@@ -112,7 +112,7 @@ pub fn render(runs: &[ReportRun]) -> String {
             )
         );
     }
-    for r in runs.iter().filter(|r| r.kind == "watch") {
+    for r in runs.iter().filter(|r| r.is(crate::store::RunKind::Watch)) {
         counters(&mut h, r);
     }
     let _ = writeln!(
@@ -121,6 +121,35 @@ pub fn render(runs: &[ReportRun]) -> String {
         env!("CARGO_PKG_VERSION")
     );
     h
+}
+
+/// Each data path of a check run: its limit, then every stage with the arithmetic.
+fn bottleneck(h: &mut String, paths: &[runs::PathLimit]) {
+    h.push_str("<h2 id=\"bottleneck\">Bottleneck</h2>\n");
+    if paths.is_empty() {
+        h.push_str("<p>No data filesystem or share found to analyse.</p>\n");
+    }
+    for p in paths {
+        let _ = writeln!(
+            h,
+            "<h3>{}</h3>\n<p>Limited by <b>{}</b>.</p>\n<table>\n<tr><th>stage</th><th>ceiling</th><th>how</th></tr>",
+            escape(&p.path),
+            escape(&p.verdict)
+        );
+        for (i, (stage, ceiling, basis)) in p.stages.iter().enumerate() {
+            let strong = p.limiting == Some(i);
+            let _ = writeln!(
+                h,
+                "<tr><td>{}{}{}</td><td>{}</td><td>{}</td></tr>",
+                if strong { "<b>" } else { "" },
+                escape(stage),
+                if strong { "</b>" } else { "" },
+                escape(ceiling),
+                escape(basis)
+            );
+        }
+        h.push_str("</table>\n");
+    }
 }
 
 /// One before/after chart per `tune try`, its verdict and interval beneath.

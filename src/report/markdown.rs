@@ -30,7 +30,7 @@ pub fn render(runs: &[ReportRun]) -> String {
             let _ = writeln!(
                 m,
                 "- **{}** `{}`: {}",
-                cell(&f.severity),
+                super::advise_text::severity(f.severity),
                 cell(&f.rule_id),
                 cell(&f.title)
             );
@@ -39,8 +39,35 @@ pub fn render(runs: &[ReportRun]) -> String {
             }
         }
     }
-    if let Some(b) = runs::bottleneck(runs) {
-        let _ = writeln!(m, "\n### Bottleneck\n\n{}", cell(&b));
+    if let Some(paths) = runs::bottleneck(runs) {
+        m.push_str("\n### Bottleneck\n\n");
+        if paths.is_empty() {
+            m.push_str("No data filesystem or share found to analyse.\n");
+        }
+        for p in &paths {
+            let _ = writeln!(
+                m,
+                "**{}**: limited by {}\n",
+                cell(&p.path),
+                cell(&p.verdict)
+            );
+            m.push_str("| stage | ceiling | how |\n|---|---:|---|\n");
+            for (i, (stage, ceiling, basis)) in p.stages.iter().enumerate() {
+                let mark = if p.limiting == Some(i) {
+                    " (limit)"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    m,
+                    "| {}{mark} | {} | {} |",
+                    cell(stage),
+                    cell(ceiling),
+                    cell(basis)
+                );
+            }
+            m.push('\n');
+        }
     }
     for g in runs::bench_bars(runs) {
         let _ = write!(m, "\n### {}\n\n| test |", g.title);
@@ -100,7 +127,7 @@ pub fn render(runs: &[ReportRun]) -> String {
             );
         }
     }
-    for r in runs.iter().filter(|r| r.kind == "watch") {
+    for r in runs.iter().filter(|r| r.is(crate::store::RunKind::Watch)) {
         let _ = writeln!(
             m,
             "\n### Counters over time: {}\n\n{}\n",

@@ -1,16 +1,18 @@
-//! What the HTML and Markdown reports show, taken from stored run documents:
-//! the box summary, findings, bench bars per run and latency percentiles.
+//! What the HTML and Markdown reports show, taken from the typed documents of
+//! stored runs: the box summary, findings, the bottleneck, bench bars per run
+//! and latency percentiles.
 
-use serde_json::Value;
-
+use crate::advise::Severity;
+use crate::advise::bottleneck::PathAnalysis;
 use crate::compare::metrics;
+use crate::store::{RunDocs, RunKind};
 
-/// One stored run with its documents (kind, JSON body).
+/// One stored run with its documents.
 pub struct ReportRun {
     pub id: i64,
     pub kind: String,
     pub started: String,
-    pub docs: Vec<(String, Value)>,
+    pub docs: RunDocs,
     /// Counter series of a watch run that moved, by series name.
     pub counters: Vec<super::counter_series::CounterSeries>,
     /// Series that moved but were left out past `counter_series::MAX_CHARTS`.
@@ -19,117 +21,159 @@ pub struct ReportRun {
 
 impl ReportRun {
     pub fn label(&self) -> String {
-        format!("run {} ({})", self.id, self.kind)
+        let null = self
+            .docs
+            .disks()
+            .any(|d| d.engine.name == crate::bench::disk::engine::EngineKind::Null.name());
+        format!(
+            "run {} ({}{})",
+            self.id,
+            self.kind,
+            if null { ", null engine: no I/O" } else { "" }
+        )
     }
 
-    pub fn doc(&self, kind: &str) -> Option<&Value> {
-        self.docs.iter().find(|(k, _)| k == kind).map(|(_, v)| v)
+    pub fn is(&self, kind: RunKind) -> bool {
+        self.kind == kind.as_str()
     }
 }
 
-fn text(v: &Value) -> String {
-    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+fn or_unknown(v: Option<impl ToString>) -> String {
+    v.map_or_else(|| "unknown".into(), |v| v.to_string())
 }
 
 /// (fact, value) lines about the box from the newest snapshot among the runs.
 pub fn box_summary(runs: &[ReportRun]) -> Option<Vec<(String, String)>> {
-    let snap = runs.iter().rev().find_map(|r| r.doc("snapshot"))?;
-    let host = &snap["host"]["data"];
-    let cpu = &snap["cpu"]["data"];
-    let mem = &snap["memory"]["data"];
-    let mut out = vec![
-        ("host".to_string(), text(&host["hostname"])),
-        ("model".into(), text(&host["model"])),
-        ("os".into(), text(&host["os"])),
-        (
+    let snap = runs.iter().rev().find_map(|r| r.docs.snapshot())?;
+    let mut out = Vec::new();
+    if let Some(host) = snap.host.data() {
+        out.push(("host".to_string(), or_unknown(host.hostname.as_ref())));
+        if let Some(model) = &host.model {
+            out.push(("model".into(), model.clone()));
+        }
+        out.push(("os".into(), or_unknown(host.os.as_ref())));
+        out.push((
             "kernel".into(),
             format!(
                 "{} ({})",
-                text(&host["kernel_release"]),
-                text(&host["architecture"])
+                host.kernel_release,
+                or_unknown(host.architecture.as_ref())
             ),
-        ),
-        (
+        ));
+    }
+    if let Some(cpu) = snap.cpu.data() {
+        out.push((
             "cpu".into(),
             format!(
                 "{}, {} logical CPUs",
-                text(&cpu["model"]),
-                text(&cpu["logical_cpus"])
+                or_unknown(cpu.model.as_ref()),
+                cpu.logical_cpus
             ),
-        ),
-    ];
-    if let Some(total) = mem["total_bytes"].as_u64() {
-        out.push(("memory".into(), super::format::bytes(total)));
+        ));
     }
-    let disks: Vec<String> = snap["storage"]["data"]["devices"]
-        .as_array()
+    if let Some(mem) = snap.memory.data() {
+        out.push(("memory".into(), super::format::bytes(mem.total_bytes)));
+    }
+    // Disks people own: not loop, RAM or other virtual devices, not partitions.
+    let disks: Vec<String> = snap
+        .storage
+        .data()
         .into_iter()
-        .flatten()
-        .filter(|d| d["kind"].as_str() != Some("loop"))
-        .map(|d| {
-            let size = d["size_bytes"].as_u64().map(super::format::bytes);
-            format!("{} {}", text(&d["name"]), size.unwrap_or_default())
+        .flat_map(|s| &s.devices)
+        .filter(|d| {
+            d.kind == "disk" && !matches!(d.transport.as_str(), "loop" | "zram" | "virtual")
         })
+        .map(|d| format!("{} {}", d.name, super::format::bytes(d.size_bytes)))
         .collect();
     if !disks.is_empty() {
         out.push(("block devices".into(), disks.join(", ")));
     }
-    let nics: Vec<String> = snap["network"]["data"]["interfaces"]
-        .as_array()
+    let nics: Vec<String> = snap
+        .network
+        .data()
         .into_iter()
-        .flatten()
-        .filter(|n| n["is_virtual"].as_bool() != Some(true))
-        .map(|n| format!("{} mtu {}", text(&n["name"]), text(&n["mtu_bytes"])))
+        .flat_map(|n| &n.interfaces)
+        .filter(|n| !n.is_virtual)
+        .map(|n| format!("{} mtu {}", n.name, or_unknown(n.mtu_bytes)))
         .collect();
     if !nics.is_empty() {
         out.push(("network".into(), nics.join(", ")));
     }
-    out.retain(|(_, v)| v != "null");
     Some(out)
 }
 
 pub struct Finding {
-    pub severity: String,
+    pub severity: Severity,
     pub rule_id: String,
     pub title: String,
+    /// Each recommended change as a person would type it.
     pub recommendation: Vec<String>,
 }
 
-/// Findings from the newest advise run among the runs; `None` when none was given.
+/// Findings from the newest advise or check run among the runs; `None` when
+/// neither was given.
 pub fn findings(runs: &[ReportRun]) -> Option<Vec<Finding>> {
-    let doc = runs.iter().rev().find_map(|r| r.doc("findings"))?;
+    let found = runs.iter().rev().find_map(|r| r.docs.findings())?;
     Some(
-        doc["findings"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        found
+            .iter()
             .map(|f| Finding {
-                severity: text(&f["severity"]),
-                rule_id: text(&f["rule_id"]),
-                title: text(&f["title"]),
-                recommendation: f["recommendation"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|r| text(&r["action"]))
+                severity: f.severity,
+                rule_id: f.rule_id.clone(),
+                title: f.title.clone(),
+                recommendation: f
+                    .recommendation
+                    .iter()
+                    .map(super::advise_text::change)
                     .collect(),
             })
             .collect(),
     )
 }
 
-/// The bottleneck path an advise or bench document names, when one does.
-pub fn bottleneck(runs: &[ReportRun]) -> Option<String> {
-    runs.iter().rev().find_map(|r| {
-        r.docs
+/// One data path of a check run: the limiting stage and every stage's figure.
+pub struct PathLimit {
+    pub path: String,
+    /// "network at 11.8 MB/s", or why nothing limits yet.
+    pub verdict: String,
+    /// (stage, ceiling, the arithmetic behind it).
+    pub stages: Vec<(String, String, String)>,
+    pub limiting: Option<usize>,
+}
+
+fn path_limit(p: &PathAnalysis) -> PathLimit {
+    let ceiling = |c: Option<f64>| {
+        c.map_or_else(|| "not measured".into(), |v| format!("{:.1} MB/s", v / 1e6))
+    };
+    PathLimit {
+        path: p.name.clone(),
+        verdict: match p.limiting_stage {
+            Some(i) => format!(
+                "{} at {}",
+                p.stages[i].name,
+                ceiling(p.stages[i].ceiling_bytes_per_sec)
+            ),
+            None => "nothing measured on this path".into(),
+        },
+        stages: p
+            .stages
             .iter()
-            .map(|(_, v)| &v["bottleneck"])
-            .find(|b| !b.is_null())
-            .map(|b| match b {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
+            .map(|s| {
+                (
+                    s.name.clone(),
+                    ceiling(s.ceiling_bytes_per_sec),
+                    s.basis.clone(),
+                )
             })
-    })
+            .collect(),
+        limiting: p.limiting_stage,
+    }
+}
+
+/// The data paths of the newest check run among the runs, with their limits.
+pub fn bottleneck(runs: &[ReportRun]) -> Option<Vec<PathLimit>> {
+    let check = runs.iter().rev().find_map(|r| r.docs.check())?;
+    Some(check.paths.iter().map(path_limit).collect())
 }
 
 /// One chart's worth of bars: a benchmark quantity, one value per run.
@@ -141,27 +185,19 @@ pub struct BarGroup {
     pub series: Vec<(String, Vec<Option<f64>>)>,
 }
 
-/// Bars for disk bandwidth, crypto encryption speed and network throughput: categories are the
-/// workload identities, series the runs (before/after when several).
+/// Bars for every chart a bench kind declares: categories are the workloads
+/// (by the names people know: "SEQ1M Q8T1 read"), series the runs.
 pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
     let per_run: Vec<Vec<crate::compare::Metric>> =
         runs.iter().map(|r| metrics::extract(&r.docs)).collect();
     let mut groups = Vec::new();
-    for (title, prefix, quantity) in [
-        ("Disk bandwidth", "disk", "bandwidth"),
-        ("Disk IOPS", "disk", "iops"),
-        ("Encryption speed", "crypto", "encrypt"),
-        ("Network throughput sent", "net", "sent"),
-        ("Network throughput received", "net", "received"),
-        ("HTTP requests", "http", "requests/s"),
-    ] {
-        let mut categories: Vec<String> = Vec::new();
+    for chart in metrics::CHARTS.iter().flat_map(|c| c.iter()) {
+        // Categories by identity; the label is what is shown.
+        let mut categories: Vec<(&str, &str)> = Vec::new();
         for m in per_run.iter().flatten() {
-            if m.benchmark.starts_with(prefix)
-                && m.quantity == quantity
-                && !categories.contains(&m.benchmark)
+            if m.quantity == chart.quantity && !categories.iter().any(|(id, _)| *id == m.benchmark)
             {
-                categories.push(m.benchmark.clone());
+                categories.push((&m.benchmark, &m.label));
             }
         }
         if categories.is_empty() {
@@ -170,38 +206,49 @@ pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
         let series = runs
             .iter()
             .zip(&per_run)
-            .filter(|(_, ms)| ms.iter().any(|m| m.quantity == quantity))
+            .filter(|(_, ms)| ms.iter().any(|m| m.quantity == chart.quantity))
             .map(|(r, ms)| {
                 let values = categories
                     .iter()
-                    .map(|c| {
+                    .map(|(id, _)| {
                         ms.iter()
-                            .find(|m| &m.benchmark == c && m.quantity == quantity)
+                            .find(|m| m.benchmark == *id && m.quantity == chart.quantity)
                             .map(|m| m.summary.mean)
                     })
                     .collect();
                 (r.label(), values)
             })
             .collect();
-        let unit = match quantity {
-            "iops" => "IO/s",
-            "sent" | "received" => "bits/s",
-            "requests/s" => "req/s",
-            _ => "bytes/s",
-        };
         groups.push(BarGroup {
-            title: title.into(),
-            unit,
-            categories: categories.iter().map(|c| short(c)).collect(),
+            title: chart.title.into(),
+            unit: chart.unit,
+            categories: unique_labels(&categories),
             series,
         });
     }
     groups
 }
 
-/// Drops the defaults from a disk identity so chart labels stay short.
+/// Labels for the categories; two workloads with one label (same suite name,
+/// other options) get their identity's differing part appended.
+fn unique_labels(categories: &[(&str, &str)]) -> Vec<String> {
+    categories
+        .iter()
+        .map(|(id, label)| {
+            let twins = categories.iter().filter(|(_, l)| l == label).count();
+            if twins > 1 {
+                format!("{label} ({})", short(id))
+            } else {
+                label.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Drops the kind and the defaults from a disk identity.
 fn short(id: &str) -> String {
     id.split(' ')
+        .skip(1)
         .filter(|p| {
             !matches!(
                 *p,
@@ -222,44 +269,41 @@ pub struct LatencyCurve {
 pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
     let mut out = Vec::new();
     for r in runs {
-        let disk_tests = r.doc("disk").and_then(|d| d["tests"].as_array());
-        for t in disk_tests.into_iter().flatten() {
-            for dir in ["read", "write"] {
-                let Some(pcts) = t[dir]["clat_ns"]["percentile"].as_object() else {
+        for t in r.docs.disks().flat_map(|d| &d.tests) {
+            for (dir, result) in [("read", &t.read), ("write", &t.write)] {
+                let Some(clat) = result.as_ref().and_then(|d| d.clat_ns.as_ref()) else {
                     continue;
                 };
-                let mut points: Vec<(f64, f64)> = pcts
+                let mut points: Vec<(f64, f64)> = clat
+                    .percentile
                     .iter()
-                    .filter_map(|(p, v)| Some((p.parse::<f64>().ok()?, v.as_f64()?)))
+                    .filter_map(|(p, v)| Some((p.parse::<f64>().ok()?, *v as f64)))
                     .collect();
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 if points.is_empty() {
                     continue;
                 }
                 out.push(LatencyCurve {
-                    name: format!("run {} {} [{dir}]", r.id, text(&t["name"])),
+                    name: format!("run {} {} [{dir}]", r.id, t.name),
                     points,
                 });
             }
         }
-        for (kind, doc) in r.docs.iter().filter(|(k, _)| k == "net") {
-            let rr = &doc["end"]["rr"];
-            let points: Vec<(f64, f64)> = [(50.0, "p50"), (90.0, "p90"), (99.0, "p99")]
-                .iter()
-                .filter_map(|(p, key)| Some((*p, rr[format!("latency_{key}_ns")].as_f64()?)))
-                .collect();
-            if !points.is_empty() {
-                out.push(LatencyCurve {
-                    name: format!(
-                        "run {} {kind} {} {}/{} B",
-                        r.id,
-                        text(&rr["mode"]),
-                        text(&rr["request_bytes"]),
-                        text(&rr["response_bytes"])
-                    ),
-                    points,
-                });
-            }
+        for rr in r.docs.nets().filter_map(|n| n.end.rr.as_ref()) {
+            out.push(LatencyCurve {
+                name: format!(
+                    "run {} net {} {}/{} B",
+                    r.id,
+                    metrics::name_of(&rr.mode),
+                    rr.request_bytes,
+                    rr.response_bytes
+                ),
+                points: vec![
+                    (50.0, rr.latency_p50_ns as f64),
+                    (90.0, rr.latency_p90_ns as f64),
+                    (99.0, rr.latency_p99_ns as f64),
+                ],
+            });
         }
     }
     out
@@ -267,25 +311,18 @@ pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
 
 /// "N samples from A to B" for a watch run, from its stored summary.
 pub fn watch_span(r: &ReportRun) -> String {
-    let Some(doc) = r.doc("watch") else {
+    let Some(doc) = r.docs.watch() else {
         return "The watch ended without its summary (killed?); the span is that of the stored points.".into();
     };
-    let time = |k: &str| {
-        doc[k]
-            .as_f64()
-            .map_or("?".into(), |t| crate::time::rfc3339_utc(t.max(0.0) as u64))
-    };
+    let time =
+        |t: Option<f64>| t.map_or("?".into(), |t| crate::time::rfc3339_utc(t.max(0.0) as u64));
     format!(
         "{} samples{} from {} to {}, {} alerts",
-        text(&doc["samples"]),
-        if doc["replay"].as_bool() == Some(true) {
-            " (replayed trees)"
-        } else {
-            ""
-        },
-        time("first_sample_unix_s"),
-        time("last_sample_unix_s"),
-        text(&doc["alerts"])
+        doc.samples,
+        if doc.replay { " (replayed trees)" } else { "" },
+        time(doc.first_sample_unix_s),
+        time(doc.last_sample_unix_s),
+        doc.alerts
     )
 }
 
@@ -327,25 +364,24 @@ pub struct Trial {
 pub fn tune_trials(runs: &[ReportRun]) -> Vec<Trial> {
     let mut out = Vec::new();
     for r in runs {
-        let Some(d) = r.doc("tune-try") else {
-            continue;
-        };
-        let num = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
-        out.push(Trial {
-            run: r.label(),
-            setting: text(&d["change"]["setting"]),
-            old: text(&d["change"]["old"]),
-            new: text(&d["change"]["new"]),
-            workload: text(&d["workload"]),
-            metric: text(&d["metric"]["name"]),
-            unit: text(&d["metric"]["unit"]),
-            without: num(&d["baseline"]["mean"]),
-            with: num(&d["changed"]["mean"]),
-            ci: (num(&d["ci_low"]), num(&d["ci_high"])),
-            confidence_pct: num(&d["confidence"]) * 100.0,
-            kept: d["kept"] == true,
-            reason: text(&d["reason"]),
-        });
+        for d in r.docs.tune_tries() {
+            let o = &d.outcome;
+            out.push(Trial {
+                run: r.label(),
+                setting: d.change.setting.clone(),
+                old: or_unknown(d.change.old.as_ref()),
+                new: or_unknown(d.change.new.as_ref()),
+                workload: d.workload.clone(),
+                metric: d.metric.name.clone(),
+                unit: d.metric.unit.clone(),
+                without: o.baseline.mean,
+                with: o.changed.mean,
+                ci: (o.ci_low, o.ci_high),
+                confidence_pct: o.confidence * 100.0,
+                kept: d.kept,
+                reason: o.reason.clone(),
+            });
+        }
     }
     out
 }

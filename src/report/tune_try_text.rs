@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::cmd::tune_try::TryReport;
+use crate::tune::trial::TryReport;
 use crate::tune::trial::{Better, Side, Verdict};
 
 pub fn render(r: &TryReport) -> String {

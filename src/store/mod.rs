@@ -4,6 +4,7 @@
 //! Opening never changes a database it does not understand: a damaged file or
 //! one written by a newer nastune is an error that says what to do.
 
+pub mod doc;
 mod migrations;
 pub mod tune;
 mod watch;
@@ -12,8 +13,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+pub use doc::{DecodeError, Doc, DocKind, Document, RunDocs, RunKind};
 pub use migrations::LATEST_VERSION;
 pub use watch::{MAX_WATCH_POINTS, Pruned};
 
@@ -45,8 +47,14 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
-    #[error("run {0} not found in the store")]
+    #[error("run {0} not found in the store: 'nastune history list' shows the stored ids")]
     NoSuchRun(i64),
+    #[error("run {run} in '{}': {source}", path.display())]
+    Decode {
+        path: PathBuf,
+        run: i64,
+        source: DecodeError,
+    },
 }
 
 /// Where the database lives when `--db` is not given:
@@ -67,7 +75,7 @@ pub fn default_path() -> Result<PathBuf, StoreError> {
 pub type RunId = i64;
 
 /// One stored run.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunRecord {
     pub id: RunId,
     pub kind: String,
@@ -171,13 +179,18 @@ impl Store {
     }
 
     /// Starts a run and returns its id; finish it with [`Store::finish_run`].
-    pub fn begin_run(&self, kind: &str, host_id: &str, command: &str) -> Result<RunId, StoreError> {
+    pub fn begin_run(
+        &self,
+        kind: RunKind,
+        host_id: &str,
+        command: &str,
+    ) -> Result<RunId, StoreError> {
         self.conn
             .execute(
                 "INSERT INTO runs (kind, started_unix, status, host_id, tool_version, command) \
                  VALUES (?1, ?2, 'running', ?3, ?4, ?5)",
                 params![
-                    kind,
+                    kind.as_str(),
                     crate::time::now_unix() as i64,
                     host_id,
                     env!("CARGO_PKG_VERSION"),
@@ -202,25 +215,53 @@ impl Store {
         Ok(())
     }
 
-    /// Stores a JSON document (a snapshot, a measurement) under a run.
-    pub fn save_document<T: Serialize>(
-        &self,
-        run: RunId,
-        kind: &str,
-        schema_version: u32,
-        doc: &T,
-    ) -> Result<(), StoreError> {
+    /// Stores a typed document under a run.
+    pub fn save<D: Document>(&self, run: RunId, doc: &D) -> Result<(), StoreError> {
         let body = serde_json::to_string(doc).map_err(|e| StoreError::Sql {
             path: self.path.clone(),
             source: rusqlite::Error::ToSqlConversionFailure(Box::new(e)),
         })?;
+        self.insert_document(run, D::KIND, D::VERSION, &body)
+    }
+
+    /// Stores an already decoded document (an imported run's).
+    pub fn save_doc(&self, run: RunId, doc: &Doc) -> Result<(), StoreError> {
+        let (version, body) = doc.encode().map_err(|e| StoreError::Sql {
+            path: self.path.clone(),
+            source: rusqlite::Error::ToSqlConversionFailure(Box::new(e)),
+        })?;
+        self.insert_document(run, doc.kind(), version, &body)
+    }
+
+    fn insert_document(
+        &self,
+        run: RunId,
+        kind: DocKind,
+        version: u32,
+        body: &str,
+    ) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "INSERT INTO documents (run_id, kind, schema_version, body) VALUES (?1, ?2, ?3, ?4)",
-                params![run, kind, schema_version, body],
+                params![run, kind.as_str(), version, body],
             )
             .map_err(|e| self.sql_err(e))?;
         Ok(())
+    }
+
+    /// Every document of a run, decoded into its type.
+    pub fn load(&self, run: RunId) -> Result<RunDocs, StoreError> {
+        let mut out = Vec::new();
+        for (kind, version, body) in self.documents(run)? {
+            out.push(
+                Doc::decode(&kind, version, &body).map_err(|source| StoreError::Decode {
+                    path: self.path.clone(),
+                    run,
+                    source,
+                })?,
+            );
+        }
+        Ok(RunDocs(out))
     }
 
     pub fn run(&self, id: RunId) -> Result<RunRecord, StoreError> {
@@ -246,7 +287,7 @@ impl Store {
     }
 
     /// Runs of one kind (or all), newest first.
-    pub fn runs_of(&self, kind: Option<&str>, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
+    pub fn runs_of(&self, kind: Option<RunKind>, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
         let mut stmt = self
             .conn
             .prepare(
@@ -255,7 +296,7 @@ impl Store {
             )
             .map_err(|e| self.sql_err(e))?;
         let rows = stmt
-            .query_map(params![kind, limit], row_to_run)
+            .query_map(params![kind.map(RunKind::as_str), limit], row_to_run)
             .map_err(|e| self.sql_err(e))?;
         rows.collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.sql_err(e))
@@ -316,10 +357,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("sub/n.db");
         let store = Store::open(&db).unwrap();
-        let id = store.begin_run("probe", "abc", "nastune probe").unwrap();
-        store
-            .save_document(id, "snapshot", 1, &serde_json::json!({"a": 1}))
+        let id = store
+            .begin_run(RunKind::Probe, "abc", "nastune probe")
             .unwrap();
+        let w = crate::watch::RunSummary::new("abc", false);
+        store.save(id, &w).unwrap();
         store.finish_run(id, "ok").unwrap();
         drop(store);
         let store = Store::open(&db).unwrap();
@@ -327,11 +369,13 @@ mod tests {
         assert_eq!(run.kind, "probe");
         assert_eq!(run.status, "ok");
         let docs = store.documents(id).unwrap();
-        assert_eq!(docs, vec![("snapshot".into(), 1, "{\"a\":1}".into())]);
+        assert_eq!(docs.len(), 1);
+        assert_eq!((docs[0].0.as_str(), docs[0].1), ("watch", 1));
+        assert_eq!(store.load(id).unwrap().watch(), Some(&w));
         assert!(matches!(store.run(999), Err(StoreError::NoSuchRun(999))));
-        let other = store.begin_run("bench-disk", "abc", "x").unwrap();
+        let other = store.begin_run(RunKind::BenchDisk, "abc", "x").unwrap();
         assert_eq!(store.runs_of(None, 10).unwrap().len(), 2);
-        assert_eq!(store.runs_of(Some("probe"), 10).unwrap()[0].id, id);
+        assert_eq!(store.runs_of(Some(RunKind::Probe), 10).unwrap()[0].id, id);
         assert!(store.delete_run(id).unwrap());
         assert!(!store.delete_run(id).unwrap());
         assert!(store.documents(id).unwrap().is_empty(), "documents cascade");

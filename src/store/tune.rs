@@ -3,12 +3,12 @@
 //! `synchronous = FULL`, so an entry is on disk before the write it describes.
 
 use rusqlite::{OptionalExtension, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Store, StoreError};
 
 /// One `tune apply`: its id is the id of its run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {
     pub id: i64,
     /// The tree the session wrote to ("/" on the live system).
@@ -241,12 +241,13 @@ fn row_to_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<EntryRecord> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::RunKind;
 
     #[test]
     fn sessions_and_entries_round_trip() {
         let d = tempfile::tempdir().unwrap();
         let s = Store::open(&d.path().join("db")).unwrap();
-        let run = s.begin_run("tune", "h", "x").unwrap();
+        let run = s.begin_run(RunKind::Tune, "h", "x").unwrap();
         s.tune_begin_session(run, "/tmp/t", Some(12.5)).unwrap();
         let e = NewEntry {
             seq: 1,

@@ -171,6 +171,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::RunKind;
 
     #[test]
     fn series_round_trip_and_replace() {
@@ -208,7 +209,7 @@ mod tests {
     fn points_round_trip_ordered_and_go_with_their_run() {
         let d = tempfile::tempdir().unwrap();
         let mut s = Store::open(&d.path().join("db")).unwrap();
-        let run = s.begin_run("watch", "h", "x").unwrap();
+        let run = s.begin_run(RunKind::Watch, "h", "x").unwrap();
         s.save_watch_points(
             run,
             &[
@@ -239,7 +240,7 @@ mod tests {
     fn prune_by_age_then_by_count() {
         let d = tempfile::tempdir().unwrap();
         let mut s = Store::open(&d.path().join("db")).unwrap();
-        let run = s.begin_run("watch", "h", "x").unwrap();
+        let run = s.begin_run(RunKind::Watch, "h", "x").unwrap();
         let pts: Vec<WatchPoint> = (0..10).map(|i| point("a", f64::from(i), vec![])).collect();
         s.save_watch_points(run, &pts).unwrap();
         s.save_watch_series(

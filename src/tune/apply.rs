@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::action::{
     Action, WriteError, read_current, read_entry, write_file, write_netdev, write_runtime,
@@ -53,7 +53,7 @@ pub enum ApplyError {
     Rollback(#[from] RollbackError),
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Applied {
     pub session: i64,
     pub written: usize,

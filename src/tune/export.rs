@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::advise::Change;
 use crate::report::advise_text;
@@ -21,7 +21,7 @@ pub const TUNED_FILE: &str = "nastune/tuned.conf";
 pub const ANSIBLE_FILE: &str = "nastune-tasks.yml";
 const SMB_CONF: &str = "/etc/samba/smb.conf";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ExportFormat {
     /// A sysctl.d drop-in (sysctl settings only)
@@ -35,7 +35,7 @@ pub enum ExportFormat {
 }
 
 /// One file to write, relative to wherever the user wants it (`/` to install).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportFile {
     pub path: PathBuf,
     pub contents: String,

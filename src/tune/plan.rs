@@ -2,7 +2,7 @@
 //! setting, its value now and after, why, its risk, whether it is applied or
 //! skipped and why, and the writes (steps) that apply it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::action::netdev_path;
 use super::action::{Action, Step, check_relative, read_current, selected_value};
@@ -35,14 +35,14 @@ pub struct Source {
     pub change: Change,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Apply,
     Skip,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanItem {
     /// 1-based position in the plan.
     pub item: usize,
@@ -82,7 +82,7 @@ enum Persist {
 }
 
 /// One owned file the plan writes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FilePlan {
     pub path: String,
     pub existed: bool,
@@ -92,7 +92,10 @@ pub struct FilePlan {
     pub content: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// Version of the tune documents (`tune plan --json`, `tune-plan`, `tune-try`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
     pub items: Vec<PlanItem>,
     pub files: Vec<FilePlan>,
@@ -182,13 +185,13 @@ pub fn select(
         ids.is_empty() && !has_sets
             || ids
                 .iter()
-                .any(|id| id == findings[i].rule_id || id.parse() == Ok(i + 1))
+                .any(|id| *id == findings[i].rule_id || id.parse() == Ok(i + 1))
     };
     for id in ids {
         let known = findings
             .iter()
             .enumerate()
-            .any(|(i, f)| id == f.rule_id || id.parse() == Ok(i + 1));
+            .any(|(i, f)| *id == f.rule_id || id.parse() == Ok(i + 1));
         if !known {
             return Err(PlanError::NoSuchId(id.clone()));
         }
@@ -744,6 +747,11 @@ fn skip_all(items: &mut [PlanItem], belongs: &dyn Fn(&PlanItem) -> bool, reason:
             i.reason = Some(reason.to_string());
         }
     }
+}
+
+impl crate::store::Document for Plan {
+    const KIND: crate::store::DocKind = crate::store::DocKind::TunePlan;
+    const VERSION: u32 = SCHEMA_VERSION;
 }
 
 #[cfg(test)]

@@ -5,12 +5,12 @@
 
 use std::process::Command;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::plan::{Plan, Status};
 use crate::advise::Change;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reload {
     /// The command line, as a person would type it.
     pub command: Vec<String>,

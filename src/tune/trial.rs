@@ -12,12 +12,12 @@ pub mod workload;
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::stats::{Summary, welch};
 
 /// Which way of the metric is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Better {
     /// Throughput, IOPS.
@@ -77,14 +77,14 @@ pub enum PlanError {
 }
 
 /// One side of a trial: without the change (A, baseline) or with it (B).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     Baseline,
     Changed,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The change is applied and stays.
@@ -94,10 +94,13 @@ pub enum Verdict {
 }
 
 /// What a trial measured and decided.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrialOutcome {
     /// Every measurement in the order taken (JSON: `{"side", "value"}` objects).
-    #[serde(serialize_with = "runs_as_objects")]
+    #[serde(
+        serialize_with = "runs_as_objects",
+        deserialize_with = "runs_from_objects"
+    )]
     pub runs: Vec<(Side, f64)>,
     pub baseline: Summary,
     pub changed: Summary,
@@ -114,13 +117,19 @@ pub struct TrialOutcome {
     pub reason: String,
 }
 
+#[derive(Serialize, Deserialize)]
+struct Run {
+    side: Side,
+    value: f64,
+}
+
 fn runs_as_objects<S: serde::Serializer>(runs: &[(Side, f64)], s: S) -> Result<S::Ok, S::Error> {
-    #[derive(Serialize)]
-    struct Run {
-        side: Side,
-        value: f64,
-    }
     s.collect_seq(runs.iter().map(|&(side, value)| Run { side, value }))
+}
+
+fn runs_from_objects<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(Side, f64)>, D::Error> {
+    let runs: Vec<Run> = Deserialize::deserialize(d)?;
+    Ok(runs.into_iter().map(|r| (r.side, r.value)).collect())
 }
 
 /// Which step of the trial failed, and whether the system is back as it was.
@@ -399,6 +408,36 @@ fn signed_pct(p: Option<f64>) -> String {
         Some(p) => format!("{p:.1} %"),
         None => "baseline 0".into(),
     }
+}
+
+/// The `tune-try` document: the change, every run, the interval, the verdict.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TryReport {
+    pub change: crate::tune::plan::PlanItem,
+    pub workload: String,
+    pub metric: workload::StoredMetric,
+    pub runs_per_side: u32,
+    /// Length of one run.
+    pub runtime_ms: u64,
+    /// The unused warm-up run before the first baseline run.
+    pub warmup_value: f64,
+    /// Runs taken in ABBA blocks (always: a runtime value can be switched freely).
+    pub alternate: bool,
+    /// The journal session that applied the change.
+    pub session: i64,
+    /// Every run, the two sides' summaries, the interval and the verdict.
+    #[serde(flatten)]
+    pub outcome: TrialOutcome,
+    pub min_gain_pct: f64,
+    /// Whether the change is in place now.
+    pub kept: bool,
+    /// The setting's runtime value after the trial.
+    pub final_value: Option<String>,
+}
+
+impl crate::store::Document for TryReport {
+    const KIND: crate::store::DocKind = crate::store::DocKind::TuneTry;
+    const VERSION: u32 = crate::tune::plan::SCHEMA_VERSION;
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::counter::{Observation, Tracker};
 use super::sample::Gauge;
@@ -35,7 +35,7 @@ impl Default for AlertConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Alert {
     #[serde(rename = "type")]
     pub kind: &'static str,

@@ -21,7 +21,7 @@ pub const MAX_EVENTS: usize = 256;
 pub const MAX_SERIES: usize = 4096;
 
 /// What one new value means next to the last one of its series.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "step")]
 pub enum Step {
     /// The first value of a series: the baseline.
@@ -130,7 +130,7 @@ impl SeriesState {
 }
 
 /// One reading after tracking.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
     pub series: String,
     #[serde(flatten)]

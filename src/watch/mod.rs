@@ -16,7 +16,7 @@ pub mod thermal;
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use alert::{Alert, AlertConfig, Alerter};
 use counter::{Observation, SeriesState, Step, Tracker};
@@ -25,7 +25,7 @@ use sample::{Gauge, Sample};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// What one sample changed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SampleReport {
     #[serde(rename = "type")]
     pub kind: &'static str,
@@ -46,10 +46,10 @@ pub struct SampleReport {
 
 /// The `watch` document stored with a watch run: the span the run's counter
 /// points cover, so a series that moved late is still drawn from the start.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
     pub schema_version: u32,
-    pub tool_version: &'static str,
+    pub tool_version: String,
     pub host_id: String,
     /// Samples came from captured trees (`--replay`), not the live system.
     pub replay: bool,
@@ -63,7 +63,7 @@ impl RunSummary {
     pub fn new(host_id: &str, replay: bool) -> Self {
         RunSummary {
             schema_version: SCHEMA_VERSION,
-            tool_version: env!("CARGO_PKG_VERSION"),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
             host_id: host_id.to_string(),
             replay,
             samples: 0,
@@ -215,4 +215,9 @@ fn disk_gauges(readings: &[sample::Reading], obs: &[(&'static str, Observation)]
         }
     }
     out
+}
+
+impl crate::store::Document for RunSummary {
+    const KIND: crate::store::DocKind = crate::store::DocKind::Watch;
+    const VERSION: u32 = SCHEMA_VERSION;
 }

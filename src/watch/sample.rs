@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::thermal;
 use crate::bench::diskstats;
@@ -38,7 +38,7 @@ impl Reading {
 }
 
 /// A value that goes up and down.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Gauge {
     pub metric: &'static str,
     #[serde(skip)]

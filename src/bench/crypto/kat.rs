@@ -3,7 +3,7 @@
 //! (`nastune bench crypto --self-test`). A benchmark of a cipher that computes
 //! the wrong thing is worthless, so the same vectors guard both.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 use super::afalg::{self, Direction};
@@ -11,7 +11,7 @@ use super::kdf::Prf;
 use super::kernel;
 use super::userspace::{self, UserCipher};
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Verdict {
     Pass,
@@ -19,7 +19,7 @@ pub enum Verdict {
     Skip { reason: String },
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct KatOutcome {
     /// `user space` or `kernel (AF_ALG)`.
     pub path: String,

@@ -310,6 +310,11 @@ fn user_point(
     })
 }
 
+impl crate::store::Document for CryptoReport {
+    const KIND: crate::store::DocKind = crate::store::DocKind::Crypto;
+    const VERSION: u32 = SCHEMA_VERSION;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,11 +6,11 @@
 
 use std::io;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::buffers::Buffers;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Caps {
     /// Keeps several I/Os in flight; sync engines run at depth 1.
     pub queues: bool,
@@ -45,7 +45,7 @@ pub trait Engine {
     fn sync(&mut self, data_only: bool) -> io::Result<()>;
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
     /// Linux io_uring: batched submission, registered buffers

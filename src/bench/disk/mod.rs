@@ -20,7 +20,7 @@ pub mod writecache;
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::bench::cpu::CpuUsage;
 use crate::bench::diskstats::{Layer, LayerIo};
@@ -32,7 +32,7 @@ pub use workload::{Rw, Workload};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Latency summary with fio's field names (`N`, `percentile` keyed "99.900000").
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyStats {
     pub min: u64,
     pub max: u64,
@@ -66,7 +66,7 @@ impl LatencyStats {
 }
 
 /// One direction (read or write) of a test, with fio's names.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DirResult {
     pub io_bytes: u64,
     pub total_ios: u64,
@@ -77,20 +77,20 @@ pub struct DirResult {
     pub clat_ns: Option<LatencyStats>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SyncResult {
     pub total_syncs: u64,
     pub lat_ns: Option<LatencyStats>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PassSummary {
     pub bw_bytes: f64,
     pub iops: f64,
 }
 
 /// How much repeated passes (`--loops`) differed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     pub passes: Vec<PassSummary>,
     pub bw_min: f64,
@@ -100,7 +100,7 @@ pub struct Spread {
     pub bw_stddev_pct: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TestStatus {
     Ok,
@@ -109,7 +109,7 @@ pub enum TestStatus {
     Interrupted,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestResult {
     pub name: String,
     pub status: TestStatus,
@@ -166,27 +166,32 @@ impl TestResult {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EngineInfo {
-    pub name: &'static str,
-    pub requested: Option<&'static str>,
+    pub name: String,
+    pub requested: Option<String>,
     /// Why the engine differs from the default, e.g. io_uring fell back to psync.
     pub note: Option<String>,
 }
 
 /// The whole `bench disk` document.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DiskBench {
     pub schema_version: u32,
-    pub tool_version: &'static str,
+    pub tool_version: String,
     pub timestamp: String,
     pub timestamp_unix: u64,
     pub host_id: String,
-    pub target: target::Target,
+    pub target: target::TargetInfo,
     /// The block stack under the target, top first.
     pub layers: Vec<Layer>,
     pub engine: EngineInfo,
-    pub suite: Option<&'static str>,
+    pub suite: Option<String>,
     pub tests: Vec<TestResult>,
     pub interrupted: bool,
+}
+
+impl crate::store::Document for DiskBench {
+    const KIND: crate::store::DocKind = crate::store::DocKind::Disk;
+    const VERSION: u32 = SCHEMA_VERSION;
 }

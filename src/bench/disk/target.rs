@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::buffers::Buffers;
 use super::safety::{self, SafetyError};
@@ -16,7 +16,7 @@ use crate::root::Root;
 /// Default temporary file: 1 GiB, or half the free space if that is less.
 pub const DEFAULT_TEMP_BYTES: u64 = 1 << 30;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TargetKind {
     TempFile,
@@ -42,8 +42,9 @@ pub enum TargetError {
     Safety(#[from] SafetyError),
 }
 
-#[derive(Debug, Serialize)]
-pub struct Target {
+/// What the bench runs against, as the run's document says it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
     pub path: PathBuf,
     pub kind: TargetKind,
     pub size_bytes: u64,
@@ -53,10 +54,13 @@ pub struct Target {
     pub memory_align_bytes: u32,
     /// The block device the target is on (or is), when there is one.
     pub device: Option<String>,
-    #[serde(skip)]
+}
+
+#[derive(Debug)]
+pub struct Target {
+    info: TargetInfo,
     remove_on_drop: bool,
     /// A written device stays claimed (O_EXCL) for the whole run.
-    #[serde(skip)]
     _claim: Option<safety::Claim>,
 }
 
@@ -187,12 +191,14 @@ pub fn open(
         };
         let lbs = block_size_ioctl(&file).unwrap_or(512);
         return Ok(Target {
-            path: path.to_path_buf(),
-            kind: TargetKind::BlockDevice,
-            size_bytes,
-            logical_block_bytes: lbs,
-            memory_align_bytes: lbs.max(4096),
-            device: name,
+            info: TargetInfo {
+                path: path.to_path_buf(),
+                kind: TargetKind::BlockDevice,
+                size_bytes,
+                logical_block_bytes: lbs,
+                memory_align_bytes: lbs.max(4096),
+                device: name,
+            },
             remove_on_drop: false,
             _claim: claim,
         });
@@ -240,12 +246,14 @@ pub fn open(
         });
     };
     let mut target = Target {
-        path: file_path,
-        kind,
-        size_bytes,
-        logical_block_bytes: 512,
-        memory_align_bytes: 4096,
-        device,
+        info: TargetInfo {
+            path: file_path,
+            kind,
+            size_bytes,
+            logical_block_bytes: 512,
+            memory_align_bytes: 4096,
+            device,
+        },
         remove_on_drop: false,
         _claim: None,
     };
@@ -279,8 +287,8 @@ pub fn open(
         .and_then(|d| sysfs_block_size(root, d))
         .unwrap_or(512);
     let (off_align, mem_align) = dio_alignment(&target.path).unwrap_or((fallback, 4096));
-    target.logical_block_bytes = off_align;
-    target.memory_align_bytes = mem_align.max(4096);
+    target.info.logical_block_bytes = off_align;
+    target.info.memory_align_bytes = mem_align.max(4096);
     Ok(target)
 }
 
@@ -314,7 +322,19 @@ fn lay_out_from(file: &File, from: u64, size: u64) -> io::Result<()> {
     file.sync_all()
 }
 
+impl std::ops::Deref for Target {
+    type Target = TargetInfo;
+
+    fn deref(&self) -> &TargetInfo {
+        &self.info
+    }
+}
+
 impl Target {
+    pub fn info(&self) -> TargetInfo {
+        self.info.clone()
+    }
+
     /// Opens the target for one job.
     pub fn open_for_io(&self, direct: bool, write: bool) -> io::Result<File> {
         let mut o = OpenOptions::new();

@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Upper bound of the buffer pool (iodepth × bs × numjobs): a 128 MiB box must
 /// keep room for the page cache the benchmark is measuring.
 pub const MAX_POOL_BYTES: u64 = 64 * 1024 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
     Read,
@@ -53,7 +53,7 @@ impl Rw {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Workload {
     pub rw: Rw,
     pub rwmixread: u8,
@@ -61,9 +61,9 @@ pub struct Workload {
     pub iodepth: u32,
     pub numjobs: u32,
     pub direct: bool,
-    #[serde(serialize_with = "as_millis")]
+    #[serde(serialize_with = "as_millis", deserialize_with = "from_millis")]
     pub runtime: Duration,
-    #[serde(serialize_with = "as_millis")]
+    #[serde(serialize_with = "as_millis", deserialize_with = "from_millis")]
     pub ramp_time: Duration,
     /// fsync after every N writes (0: never).
     pub fsync: u32,
@@ -73,8 +73,32 @@ pub struct Workload {
     pub verify: bool,
 }
 
+impl Workload {
+    /// The fields that define "the same test", e.g. `disk rw=read bs=65536
+    /// iodepth=1 ...`; runtime and ramp time only change how long it was measured.
+    pub fn identity(&self) -> String {
+        let rw = crate::compare::metrics::name_of(&self.rw);
+        format!(
+            "disk rw={rw} bs={} iodepth={} numjobs={} direct={} rwmixread={} fsync={} fdatasync={} end_fsync={} verify={}",
+            self.bs,
+            self.iodepth,
+            self.numjobs,
+            self.direct,
+            self.rwmixread,
+            self.fsync,
+            self.fdatasync,
+            self.end_fsync,
+            self.verify
+        )
+    }
+}
+
 fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_millis() as u64)
+}
+
+fn from_millis<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    u64::deserialize(d).map(Duration::from_millis)
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]

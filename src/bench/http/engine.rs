@@ -22,7 +22,9 @@ use super::tls::{self, TlsInfo};
 use crate::bench::histogram::Histogram;
 
 /// How requests map to connections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ConnMode {
     /// Many requests per connection (HTTP/1.1 keep-alive).

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustls::pki_types::ServerName;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use engine::ConnMode;
 use engine::{ErrorKind, ThreadPlan, ThreadResult};
@@ -44,7 +44,7 @@ pub enum HttpError {
 }
 
 /// Everything one measurement needs; the same for both URLs of a comparison.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Settings {
     pub threads: u32,
     pub connections: u32,
@@ -60,7 +60,7 @@ pub struct Settings {
 }
 
 /// The measurement of one URL in one connection mode.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     pub url: String,
     pub address: String,
@@ -92,7 +92,7 @@ pub struct RunResult {
 /// (its intended send time with --rate; including connect and handshake when
 /// the mode opens a connection per request) to the last byte of the response;
 /// `ttfb_ns` from the request's first byte sent to the response's first byte.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Latency {
     pub connect_ns: Option<LatencyStats>,
     pub tls_handshake_ns: Option<LatencyStats>,
@@ -101,7 +101,7 @@ pub struct Latency {
 }
 
 /// What the load generator itself cost (getrusage over the whole run).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CpuCost {
     pub process_user_ns: u64,
     pub process_sys_ns: u64,
@@ -110,7 +110,7 @@ pub struct CpuCost {
 }
 
 /// The same mode against two URLs: how much slower the second is.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
     pub mode: ConnMode,
     pub base_url: String,
@@ -121,7 +121,7 @@ pub struct Comparison {
     pub slowdown_factor: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HttpReport {
     pub schema_version: u32,
     pub tool_version: String,
@@ -327,4 +327,9 @@ pub fn compare(runs: &[RunResult], base_url: &str, other_url: &str) -> Vec<Compa
         }
     }
     out
+}
+
+impl crate::store::Document for HttpReport {
+    const KIND: crate::store::DocKind = crate::store::DocKind::Http;
+    const VERSION: u32 = SCHEMA_VERSION;
 }

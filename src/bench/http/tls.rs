@@ -10,7 +10,7 @@ use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::root::Root;
 
@@ -31,9 +31,10 @@ pub enum TlsSetupError {
 }
 
 /// Where trust comes from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub enum Trust {
     /// The system roots under `root`'s /etc/ssl/certs.
+    #[default]
     System,
     /// Only the certificates in this PEM file.
     CaFile(std::path::PathBuf),
@@ -157,7 +158,7 @@ impl ServerCertVerifier for AcceptAnyCert {
 }
 
 /// What one handshake negotiated.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TlsInfo {
     pub version: String,
     pub cipher_suite: String,

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Better;
 use super::buffered::BufferedRead;
@@ -23,7 +23,7 @@ use crate::bench::disk::{Rw, TestStatus, Workload};
 use crate::bench::diskstats::{self, Layer};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadKind {
     /// 1 MiB sequential reads at queue depth 8: MiB/s.
@@ -97,8 +97,26 @@ pub struct Metric {
     pub better: Better,
 }
 
+/// A [`Metric`] as stored in a `tune-try` document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredMetric {
+    pub name: String,
+    pub unit: String,
+    pub better: Better,
+}
+
+impl From<Metric> for StoredMetric {
+    fn from(m: Metric) -> Self {
+        StoredMetric {
+            name: m.name.to_string(),
+            unit: m.unit.to_string(),
+            better: m.better,
+        }
+    }
+}
+
 /// A workload on a path, as written on the command line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrialWorkload {
     pub kind: WorkloadKind,
     pub path: PathBuf,

@@ -1,0 +1,29 @@
+//! The `check` document: what `nastune check` measured, the path analysis and
+//! the findings, as one typed document.
+
+use serde::{Deserialize, Serialize};
+
+use super::Finding;
+use super::bottleneck::{Measurements, PathAnalysis};
+
+/// Version of the `check` document (`check --json`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckDoc {
+    pub schema_version: u32,
+    pub tool_version: String,
+    pub host_id: String,
+    pub timestamp: String,
+    pub elapsed_secs: f64,
+    pub measurements: Measurements,
+    /// Why a measurement is missing (skipped, failed).
+    pub not_measured: Vec<String>,
+    pub paths: Vec<PathAnalysis>,
+    pub findings: Vec<Finding>,
+}
+
+impl crate::store::Document for CheckDoc {
+    const KIND: crate::store::DocKind = crate::store::DocKind::Check;
+    const VERSION: u32 = SCHEMA_VERSION;
+}
