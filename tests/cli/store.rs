@@ -196,6 +196,16 @@ fn a_read_only_store_lists_history_and_refuses_to_save_clearly() {
     let o = probe(&[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let before = std::fs::read(&db).unwrap();
+    // The same store as a nastune with schema 1 left it: reading it needs an upgrade.
+    let old = store.join("old.db");
+    std::fs::copy(&db, &old).unwrap();
+    rusqlite::Connection::open(&old)
+        .unwrap()
+        .execute_batch(
+            "DROP TABLE watch_points; DROP TABLE watch_series; DROP TABLE tune_entries; \
+             DROP TABLE tune_sessions; PRAGMA user_version = 1; PRAGMA journal_mode = DELETE;",
+        )
+        .unwrap();
 
     // Without root, file modes are enough; as root they are bypassed.
     let guard = if crate::tune::is_root() {
@@ -220,6 +230,18 @@ fn a_read_only_store_lists_history_and_refuses_to_save_clearly() {
     assert!(o.status.success(), "{}", stderr(&o));
     let o = read(&["report", "1", "--markdown", "-"]);
     assert!(o.status.success(), "{}", stderr(&o));
+
+    let o = nastune()
+        .args(["history", "list", "--db"])
+        .arg(&old)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("has schema 1 from an older nastune and is read-only"),
+        "{}",
+        stderr(&o)
+    );
 
     let o = probe(&[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
