@@ -34,7 +34,7 @@ pub struct CompareArgs {
 }
 
 pub fn run(args: &CompareArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
-    let Some(store) = super::open_store(global)? else {
+    let Some(store) = super::open_store_to_read(global)? else {
         bail!("'compare' reads the store; drop --no-store");
     };
     let docs_a = load_documents(&store, args.a)?;

@@ -9,7 +9,12 @@ use crate::cli::{GlobalArgs, HistoryCommand};
 use crate::store::{RunRecord, Store};
 
 pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
-    let Some(store) = super::open_store(global)? else {
+    // Only `rm` writes; listing and showing work on a read-only store.
+    let store = match cmd {
+        HistoryCommand::Rm(_) => super::open_store(global)?,
+        _ => super::open_store_to_read(global)?,
+    };
+    let Some(store) = store else {
         bail!("'history' reads the store; drop --no-store");
     };
     let out = match cmd {

@@ -45,16 +45,27 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Opens the store named by `--db` (or the default), or `None` with `--no-store`.
+/// Opens the store named by `--db` (or the default) for writing, or `None`
+/// with `--no-store`.
 pub fn open_store(global: &GlobalArgs) -> Result<Option<Store>, StoreError> {
+    store_path(global)?.map(|p| Store::open(&p)).transpose()
+}
+
+/// Like [`open_store`] for a command that only reads: a read-only store works.
+pub fn open_store_to_read(global: &GlobalArgs) -> Result<Option<Store>, StoreError> {
+    store_path(global)?
+        .map(|p| Store::open_read_only(&p))
+        .transpose()
+}
+
+fn store_path(global: &GlobalArgs) -> Result<Option<std::path::PathBuf>, StoreError> {
     if global.no_store {
         return Ok(None);
     }
-    let path = match &global.db {
-        Some(p) => p.clone(),
-        None => crate::store::default_path()?,
-    };
-    Store::open(&path).map(Some)
+    match &global.db {
+        Some(p) => Ok(Some(p.clone())),
+        None => crate::store::default_path().map(Some),
+    }
 }
 
 /// Stores a probe snapshot with a bench run, so `compare` can show which

@@ -37,7 +37,7 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: &ReportArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
-    let Some(store) = super::open_store(global)? else {
+    let Some(store) = super::open_store_to_read(global)? else {
         bail!("'report' reads the store; drop --no-store");
     };
     let ids = if args.runs.is_empty() {

@@ -5,10 +5,11 @@ use std::path::Path;
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::identify::APPLICATION_ID;
 use super::{StoreError, classify};
 
 /// Migration N (1-based) is `MIGRATIONS[N - 1]`. Append only; never edit a shipped one.
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     // 1: runs and their JSON documents.
     "CREATE TABLE runs (
         id INTEGER PRIMARY KEY,
@@ -82,6 +83,18 @@ const MIGRATIONS: &[&str] = &[
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// The tables a database at `version` has: every `CREATE TABLE` of the
+/// migrations up to it, read from their text so the list cannot drift.
+pub fn tables_at(version: i64) -> Vec<&'static str> {
+    let upto = usize::try_from(version).unwrap_or(0);
+    MIGRATIONS
+        .iter()
+        .take(upto)
+        .flat_map(|sql| sql.split("CREATE TABLE ").skip(1))
+        .filter_map(|rest| rest.split(|c: char| c.is_whitespace() || c == '(').next())
+        .collect()
+}
+
 pub fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let err = |e| classify(path, e);
     // IMMEDIATE takes the write lock before reading the version, so two processes
@@ -92,10 +105,56 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let current: i64 = tx
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(err)?;
+    // A new database, or one from before the application_id existed, gets it
+    // here, in the same transaction as its tables.
+    let app: i32 = tx
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(err)?;
+    if app != APPLICATION_ID {
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(err)?;
+    }
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(current.max(0) as usize) {
         tx.execute_batch(sql).map_err(err)?;
         tx.pragma_update(None, "user_version", index as i64 + 1)
             .map_err(err)?;
     }
     tx.commit().map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_at_each_version_are_what_sqlite_has() {
+        let conn = Connection::open_in_memory().unwrap();
+        for version in 1..=LATEST_VERSION {
+            conn.execute_batch(MIGRATIONS[version as usize - 1])
+                .unwrap();
+            let mut have: Vec<String> = conn
+                .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            have.sort();
+            let mut want = tables_at(version);
+            want.sort_unstable();
+            assert_eq!(have, want, "version {version}");
+        }
+        assert!(tables_at(0).is_empty());
+        assert!(tables_at(-1).is_empty());
+    }
+
+    #[test]
+    fn migrating_stamps_the_application_id() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        let app: i32 = conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(app, APPLICATION_ID);
+    }
 }

@@ -5,6 +5,7 @@
 //! one written by a newer nastune is an error that says what to do.
 
 pub mod doc;
+pub mod identify;
 mod migrations;
 pub mod tune;
 mod watch;
@@ -12,10 +13,14 @@ mod watch;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use std::io::Read;
+
+use rusqlite::ffi::ErrorCode;
+use rusqlite::{Connection, MAIN_DB, OpenFlags, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 pub use doc::{DecodeError, Doc, DocKind, Document, RunDocs, RunKind};
+use identify::Identity;
 pub use migrations::LATEST_VERSION;
 pub use watch::{MAX_WATCH_POINTS, Pruned};
 
@@ -34,6 +39,35 @@ pub enum StoreError {
         path: PathBuf,
         found: i64,
         known: i64,
+    },
+    #[error(
+        "'{}' is not a nastune database ({why}); nothing was changed: pass --db with a nastune database or a new file",
+        path.display()
+    )]
+    Foreign { path: PathBuf, why: String },
+    #[error(
+        "'{}' carries nastune's application_id but schema version '{found}', which no nastune writes; nothing was changed: move it aside or pass --db PATH",
+        path.display()
+    )]
+    BadVersion { path: PathBuf, found: i64 },
+    #[error(
+        "'{}' cannot be written (the file or its directory is read-only) and this command saves to the store: make it writable, pass --db PATH or --no-store",
+        path.display()
+    )]
+    ReadOnly { path: PathBuf },
+    #[error(
+        "'{}' has schema {found} from an older nastune and is read-only; this one reads schema {known}: open it once with write access (e.g. 'nastune history list') to upgrade it",
+        path.display()
+    )]
+    NeedsUpgrade {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    #[error("cannot read '{}'", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
     },
     #[error("cannot create the database directory '{}'", path.display())]
     CreateDir {
@@ -93,26 +127,94 @@ pub struct Store {
 }
 
 impl Store {
+    /// Opens the store for a command that saves: the file is identified
+    /// read-only first, and only a nastune database (or a new, empty one) is then
+    /// opened for writing, switched to WAL and migrated.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if inspect(path)?.is_none()
+            && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
                 path: dir.to_path_buf(),
                 source,
             })?;
         }
-        let sql = |source| StoreError::Sql {
-            path: path.to_path_buf(),
-            source,
+        Store::open_read_write(path)
+    }
+
+    /// Opens the store for a command that only reads: no WAL switch and no
+    /// write, so a read-only file or medium works. A database from an older
+    /// nastune is migrated first, which needs write access; nothing stored yet
+    /// reads as an empty store without creating a file.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let conn = match inspect(path)? {
+            Some((conn, Identity::Ours { version } | Identity::Unstamped { version }))
+                if version == LATEST_VERSION =>
+            {
+                conn
+            }
+            Some((_, Identity::Ours { version } | Identity::Unstamped { version })) => {
+                return Store::open_read_write(path).map_err(|e| match e {
+                    StoreError::ReadOnly { path } => StoreError::NeedsUpgrade {
+                        path,
+                        found: version,
+                        known: LATEST_VERSION,
+                    },
+                    e => e,
+                });
+            }
+            None | Some((_, Identity::New)) => {
+                let sql = |source| StoreError::Sql {
+                    path: path.to_path_buf(),
+                    source,
+                };
+                let mut conn = Connection::open_in_memory().map_err(sql)?;
+                migrations::migrate(&mut conn, path)?;
+                conn
+            }
         };
-        let conn = Connection::open(path).map_err(sql)?;
-        conn.busy_timeout(Duration::from_secs(10)).map_err(sql)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn open_read_write(path: &Path) -> Result<Store, StoreError> {
+        // Not SQLITE_OPEN_URI: a --db path that starts with "file:" is a file name.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let read_only = |source: rusqlite::Error| match &source {
+            rusqlite::Error::SqliteFailure(e, _)
+                if matches!(e.code, ErrorCode::ReadOnly | ErrorCode::CannotOpen) =>
+            {
+                StoreError::ReadOnly {
+                    path: path.to_path_buf(),
+                }
+            }
+            _ => classify(path, source),
+        };
+        let conn = Connection::open_with_flags(path, flags).map_err(read_only)?;
+        // SQLite opens a write-protected file read-only without a word.
+        if conn.is_readonly(MAIN_DB).map_err(read_only)? {
+            return Err(StoreError::ReadOnly {
+                path: path.to_path_buf(),
+            });
+        }
+        conn.busy_timeout(Duration::from_secs(10))
+            .map_err(read_only)?;
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
         };
-        store.check_readable()?;
-        store.configure()?;
-        migrations::migrate(&mut store.conn, &store.path)?;
+        store.configure().map_err(|e| match e {
+            StoreError::Sql { source, .. } => read_only(source),
+            e => e,
+        })?;
+        migrations::migrate(&mut store.conn, &store.path).map_err(|e| match e {
+            StoreError::Sql { source, .. } => read_only(source),
+            e => e,
+        })?;
         Ok(store)
     }
 
@@ -122,33 +224,6 @@ impl Store {
 
     fn sql_err(&self, source: rusqlite::Error) -> StoreError {
         classify(&self.path, source)
-    }
-
-    /// Reading the schema is the first thing that fails on a file that is not
-    /// SQLite; this turns that into a clear error before anything writes.
-    fn check_readable(&self) -> Result<(), StoreError> {
-        let version: i64 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| self.sql_err(e))?;
-        if version > LATEST_VERSION {
-            return Err(StoreError::TooNew {
-                path: self.path.clone(),
-                found: version,
-                known: LATEST_VERSION,
-            });
-        }
-        let check: String = self
-            .conn
-            .query_row("PRAGMA quick_check", [], |r| r.get(0))
-            .map_err(|e| self.sql_err(e))?;
-        if check != "ok" {
-            return Err(StoreError::Corrupt {
-                path: self.path.clone(),
-                detail: check,
-            });
-        }
-        Ok(())
     }
 
     fn configure(&self) -> Result<(), StoreError> {
@@ -331,9 +406,104 @@ fn row_to_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRecord> {
     })
 }
 
+/// Identifies an existing database without writing to it: `None` when there
+/// is nothing there yet (no file, or an empty one), else a read-only
+/// connection and what the file is. Anything not nastune's is an error.
+fn inspect(path: &Path) -> Result<Option<(Connection, Identity)>, StoreError> {
+    let mut head = Vec::with_capacity(identify::HEADER_LEN);
+    let read = |source| StoreError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    match std::fs::File::open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(read(e)),
+        Ok(f) => {
+            f.take(identify::HEADER_LEN as u64)
+                .read_to_end(&mut head)
+                .map_err(read)?;
+        }
+    }
+    if head.is_empty() {
+        return Ok(None);
+    }
+    let header = identify::parse_header(&head).ok_or_else(|| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail: "it is not an SQLite file".into(),
+    })?;
+    // A read-only connection to a WAL file leaves -wal and -shm files behind;
+    // another program's file is read as immutable instead, which is exact as
+    // long as it has no -wal file. Read-only media need the same for our files.
+    let wal_file = sibling(path, "-wal").exists();
+    let immutable = header.application_id != identify::APPLICATION_ID && header.wal && !wal_file;
+    let (conn, facts) = match read_facts(path, immutable) {
+        Err(rusqlite::Error::SqliteFailure(e, _))
+            if e.code == ErrorCode::CannotOpen && !immutable && !wal_file =>
+        {
+            read_facts(path, true)
+        }
+        other => other,
+    }
+    .map_err(|e| classify(path, e))?;
+    let names: Vec<&str> = facts.names.iter().map(String::as_str).collect();
+    let identity = identify::identify(path, facts.application_id, facts.user_version, &names)?;
+    let check: String = conn
+        .query_row("PRAGMA quick_check", [], |r| r.get(0))
+        .map_err(|e| classify(path, e))?;
+    if check != "ok" {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: check,
+        });
+    }
+    Ok(Some((conn, identity)))
+}
+
+struct Facts {
+    application_id: i32,
+    user_version: i64,
+    names: Vec<String>,
+}
+
+fn read_facts(path: &Path, immutable: bool) -> rusqlite::Result<(Connection, Facts)> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = if immutable {
+        Connection::open_with_flags(
+            identify::immutable_uri(path),
+            flags | OpenFlags::SQLITE_OPEN_URI,
+        )?
+    } else {
+        Connection::open_with_flags(path, flags)?
+    };
+    conn.busy_timeout(Duration::from_secs(10))?;
+    let application_id = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let user_version = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let names = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view', 'trigger') \
+             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok((
+        conn,
+        Facts {
+            application_id,
+            user_version,
+            names,
+        },
+    ))
+}
+
+/// `path` with `suffix` appended to its file name, as SQLite names its -wal file.
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// SQLite's "not a database" and "malformed" become [`StoreError::Corrupt`].
 fn classify(path: &Path, source: rusqlite::Error) -> StoreError {
-    use rusqlite::ffi::ErrorCode;
     if let rusqlite::Error::SqliteFailure(e, msg) = &source
         && matches!(e.code, ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
     {
@@ -402,6 +572,8 @@ mod tests {
             let c = Connection::open(&db).unwrap();
             c.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 999;")
                 .unwrap();
+            c.pragma_update(None, "application_id", identify::APPLICATION_ID)
+                .unwrap();
         }
         let before = std::fs::read(&db).unwrap();
         let err = Store::open(&db).err().unwrap();
@@ -410,5 +582,85 @@ mod tests {
             "{err}"
         );
         assert_eq!(std::fs::read(&db).unwrap(), before);
+    }
+
+    #[test]
+    fn another_programs_wal_database_is_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("photos.db");
+        {
+            let c = Connection::open(&db).unwrap();
+            c.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+                .unwrap();
+            c.execute_batch("CREATE TABLE runs (x); INSERT INTO runs VALUES (1);")
+                .unwrap();
+        }
+        let before = std::fs::read(&db).unwrap();
+        for err in [
+            Store::open(&db).err().unwrap(),
+            Store::open_read_only(&db).err().unwrap(),
+        ] {
+            assert!(matches!(err, StoreError::Foreign { .. }), "{err}");
+        }
+        assert_eq!(std::fs::read(&db).unwrap(), before);
+        for left in ["photos.db-wal", "photos.db-shm"] {
+            assert!(!dir.path().join(left).exists(), "{left} left behind");
+        }
+    }
+
+    #[test]
+    fn a_database_from_before_the_application_id_is_stamped_on_write_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("n.db");
+        let id = Store::open(&db)
+            .unwrap()
+            .begin_run(RunKind::Probe, "h", "c")
+            .unwrap();
+        let app = |db: &Path| -> i32 {
+            Connection::open(db)
+                .unwrap()
+                .query_row("PRAGMA application_id", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(app(&db), identify::APPLICATION_ID);
+        Connection::open(&db)
+            .unwrap()
+            .pragma_update(None, "application_id", 0)
+            .unwrap();
+        let read = Store::open_read_only(&db).unwrap();
+        assert_eq!(read.run(id).unwrap().kind, "probe");
+        drop(read);
+        assert_eq!(app(&db), 0, "reading does not stamp");
+        drop(Store::open(&db).unwrap());
+        assert_eq!(app(&db), identify::APPLICATION_ID);
+    }
+
+    #[test]
+    fn reading_a_store_that_does_not_exist_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sub/n.db");
+        let store = Store::open_read_only(&db).unwrap();
+        assert!(store.runs_of(None, 10).unwrap().is_empty());
+        assert!(!dir.path().join("sub").exists());
+    }
+
+    #[test]
+    fn an_older_schema_is_migrated_by_a_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("n.db");
+        {
+            let mut c = Connection::open(&db).unwrap();
+            let tx = c.transaction().unwrap();
+            tx.execute_batch(migrations::MIGRATIONS[0]).unwrap();
+            tx.pragma_update(None, "user_version", 1).unwrap();
+            tx.commit().unwrap();
+        }
+        let store = Store::open_read_only(&db).unwrap();
+        assert!(store.runs_of(None, 1).unwrap().is_empty());
+        let version: i64 = Connection::open(&db)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, LATEST_VERSION);
     }
 }
