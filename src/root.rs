@@ -152,20 +152,26 @@ impl Root {
     }
 
     /// Opens a file to read, without blocking on a FIFO, and refuses what a read
-    /// might never finish on: in a tree anything but a regular file; live, FIFOs,
-    /// sockets and character devices (a block device's head is read for its
-    /// superblock).
-    fn open_for_read(&self, rel: &str, path: &Path) -> Result<fs::File, ReadError> {
-        let file = if self.live {
-            fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(path)
-        } else {
-            self.open_in_tree(rel, libc::O_RDONLY | libc::O_NONBLOCK)
+    /// might never finish on: anything but a regular file, or a block device when
+    /// `devices` (live, a block device's head is read for its superblock).
+    fn open_for_read(&self, rel: &str, path: &Path, devices: bool) -> Result<fs::File, ReadError> {
+        let open = |flags| {
+            if self.live {
+                fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(flags)
+                    .open(path)
+            } else {
+                self.open_in_tree(rel, libc::O_RDONLY | flags)
+            }
+        };
+        let file = match open(libc::O_NONBLOCK) {
+            // A socket cannot be opened at all; name what it is.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => open(libc::O_PATH),
+            other => other,
         }
         .map_err(|e| ReadError::from_io(path.to_path_buf(), e))?;
-        check_kind(&file, path, self.live)?;
+        check_kind(&file, path, devices)?;
         set_blocking(file, path)
     }
 
@@ -239,7 +245,7 @@ impl Root {
         self.replayed(rel)?;
         let path = self.path(rel);
         let result = (|| {
-            let file = self.open_for_read(rel, &path)?;
+            let file = self.open_for_read(rel, &path, self.live)?;
             let mut buf = Vec::new();
             file.take(limit + 1)
                 .read_to_end(&mut buf)
@@ -386,13 +392,7 @@ impl Root {
 /// Opens a file named on the command line (a key file, a request body) to read:
 /// a FIFO does not block the open, and anything but a regular file is refused.
 pub fn open_regular(path: &Path) -> Result<fs::File, ReadError> {
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| ReadError::from_io(path.to_path_buf(), e))?;
-    check_kind(&file, path, false)?;
-    set_blocking(file, path)
+    Root::live().open_for_read("", path, false)
 }
 
 /// Refuses anything but a regular file (and a block device when `devices`).
@@ -447,9 +447,105 @@ enum Captured {
     Unavailable(String),
 }
 
+/// Makes a named pipe (tests plant them where files should be).
+#[cfg(test)]
+pub(crate) fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is NUL-terminated and outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A tree below `t/in` and a secret beside it, at `t/secret`.
+    fn tree_with_secret() -> (tempfile::TempDir, Root) {
+        let t = tempfile::tempdir().unwrap();
+        let secret = t.path().join("secret");
+        fs::write(&secret, "TOPSECRET\n").unwrap();
+        let d = t.path().join("in");
+        fs::create_dir_all(d.join("proc/sys/kernel")).unwrap();
+        fs::create_dir_all(d.join("etc/samba")).unwrap();
+        symlink(&secret, d.join("proc/sys/kernel/hostname")).unwrap();
+        symlink("../../../../secret", d.join("proc/sys/kernel/domainname")).unwrap();
+        symlink("../../../secret", d.join("etc/samba/dir")).unwrap();
+        (t, Root::tree(&d).unwrap())
+    }
+
+    #[test]
+    fn nothing_outside_a_tree_is_read_through_links_or_dotdot() {
+        let (t, root) = tree_with_secret();
+        for rel in [
+            "proc/sys/kernel/hostname",
+            "proc/sys/kernel/domainname",
+            "etc/samba/../../../secret",
+            "../secret",
+            "/../secret",
+        ] {
+            let r = root.read_string(rel);
+            assert!(r.as_ref().is_err_and(|e| e.is_not_found()), "{rel}: {r:?}");
+            assert!(!root.exists(rel), "{rel}");
+        }
+        assert!(root.read_dir("etc/samba/dir").unwrap_err().is_not_found());
+        // The same secret, planted inside the tree where the links clamp to, is read.
+        let inside = t
+            .path()
+            .join("in")
+            .join(t.path().strip_prefix("/").unwrap());
+        fs::create_dir_all(&inside).unwrap();
+        fs::write(inside.join("secret"), "inside\n").unwrap();
+        fs::write(t.path().join("in/secret"), "clamped\n").unwrap();
+        for (rel, want) in [
+            ("proc/sys/kernel/hostname", "inside"),
+            ("proc/sys/kernel/domainname", "clamped"),
+            ("etc/samba/../../../secret", "clamped"),
+        ] {
+            assert_eq!(root.read_value(rel).unwrap(), want, "{rel}");
+        }
+        assert_eq!(
+            root.read_link_name("proc/sys/kernel/domainname").unwrap(),
+            "secret"
+        );
+    }
+
+    #[test]
+    fn fifos_and_sockets_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("proc")).unwrap();
+        mkfifo(&dir.path().join("proc/meminfo"));
+        let _sock = std::os::unix::net::UnixListener::bind(dir.path().join("proc/mdstat")).unwrap();
+        let root = Root::tree(dir.path()).unwrap();
+        let started = std::time::Instant::now();
+        let e = root.read_string("proc/meminfo").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ReadError::NotRegular {
+                    kind: "named pipe (FIFO)",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("proc/meminfo"), "{e}");
+        let e = root.read_string("proc/mdstat").unwrap_err();
+        assert!(e.to_string().contains("is a socket"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        // On the live root too: a FIFO named by a user never blocks.
+        assert!(open_regular(&dir.path().join("proc/meminfo")).is_err());
+    }
+
+    #[test]
+    fn a_fifo_as_the_capture_error_file_fails_the_tree_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join(SYNTHETIC_DIR)).unwrap();
+        mkfifo(&dir.path().join(ERRORS_FILE));
+        let e = Root::tree(dir.path()).unwrap_err();
+        assert!(matches!(e, ReadError::NotRegular { .. }), "{e}");
+    }
 
     #[test]
     fn reads_values_and_reports_missing_files() {
