@@ -202,6 +202,13 @@ fn readlinkat(dir: RawFd, name: &OsStr) -> io::Result<OsString> {
     Ok(OsString::from_vec(buf))
 }
 
+// 32-bit glibc's plain readdir fails with EOVERFLOW on 64-bit inode numbers;
+// musl's is 64-bit already.
+#[cfg(not(target_env = "gnu"))]
+use libc::readdir;
+#[cfg(target_env = "gnu")]
+use libc::readdir64 as readdir;
+
 /// Reads the names in a directory opened for reading (not O_PATH), unsorted,
 /// without `.` and `..`.
 pub fn list(dir: OwnedFd) -> io::Result<Vec<OsString>> {
@@ -220,7 +227,7 @@ pub fn list(dir: OwnedFd) -> io::Result<Vec<OsString>> {
         // SAFETY: errno is thread-local; readdir reports errors only through it.
         unsafe { *libc::__errno_location() = 0 };
         // SAFETY: `handle` is a live DIR stream.
-        let entry = unsafe { libc::readdir(handle) };
+        let entry = unsafe { readdir(handle) };
         if entry.is_null() {
             let e = io::Error::last_os_error();
             break if e.raw_os_error().unwrap_or(0) == 0 {

@@ -253,3 +253,62 @@ fn tune_under_root_writes_nothing_outside_and_rollback_keeps_links() {
     assert_same_tree(&before, &dir, "rollback");
     assert_same_tree(&outside_before, &outside, "outside after rollback");
 }
+
+/// Live, in a private mount namespace whose /etc is an overlay (the machine's
+/// /etc is never written): an /etc/fstab that links elsewhere is edited at its
+/// target, and rollback restores the target's bytes with the link still a link.
+#[test]
+fn a_symlinked_live_fstab_is_edited_at_its_target_and_rollback_keeps_the_link() {
+    if !crate::tune::is_root() {
+        println!("SKIP: not root: the overlay over /etc needs CAP_SYS_ADMIN");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    for d in ["upper", "work"] {
+        fs::create_dir(t.path().join(d)).unwrap();
+    }
+    let real = t.path().join("fstab-real");
+    let original = "# test fstab\n/dev/nastune-none /srv/nastune-x ext4 defaults,relatime 0 2\n";
+    fs::write(&real, original).unwrap();
+    let script = r#"set -e
+mount -t overlay overlay -o "lowerdir=/etc,upperdir=$T/upper,workdir=$T/work" /etc \
+    || { echo "SKIP: no overlayfs"; exit 0; }
+rm -f /etc/fstab
+ln -s "$REAL" /etc/fstab
+"$BIN" tune apply --yes --set "fstab:/srv/nastune-x=noatime,-relatime" --db "$T/nastune.db"
+echo "after apply: $(readlink /etc/fstab) $(grep -c noatime "$REAL")"
+"$BIN" tune rollback --db "$T/nastune.db"
+echo "after rollback: $(readlink /etc/fstab)"
+"#;
+    let o = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", script])
+        .env("T", t.path())
+        .env("REAL", &real)
+        .env("BIN", env!("CARGO_BIN_EXE_nastune"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    if out.starts_with("SKIP") {
+        println!("{out}");
+        return;
+    }
+    let real = real.display();
+    assert!(out.contains(&format!("after apply: {real} 1")), "{out}");
+    assert!(out.contains(&format!("after rollback: {real}")), "{out}");
+    assert_eq!(
+        fs::read_to_string(t.path().join("fstab-real")).unwrap(),
+        original
+    );
+    let left: Vec<_> = fs::read_dir(t.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        !left
+            .iter()
+            .any(|n| n.to_string_lossy().contains("nastune-tmp")),
+        "{left:?}"
+    );
+}
