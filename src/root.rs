@@ -1,7 +1,9 @@
 //! Where the system is read from: `/` on the live box, a captured tree in tests and
 //! for boxes users send us. Every read of /proc, /sys, /etc and /dev goes through a
 //! [`Root`], so a probe never reaches past it and a capture can copy exactly what
-//! was read.
+//! was read. In a tree, paths resolve as in a chroot (symlinks and `..` stay
+//! inside it; openat2 RESOLVE_IN_ROOT or a careful walk), and only regular files are read: a FIFO planted
+//! where a file should be is refused at once instead of blocking forever.
 //!
 //! Paths given to a `Root` are relative (`"proc/cpuinfo"`, `"sys/class/net"`).
 //! Values that do not live in files (ethtool ioctls, statvfs, uname, smartctl) go

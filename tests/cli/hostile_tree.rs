@@ -165,23 +165,32 @@ fn fifos_in_a_tree_are_refused_within_seconds() {
 }
 
 #[test]
-fn net_serve_refuses_a_fifo_as_key_file_at_once() {
+fn fifos_named_on_the_command_line_are_refused_at_once() {
     let t = tempfile::tempdir().unwrap();
-    let fifo = t.path().join("key");
+    let fifo = t.path().join("fifo");
     mkfifo(&fifo);
-    let args = [
-        "net",
-        "serve",
-        "-B",
-        "127.0.0.1",
-        "-p",
-        "1",
-        "--psk-file",
-        fifo.to_str().unwrap(),
-    ];
-    let o = run_within(&mut nastune_in(t.path(), &args), Duration::from_secs(5));
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("named pipe (FIFO)"), "{}", stderr(&o));
+    let fifo = fifo.to_str().unwrap();
+    for args in [
+        vec![
+            "net",
+            "serve",
+            "-B",
+            "127.0.0.1",
+            "-p",
+            "1",
+            "--psk-file",
+            fifo,
+        ],
+        vec!["bench", "http", "http://127.0.0.1:1/", "--body-file", fifo],
+    ] {
+        let o = run_within(&mut nastune_in(t.path(), &args), Duration::from_secs(5));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("named pipe (FIFO)"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
 }
 
 #[test]
