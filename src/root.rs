@@ -1,16 +1,23 @@
 //! Where the system is read from: `/` on the live box, a captured tree in tests and
 //! for boxes users send us. Every read of /proc, /sys, /etc and /dev goes through a
 //! [`Root`], so a probe never reaches past it and a capture can copy exactly what
-//! was read.
+//! was read. In a tree, paths resolve as in a chroot (symlinks and `..` stay
+//! inside it; openat2 RESOLVE_IN_ROOT or a careful walk), and only regular files are read: a FIFO planted
+//! where a file should be is refused at once instead of blocking forever.
 //!
 //! Paths given to a `Root` are relative (`"proc/cpuinfo"`, `"sys/class/net"`).
 //! Values that do not live in files (ethtool ioctls, statvfs, uname, smartctl) go
 //! through [`Root::captured`]: live, they are computed and remembered; in a tree,
 //! they are read back from `.nastune/<name>.json`.
 
+mod inroot;
+
+pub use inroot::Place;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -41,6 +48,11 @@ pub enum ReadError {
     NotText { path: PathBuf },
     #[error("'{}' in the captured tree is not valid: {message}", path.display())]
     BadCapture { path: PathBuf, message: String },
+    #[error(
+        "'{}' is a {kind}, not a regular file; nastune does not read it (it could block or never end): replace it with a regular file",
+        path.display()
+    )]
+    NotRegular { path: PathBuf, kind: &'static str },
 }
 
 impl ReadError {
@@ -90,21 +102,24 @@ impl Root {
                 message: "not a directory; --root takes a tree with proc/, sys/ and etc/".into(),
             });
         }
-        let errors_path = dir.join(ERRORS_FILE);
-        let replayed_errors = match fs::read_to_string(&errors_path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| ReadError::BadCapture {
-                path: errors_path.clone(),
-                message: e.to_string(),
-            })?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(e) => return Err(ReadError::from_io(errors_path, e)),
-        };
-        Ok(Root {
+        let mut root = Root {
             base: dir.to_path_buf(),
             live: false,
-            replayed_errors,
+            replayed_errors: BTreeMap::new(),
             recorder: None,
-        })
+        };
+        match root.read_string(ERRORS_FILE) {
+            Ok(text) => {
+                root.replayed_errors =
+                    serde_json::from_str(&text).map_err(|e| ReadError::BadCapture {
+                        path: dir.join(ERRORS_FILE),
+                        message: e.to_string(),
+                    })?
+            }
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(e),
+        }
+        Ok(root)
     }
 
     /// Remember every read so that [`crate::capture`] can copy it afterwards.
@@ -123,6 +138,43 @@ impl Root {
 
     pub fn path(&self, rel: &str) -> PathBuf {
         self.base.join(rel.trim_start_matches('/'))
+    }
+
+    /// Where a write to `rel` lands: symlinks on the way and a final one (an
+    /// /etc/fstab that links elsewhere) resolved, inside the tree for a tree.
+    /// `create_dirs` makes missing directories.
+    pub fn place(&self, rel: &str, create_dirs: bool) -> io::Result<Place> {
+        Place::resolve(&self.base, rel.trim_start_matches('/'), true, create_dirs)
+    }
+
+    /// Opens `rel` inside the tree (never for the live root).
+    fn open_in_tree(&self, rel: &str, flags: libc::c_int) -> io::Result<fs::File> {
+        let base = inroot::open_base(&self.base)?;
+        inroot::open(&base, rel.trim_start_matches('/'), flags).map(fs::File::from)
+    }
+
+    /// Opens a file to read, without blocking on a FIFO, and refuses what a read
+    /// might never finish on: anything but a regular file, or a block device when
+    /// `devices` (live, a block device's head is read for its superblock).
+    fn open_for_read(&self, rel: &str, path: &Path, devices: bool) -> Result<fs::File, ReadError> {
+        let open = |flags| {
+            if self.live {
+                fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(flags)
+                    .open(path)
+            } else {
+                self.open_in_tree(rel, libc::O_RDONLY | flags)
+            }
+        };
+        let file = match open(libc::O_NONBLOCK) {
+            // A socket cannot be opened at all; name what it is.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => open(libc::O_PATH),
+            other => other,
+        }
+        .map_err(|e| ReadError::from_io(path.to_path_buf(), e))?;
+        check_kind(&file, path, devices)?;
+        set_blocking(file, path)
     }
 
     /// Hands over what was recorded; empty when no recorder was attached.
@@ -195,7 +247,7 @@ impl Root {
         self.replayed(rel)?;
         let path = self.path(rel);
         let result = (|| {
-            let file = fs::File::open(&path).map_err(|e| ReadError::from_io(path.clone(), e))?;
+            let file = self.open_for_read(rel, &path, self.live)?;
             let mut buf = Vec::new();
             file.take(limit + 1)
                 .read_to_end(&mut buf)
@@ -223,13 +275,22 @@ impl Root {
         self.replayed(rel)?;
         let path = self.path(rel);
         let result = (|| {
-            let mut names = Vec::new();
-            for entry in fs::read_dir(&path).map_err(|e| ReadError::from_io(path.clone(), e))? {
-                let entry = entry.map_err(|e| ReadError::from_io(path.clone(), e))?;
-                if let Some(name) = entry.file_name().to_str() {
-                    names.push(name.to_string());
+            let io = |e| ReadError::from_io(path.clone(), e);
+            let mut names: Vec<String> = if self.live {
+                let mut names = Vec::new();
+                for entry in fs::read_dir(&path).map_err(io)? {
+                    names.push(entry.map_err(io)?.file_name());
                 }
+                names
+            } else {
+                let dir = self
+                    .open_in_tree(rel, libc::O_RDONLY | libc::O_DIRECTORY)
+                    .map_err(io)?;
+                inroot::list(dir.into()).map_err(io)?
             }
+            .into_iter()
+            .filter_map(|n| n.into_string().ok())
+            .collect();
             names.sort();
             Ok(names)
         })();
@@ -252,7 +313,13 @@ impl Root {
     pub fn read_link(&self, rel: &str) -> Result<PathBuf, ReadError> {
         self.replayed(rel)?;
         let path = self.path(rel);
-        let result = fs::read_link(&path).map_err(|e| ReadError::from_io(path.clone(), e));
+        let result = if self.live {
+            fs::read_link(&path)
+        } else {
+            Place::resolve(&self.base, rel.trim_start_matches('/'), false, false)
+                .and_then(|p| p.read_link())
+        }
+        .map_err(|e| ReadError::from_io(path.clone(), e));
         match &result {
             Ok(_) => self.record(rel, Event::Link),
             Err(e) => self.note_error(rel, e),
@@ -272,7 +339,11 @@ impl Root {
 
     /// Whether a path exists (following symlinks).
     pub fn exists(&self, rel: &str) -> bool {
-        let found = self.path(rel).exists();
+        let found = if self.live {
+            self.path(rel).exists()
+        } else {
+            self.open_in_tree(rel, libc::O_PATH).is_ok()
+        };
         if found {
             self.record(rel, Event::Exists);
         }
@@ -320,6 +391,57 @@ impl Root {
     }
 }
 
+/// Opens a file named on the command line (a key file, a request body) to read:
+/// a FIFO does not block the open, and anything but a regular file is refused.
+pub fn open_regular(path: &Path) -> Result<fs::File, ReadError> {
+    Root::live().open_for_read("", path, false)
+}
+
+/// Refuses anything but a regular file (and a block device when `devices`).
+fn check_kind(file: &fs::File, path: &Path, devices: bool) -> Result<(), ReadError> {
+    let t = file
+        .metadata()
+        .map_err(|e| ReadError::from_io(path.to_path_buf(), e))?
+        .file_type();
+    let kind = if t.is_file() || (devices && t.is_block_device()) {
+        return Ok(());
+    } else if t.is_fifo() {
+        "named pipe (FIFO)"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_dir() {
+        "directory"
+    } else {
+        "special file"
+    };
+    Err(ReadError::NotRegular {
+        path: path.to_path_buf(),
+        kind,
+    })
+}
+
+/// Clears the O_NONBLOCK the open needed, so reads behave as they always did.
+fn set_blocking(file: fs::File, path: &Path) -> Result<fs::File, ReadError> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: F_GETFL/F_SETFL on a descriptor we own change only its flags.
+    let ok = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+    };
+    if !ok {
+        return Err(ReadError::from_io(
+            path.to_path_buf(),
+            io::Error::last_os_error(),
+        ));
+    }
+    Ok(file)
+}
+
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Captured {
@@ -327,9 +449,105 @@ enum Captured {
     Unavailable(String),
 }
 
+/// Makes a named pipe (tests plant them where files should be).
+#[cfg(test)]
+pub(crate) fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is NUL-terminated and outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A tree below `t/in` and a secret beside it, at `t/secret`.
+    fn tree_with_secret() -> (tempfile::TempDir, Root) {
+        let t = tempfile::tempdir().unwrap();
+        let secret = t.path().join("secret");
+        fs::write(&secret, "TOPSECRET\n").unwrap();
+        let d = t.path().join("in");
+        fs::create_dir_all(d.join("proc/sys/kernel")).unwrap();
+        fs::create_dir_all(d.join("etc/samba")).unwrap();
+        symlink(&secret, d.join("proc/sys/kernel/hostname")).unwrap();
+        symlink("../../../../secret", d.join("proc/sys/kernel/domainname")).unwrap();
+        symlink("../../../secret", d.join("etc/samba/dir")).unwrap();
+        (t, Root::tree(&d).unwrap())
+    }
+
+    #[test]
+    fn nothing_outside_a_tree_is_read_through_links_or_dotdot() {
+        let (t, root) = tree_with_secret();
+        for rel in [
+            "proc/sys/kernel/hostname",
+            "proc/sys/kernel/domainname",
+            "etc/samba/../../../secret",
+            "../secret",
+            "/../secret",
+        ] {
+            let r = root.read_string(rel);
+            assert!(r.as_ref().is_err_and(|e| e.is_not_found()), "{rel}: {r:?}");
+            assert!(!root.exists(rel), "{rel}");
+        }
+        assert!(root.read_dir("etc/samba/dir").unwrap_err().is_not_found());
+        // The same secret, planted inside the tree where the links clamp to, is read.
+        let inside = t
+            .path()
+            .join("in")
+            .join(t.path().strip_prefix("/").unwrap());
+        fs::create_dir_all(&inside).unwrap();
+        fs::write(inside.join("secret"), "inside\n").unwrap();
+        fs::write(t.path().join("in/secret"), "clamped\n").unwrap();
+        for (rel, want) in [
+            ("proc/sys/kernel/hostname", "inside"),
+            ("proc/sys/kernel/domainname", "clamped"),
+            ("etc/samba/../../../secret", "clamped"),
+        ] {
+            assert_eq!(root.read_value(rel).unwrap(), want, "{rel}");
+        }
+        assert_eq!(
+            root.read_link_name("proc/sys/kernel/domainname").unwrap(),
+            "secret"
+        );
+    }
+
+    #[test]
+    fn fifos_and_sockets_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("proc")).unwrap();
+        mkfifo(&dir.path().join("proc/meminfo"));
+        let _sock = std::os::unix::net::UnixListener::bind(dir.path().join("proc/mdstat")).unwrap();
+        let root = Root::tree(dir.path()).unwrap();
+        let started = std::time::Instant::now();
+        let e = root.read_string("proc/meminfo").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ReadError::NotRegular {
+                    kind: "named pipe (FIFO)",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("proc/meminfo"), "{e}");
+        let e = root.read_string("proc/mdstat").unwrap_err();
+        assert!(e.to_string().contains("is a socket"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        // On the live root too: a FIFO named by a user never blocks.
+        assert!(open_regular(&dir.path().join("proc/meminfo")).is_err());
+    }
+
+    #[test]
+    fn a_fifo_as_the_capture_error_file_fails_the_tree_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join(SYNTHETIC_DIR)).unwrap();
+        mkfifo(&dir.path().join(ERRORS_FILE));
+        let e = Root::tree(dir.path()).unwrap_err();
+        assert!(matches!(e, ReadError::NotRegular { .. }), "{e}");
+    }
 
     #[test]
     fn reads_values_and_reports_missing_files() {

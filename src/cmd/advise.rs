@@ -34,6 +34,15 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         None => Root::live(),
     };
     let snapshot = probe::probe(&root);
+    // Rules cannot judge a section that was not read; say so rather than look clean.
+    for (section, status, problem) in snapshot.section_statuses() {
+        if status == "failed" {
+            eprintln!(
+                "warning: section '{section}' was not read, so no rule checked it: {}",
+                problem.unwrap_or("unknown error")
+            );
+        }
+    }
     let findings = advise::evaluate(&Context {
         snapshot: &snapshot,
     });

@@ -1,6 +1,7 @@
 //! `nastune bench http URL`: load a web server over HTTP/1.1 or HTTPS, print
 //! the summary (or JSON), save the document in the store.
 
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -127,16 +128,20 @@ fn read_body(args: &HttpArgs) -> anyhow::Result<Vec<u8>> {
     let Some(path) = &args.body_file else {
         return Ok(Vec::new());
     };
-    let len = std::fs::metadata(path)
-        .with_context(|| format!("cannot read --body-file '{}'", path.display()))?
-        .len();
+    let context = || format!("cannot read --body-file '{}'", path.display());
+    let file = crate::root::open_regular(path).with_context(context)?;
+    let len = file.metadata().with_context(context)?.len();
     if len > MAX_BODY_BYTES {
         anyhow::bail!(
             "--body-file '{}' is {len} bytes; the limit is {MAX_BODY_BYTES} (1 MiB)",
             path.display()
         );
     }
-    std::fs::read(path).with_context(|| format!("cannot read --body-file '{}'", path.display()))
+    let mut body = Vec::new();
+    file.take(MAX_BODY_BYTES)
+        .read_to_end(&mut body)
+        .with_context(context)?;
+    Ok(body)
 }
 
 fn validate_method(m: &str) -> anyhow::Result<String> {

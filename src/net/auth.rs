@@ -45,11 +45,16 @@ pub fn load_psk(path: &std::path::Path) -> Result<Vec<u8>, AuthError> {
         path: path.display().to_string(),
         reason,
     };
-    let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
+    // Opened without blocking and refused unless a regular file: a FIFO would
+    // hang the server at startup.
+    let file = crate::root::open_regular(path).map_err(|e| err(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| err(e.to_string()))?;
     if meta.len() > 4096 {
         return Err(err("larger than 4096 bytes; put only the key in it".into()));
     }
-    let text = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, 4097), &mut text)
+        .map_err(|e| err(e.to_string()))?;
     let key = text.trim_ascii().to_vec();
     if key.len() < MIN_PSK_BYTES {
         return Err(err(format!(
@@ -124,6 +129,15 @@ mod tests {
         assert_eq!(unhex(&hex(&[0, 255, 16])).unwrap(), vec![0, 255, 16]);
         assert!(unhex("abc").is_err());
         assert!(unhex("g0").is_err());
+    }
+
+    #[test]
+    fn a_fifo_as_key_file_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("k");
+        crate::root::mkfifo(&p);
+        let e = load_psk(&p).unwrap_err().to_string();
+        assert!(e.contains("named pipe (FIFO)"), "{e}");
     }
 
     #[test]

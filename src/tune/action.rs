@@ -5,9 +5,10 @@
 
 use std::fs;
 use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::root::{MAX_FILE_BYTES, Root};
+use crate::root::{MAX_FILE_BYTES, Place, Root};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -160,16 +161,19 @@ pub fn selected_value(raw: &str) -> String {
 /// anything else becomes `value\n`.
 pub fn write_runtime(root: &Root, rel: &str, value: &str) -> Result<(), WriteError> {
     check_relative(rel)?;
-    let path = root.path(rel);
-    let io = |source| WriteError::Io {
-        path: path.clone(),
-        source,
-    };
     if root.is_live() {
+        let path = root.path(rel);
+        let io = |source| WriteError::Io {
+            path: path.clone(),
+            source,
+        };
         let mut f = fs::OpenOptions::new().write(true).open(&path).map_err(io)?;
         return f.write_all(value.as_bytes()).map_err(io);
     }
-    let current = fs::read_to_string(&path).map_err(io)?;
+    let current = root.read_string(rel).map_err(|e| WriteError::Read {
+        path: rel.to_string(),
+        message: e.to_string(),
+    })?;
     let text = if current.contains('[') {
         current
             .split_whitespace()
@@ -187,7 +191,7 @@ pub fn write_runtime(root: &Root, rel: &str, value: &str) -> Result<(), WriteErr
     } else {
         format!("{value}\n")
     };
-    fs::write(&path, text).map_err(io)
+    rewrite(&place(root, rel, false)?, text.as_bytes(), false)
 }
 
 /// Puts a runtime value back. In a tree the exact old bytes return; live, the
@@ -195,8 +199,7 @@ pub fn write_runtime(root: &Root, rel: &str, value: &str) -> Result<(), WriteErr
 pub fn restore_runtime(root: &Root, rel: &str, old: &[u8]) -> Result<(), WriteError> {
     check_relative(rel)?;
     if !root.is_live() {
-        let path = root.path(rel);
-        return fs::write(&path, old).map_err(|source| WriteError::Io { path, source });
+        return rewrite(&place(root, rel, false)?, old, true);
     }
     let old = selected_value(&String::from_utf8_lossy(old));
     // The kernel rejects 0 for dirty_bytes; the journaled dirty_ratio companion
@@ -208,65 +211,106 @@ pub fn restore_runtime(root: &Root, rel: &str, old: &[u8]) -> Result<(), WriteEr
     write_runtime(root, rel, &old)
 }
 
+/// Where `rel` is written: symlinks resolved (inside the tree for a tree), so a
+/// linked file is written at its target and the link stays a link.
+fn place(root: &Root, rel: &str, create_dirs: bool) -> Result<Place, WriteError> {
+    root.place(rel, create_dirs)
+        .map_err(|source| WriteError::Io {
+            path: root.path(rel),
+            source,
+        })
+}
+
+/// Rewrites the file at `place` in place (truncate and write). Non-blocking and
+/// regular files only: a FIFO planted in a tree fails instead of hanging.
+fn rewrite(place: &Place, content: &[u8], create: bool) -> Result<(), WriteError> {
+    let io = |source| WriteError::Io {
+        path: place.path.clone(),
+        source,
+    };
+    let create = if create { libc::O_CREAT } else { 0 };
+    let fd = place
+        .open(
+            place.name(),
+            libc::O_WRONLY | libc::O_NONBLOCK | libc::O_TRUNC | create,
+            0o644,
+        )
+        .map_err(io)?;
+    let mut f = fs::File::from(fd);
+    if !f.metadata().map_err(io)?.is_file() {
+        return Err(io(io::Error::other("not a regular file")));
+    }
+    f.write_all(content).map_err(io)?;
+    f.sync_all().map_err(io)
+}
+
 /// Writes a whole file atomically (temporary file, fsync, rename, fsync of the
-/// directory), creating missing parent directories.
+/// directory), creating missing parent directories. A symlinked file (an
+/// /etc/fstab that links elsewhere) is replaced at its target, inside the tree
+/// for a tree, so the link stays and rollback restores the target too.
 pub fn write_file(root: &Root, rel: &str, content: &[u8]) -> Result<(), WriteError> {
     check_relative(rel)?;
-    let path = root.path(rel);
+    let place = place(root, rel, true)?;
+    let tmp_name = format!(".{}.nastune-tmp", place.name().to_string_lossy());
+    let tmp = std::ffi::OsStr::new(&tmp_name);
+    let tmp_path = place.dir_path().join(tmp);
     let io = |p: &Path| {
         let p = p.to_path_buf();
         move |source| WriteError::Io { path: p, source }
     };
-    let dir = path.parent().unwrap_or(Path::new("/"));
-    fs::create_dir_all(dir).map_err(io(dir))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.nastune-tmp"));
-    {
-        let mut f = fs::File::create(&tmp).map_err(io(&tmp))?;
-        f.write_all(content).map_err(io(&tmp))?;
-        // A replaced file keeps its mode (an smb.conf may be 0600).
-        if let Ok(m) = fs::metadata(&path) {
-            f.set_permissions(m.permissions()).map_err(io(&tmp))?;
-        }
-        f.sync_all().map_err(io(&tmp))?;
+    // A leftover of a killed run (or anything planted under its name) goes first:
+    // O_EXCL then makes sure we write a fresh file of our own.
+    match place.unlink(tmp) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io(&tmp_path)(e)),
+        _ => {}
     }
-    match fs::rename(&tmp, &path) {
+    {
+        let fd = place
+            .open(tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, 0o666)
+            .map_err(io(&tmp_path))?;
+        let mut f = fs::File::from(fd);
+        f.write_all(content).map_err(io(&tmp_path))?;
+        // A replaced file keeps its mode (an smb.conf may be 0600).
+        if let Ok(st) = place.stat(place.name()) {
+            f.set_permissions(fs::Permissions::from_mode(st.st_mode & 0o7777))
+                .map_err(io(&tmp_path))?;
+        }
+        f.sync_all().map_err(io(&tmp_path))?;
+    }
+    match place.rename_over(tmp) {
         Ok(()) => {}
         // The file is a mount point (bind-mounted, as in containers): it cannot
         // be replaced, only rewritten. Its old bytes are journaled already.
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-            let _ = fs::remove_file(&tmp);
-            let mut f = fs::OpenOptions::new()
-                .write(true)
-                .truncate(true)
-                .open(&path)
-                .map_err(io(&path))?;
-            f.write_all(content).map_err(io(&path))?;
-            f.sync_all().map_err(io(&path))?;
-            return Ok(());
+            let _ = place.unlink(tmp);
+            return rewrite(&place, content, false);
         }
         Err(e) => {
-            let _ = fs::remove_file(&tmp);
-            return Err(io(&path)(e));
+            let _ = place.unlink(tmp);
+            return Err(io(&place.path)(e));
         }
     }
-    fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io(dir))
+    place.sync_dir().map_err(io(place.dir_path()))
 }
 
 /// Removes a file that was absent before; already gone is fine (rollback is
-/// idempotent).
+/// idempotent). A symlink's target goes, not the link.
 pub fn remove_file(root: &Root, rel: &str) -> Result<(), WriteError> {
     check_relative(rel)?;
-    let path = root.path(rel);
-    match fs::remove_file(&path) {
+    let place = match root.place(rel, false) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        other => other.map_err(|source| WriteError::Io {
+            path: root.path(rel),
+            source,
+        })?,
+    };
+    match place.unlink(place.name()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(WriteError::Io { path, source }),
+        Err(source) => Err(WriteError::Io {
+            path: place.path.clone(),
+            source,
+        }),
     }
 }
 
@@ -319,5 +363,81 @@ mod tests {
             Err(WriteError::Escapes(_))
         ));
         assert!(check_relative("/etc/passwd").is_err());
+    }
+
+    /// `t/in` is the tree; `t/outside` must never change.
+    fn tree_with_links() -> (tempfile::TempDir, Root) {
+        let t = tempfile::tempdir().unwrap();
+        let (tree, out) = (t.path().join("in"), t.path().join("outside"));
+        for d in [&out, &tree.join("proc/sys/vm"), &tree.join("etc")] {
+            fs::create_dir_all(d).unwrap();
+        }
+        fs::write(out.join("swappiness"), "60\n").unwrap();
+        std::os::unix::fs::symlink(
+            "../../../../outside/swappiness",
+            tree.join("proc/sys/vm/swappiness"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&out, tree.join("etc/sysctl.d")).unwrap();
+        (t, Root::tree(&tree).unwrap())
+    }
+
+    #[test]
+    fn symlinks_in_a_tree_never_lead_writes_outside_it() {
+        let (t, root) = tree_with_links();
+        let (tree, out) = (t.path().join("in"), t.path().join("outside"));
+        // Clamped at the tree's top, the escaping link names in/outside/swappiness:
+        // absent, so there is nothing to set.
+        assert!(write_runtime(&root, "proc/sys/vm/swappiness", "10").is_err());
+        fs::create_dir_all(tree.join("outside")).unwrap();
+        fs::write(tree.join("outside/swappiness"), "60\n").unwrap();
+        write_runtime(&root, "proc/sys/vm/swappiness", "10").unwrap();
+        assert_eq!(
+            fs::read_to_string(tree.join("outside/swappiness")).unwrap(),
+            "10\n"
+        );
+        restore_runtime(&root, "proc/sys/vm/swappiness", b"60\n").unwrap();
+        // The absolute link to `t/outside` is `in/t/outside` inside the tree.
+        write_file(&root, "etc/sysctl.d/99-x.conf", b"vm.swappiness = 10\n").unwrap();
+        let inside = tree.join(out.strip_prefix("/").unwrap());
+        assert_eq!(
+            fs::read(inside.join("99-x.conf")).unwrap(),
+            b"vm.swappiness = 10\n"
+        );
+        remove_file(&root, "etc/sysctl.d/99-x.conf").unwrap();
+        assert!(!inside.join("99-x.conf").exists());
+        let names: Vec<_> = fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["swappiness"]);
+        assert_eq!(fs::read_to_string(out.join("swappiness")).unwrap(), "60\n");
+    }
+
+    #[test]
+    fn a_symlinked_file_is_written_at_its_target_and_stays_a_link() {
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir_all(d.path().join("etc")).unwrap();
+        fs::create_dir_all(d.path().join("srv/conf")).unwrap();
+        fs::write(d.path().join("srv/conf/fstab"), "old\n").unwrap();
+        std::os::unix::fs::symlink("/srv/conf/fstab", d.path().join("etc/fstab")).unwrap();
+        let root = Root::tree(d.path()).unwrap();
+        write_file(&root, "etc/fstab", b"new\n").unwrap();
+        write_file(&root, "etc/fstab", b"old\n").unwrap();
+        let link = fs::symlink_metadata(d.path().join("etc/fstab")).unwrap();
+        assert!(link.file_type().is_symlink());
+        assert_eq!(fs::read(d.path().join("srv/conf/fstab")).unwrap(), b"old\n");
+        assert!(!d.path().join("srv/conf/.fstab.nastune-tmp").exists());
+    }
+
+    #[test]
+    fn a_fifo_in_a_tree_fails_a_runtime_write_at_once() {
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir_all(d.path().join("proc/sys/vm")).unwrap();
+        crate::root::mkfifo(&d.path().join("proc/sys/vm/swappiness"));
+        let root = Root::tree(d.path()).unwrap();
+        let e = write_runtime(&root, "proc/sys/vm/swappiness", "10").unwrap_err();
+        assert!(e.to_string().contains("named pipe"), "{e}");
+        assert!(restore_runtime(&root, "proc/sys/vm/swappiness", b"60\n").is_err());
     }
 }

@@ -79,7 +79,14 @@ pub fn validate(file: &str, old: &str, new: &str) -> Option<String> {
 /// The error lines a validator prints for `text`; `None` when it cannot run.
 fn errors(tool: &str, text: &str) -> Option<Vec<String>> {
     let path = scratch_path();
-    std::fs::write(&path, text).ok()?;
+    // create_new: the name in /tmp is guessable, and a link planted under it
+    // must not make us (root) write through it.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+        .ok()?;
     let out = match tool {
         "findmnt" => Command::new("findmnt")
             .args(["--verify", "--tab-file"])

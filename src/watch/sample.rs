@@ -131,9 +131,10 @@ pub fn capture_time(root: &Root) -> Result<f64, String> {
 /// `.nastune/timestamp.json` (written when a live watch or probe records it),
 /// else `btime` from proc/stat plus proc/uptime.
 fn sample_time(root: &Root) -> Result<f64, String> {
-    if let Ok(t) = capture_time(root) {
-        return Ok(t);
-    }
+    let recorded = match capture_time(root) {
+        Ok(t) => return Ok(t),
+        Err(e) => e,
+    };
     let btime = root
         .read_optional("proc/stat")
         .ok()
@@ -156,7 +157,7 @@ fn sample_time(root: &Root) -> Result<f64, String> {
         (Some(b), Some(u)) => Ok(b + u),
         _ => Err(format!(
             "'{}' has no sample time: add .nastune/timestamp.json ({{\"value\": UNIX_SECONDS}}) \
-             or proc/stat with btime and proc/uptime",
+             or proc/stat with btime and proc/uptime (timestamp: {recorded})",
             root.base().display()
         )),
     }

@@ -13,6 +13,7 @@ mod check;
 mod foreign;
 mod generate;
 mod history;
+mod hostile_tree;
 mod lab;
 mod net;
 mod net_netns;

@@ -361,3 +361,29 @@ fn include_fan_out_and_depth_are_bounded() {
             .any(|i| i.status == "too_deep" || i.status == "too_many")
     );
 }
+
+#[test]
+fn includes_that_climb_out_of_a_tree_read_only_inside_it() {
+    let t = tempfile::tempdir().unwrap();
+    let tree = t.path().join("in");
+    std::fs::create_dir_all(tree.join("etc/samba")).unwrap();
+    let secret = "[global]\n  server string = TOPSECRET\n";
+    std::fs::write(t.path().join("outside.conf"), secret).unwrap();
+    std::fs::write(
+        tree.join("etc/samba/smb.conf"),
+        format!(
+            "[global]\ninclude = ../../../outside.conf\ninclude = {}/outside.conf\n\
+             include = ../../../inside.conf\n",
+            t.path().display()
+        ),
+    )
+    .unwrap();
+    // Where `../` clamps to at the tree's top: read, as Samba in a chroot would.
+    std::fs::write(tree.join("inside.conf"), "workgroup = CLAMPED\n").unwrap();
+    let samba = read_samba(&Root::tree(&tree).unwrap()).unwrap().unwrap();
+    let text = format!("{samba:?}");
+    assert!(!text.contains("TOPSECRET"), "{text}");
+    let status: Vec<&str> = samba.includes.iter().map(|i| i.status.as_str()).collect();
+    assert_eq!(status, ["missing", "missing", "read"]);
+    assert_eq!(param(&samba.global, "workgroup"), Some("CLAMPED"));
+}
