@@ -4,7 +4,7 @@
 //! byte every few seconds would never time out), and a count of such
 //! connections, in total and per source address.
 
-use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -13,11 +13,10 @@ use std::time::{Duration, Instant};
 /// and for a data connection to send its cookie.
 pub const HANDSHAKE_DEADLINE_SECS: u32 = 5;
 /// Connections in their handshake over all peers: each holds a thread. When
-/// full, the server stops accepting (the kernel queues new connections) instead
-/// of refusing them, so a client waits at most one deadline for room.
+/// full, a new connection evicts the oldest (see [`Pending`]).
 pub const MAX_PENDING: usize = 64;
 /// Connections in their handshake from one source address, so one host cannot
-/// take every pending place; more from that address are closed at once.
+/// take most pending places; more from that address are closed at once.
 pub const MAX_PENDING_PER_ADDR: usize = 8;
 
 /// One deadline for a whole exchange.
@@ -94,40 +93,99 @@ impl<S: Write + SetTimeouts, C: Fn() -> Instant> Write for Timed<'_, S, C> {
     }
 }
 
-/// Connections in their handshake, in total and per source address.
-#[derive(Debug, Default)]
-pub struct Pending {
-    total: usize,
-    per_addr: HashMap<IpAddr, usize>,
+/// Bounds on connections in their handshake.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub total: usize,
+    pub per_addr: usize,
 }
 
-impl Pending {
+/// Why a connection was not admitted.
+#[derive(Debug, PartialEq, Eq)]
+pub struct AddrFull;
+
+struct Entry<H> {
+    id: u64,
+    ip: IpAddr,
+    cookie_read: bool,
+    handle: H,
+}
+
+/// Connections in their handshake, oldest first, each with a `handle` the
+/// server uses to close it when it is evicted.
+///
+/// When all places are taken, a new connection evicts the oldest one still
+/// short of its cookie (a client sends its cookie in its first packet), else
+/// the oldest: a slow peer can then only delay others by one handshake, never
+/// lock them out, and nobody is told "busy" because of it.
+pub struct Pending<H> {
+    next_id: u64,
+    entries: VecDeque<Entry<H>>,
+}
+
+impl<H> Default for Pending<H> {
+    fn default() -> Self {
+        Pending {
+            next_id: 0,
+            entries: VecDeque::new(),
+        }
+    }
+}
+
+impl<H> Pending<H> {
     pub fn total(&self) -> usize {
-        self.total
+        self.entries.len()
     }
 
-    /// Counts a new connection from `ip` unless that address already has
-    /// `per_addr` in their handshake. `expected` more are allowed for data
-    /// connections that an authenticated session from `ip` is waiting for, so
-    /// a test with many streams is not cut short by the bound.
-    pub fn enter(&mut self, ip: IpAddr, per_addr: usize, expected: usize) -> bool {
-        let n = self.per_addr.entry(ip).or_insert(0);
-        if *n >= per_addr.saturating_add(expected) {
-            return false;
-        }
-        *n += 1;
-        self.total += 1;
-        true
+    pub fn contains(&self, id: u64) -> bool {
+        self.entries.iter().any(|e| e.id == id)
     }
 
-    pub fn leave(&mut self, ip: IpAddr) {
-        if let Some(n) = self.per_addr.get_mut(&ip) {
-            *n -= 1;
-            self.total -= 1;
-            if *n == 0 {
-                self.per_addr.remove(&ip);
-            }
+    /// Admits a connection from `ip` and returns its id and the handle of the
+    /// one it evicted, if any. Refused when `ip` already has `per_addr` in their
+    /// handshake, plus `expected` data connections that a session from `ip`
+    /// waits for (a test with many streams must not be cut short by the bound).
+    pub fn admit(
+        &mut self,
+        ip: IpAddr,
+        handle: H,
+        limits: Limits,
+        expected: usize,
+    ) -> Result<(u64, Option<H>), AddrFull> {
+        let from_ip = self.entries.iter().filter(|e| e.ip == ip).count();
+        if from_ip >= limits.per_addr.saturating_add(expected) {
+            return Err(AddrFull);
         }
+        let evicted = if self.total() >= limits.total {
+            let at = self
+                .entries
+                .iter()
+                .position(|e| !e.cookie_read)
+                .unwrap_or(0);
+            self.entries.remove(at).map(|e| e.handle)
+        } else {
+            None
+        };
+        let id = self.next_id;
+        self.next_id += 1;
+        self.entries.push_back(Entry {
+            id,
+            ip,
+            cookie_read: false,
+            handle,
+        });
+        Ok((id, evicted))
+    }
+
+    pub fn cookie_read(&mut self, id: u64) {
+        if let Some(e) = self.entries.iter_mut().find(|e| e.id == id) {
+            e.cookie_read = true;
+        }
+    }
+
+    /// Forgets `id` (finished, failed or already evicted).
+    pub fn leave(&mut self, id: u64) {
+        self.entries.retain(|e| e.id != id);
     }
 }
 
@@ -242,38 +300,54 @@ mod tests {
         }
     }
 
+    const LIMITS: Limits = Limits {
+        total: MAX_PENDING,
+        per_addr: MAX_PENDING_PER_ADDR,
+    };
+
+    fn ip(n: u8) -> IpAddr {
+        IpAddr::from([192, 0, 2, n])
+    }
+
     #[test]
-    fn pending_is_bounded_per_address_and_counted_in_total() {
-        let a: IpAddr = "192.0.2.1".parse().unwrap();
-        let b: IpAddr = "192.0.2.2".parse().unwrap();
+    fn pending_is_bounded_per_address() {
         let mut p = Pending::default();
-        for _ in 0..MAX_PENDING_PER_ADDR {
-            assert!(p.enter(a, MAX_PENDING_PER_ADDR, 0));
+        for i in 0..MAX_PENDING_PER_ADDR {
+            assert_eq!(p.admit(ip(1), i, LIMITS, 0), Ok((i as u64, None)));
         }
-        assert!(
-            !p.enter(a, MAX_PENDING_PER_ADDR, 0),
-            "a ninth from one address"
-        );
-        assert!(
-            p.enter(b, MAX_PENDING_PER_ADDR, 0),
-            "another address still gets in"
-        );
-        assert_eq!(p.total(), MAX_PENDING_PER_ADDR + 1);
-        // Data connections an authenticated session waits for get room beyond the bound.
-        assert!(p.enter(a, MAX_PENDING_PER_ADDR, 2));
-        assert!(p.enter(a, MAX_PENDING_PER_ADDR, 2));
-        assert!(!p.enter(a, MAX_PENDING_PER_ADDR, 2));
-        p.leave(a);
-        assert!(
-            p.enter(a, MAX_PENDING_PER_ADDR, 2),
-            "room again after one left"
-        );
-        for _ in 0..(MAX_PENDING_PER_ADDR + 2) {
-            p.leave(a);
+        assert_eq!(p.admit(ip(1), 99, LIMITS, 0), Err(AddrFull), "a ninth");
+        assert!(p.admit(ip(2), 8, LIMITS, 0).is_ok(), "another address");
+        // Data connections an authenticated session waits for get room beyond it.
+        assert!(p.admit(ip(1), 9, LIMITS, 2).is_ok());
+        assert!(p.admit(ip(1), 10, LIMITS, 2).is_ok());
+        assert_eq!(p.admit(ip(1), 11, LIMITS, 2), Err(AddrFull));
+        p.leave(0);
+        assert!(p.admit(ip(1), 11, LIMITS, 2).is_ok(), "room after one left");
+        assert_eq!(p.total(), MAX_PENDING_PER_ADDR + 3);
+    }
+
+    #[test]
+    fn a_full_table_evicts_the_oldest_without_a_cookie_then_the_oldest() {
+        let mut p = Pending::default();
+        // Full, from 8 addresses; the first two have sent their cookie.
+        for i in 0..MAX_PENDING {
+            let (id, evicted) = p.admit(ip((i / 8) as u8), i, LIMITS, 0).unwrap();
+            assert_eq!(evicted, None);
+            if i < 2 {
+                p.cookie_read(id);
+            }
         }
-        p.leave(b);
-        p.leave(b); // an unknown address changes nothing
-        assert_eq!(p.total(), 0);
-        assert!(p.per_addr.is_empty());
+        let (new, evicted) = p.admit(ip(100), 1000, LIMITS, 0).unwrap();
+        assert_eq!(evicted, Some(2), "oldest still short of its cookie");
+        assert_eq!(p.total(), MAX_PENDING);
+        assert!(!p.contains(2) && p.contains(new));
+        for id in 3..MAX_PENDING as u64 {
+            p.cookie_read(id);
+        }
+        p.cookie_read(new);
+        let (_, evicted) = p.admit(ip(101), 1001, LIMITS, 0).unwrap();
+        assert_eq!(evicted, Some(0), "all have cookies: the oldest");
+        p.leave(0); // its thread ends later; nothing changes
+        assert_eq!(p.total(), MAX_PENDING);
     }
 }

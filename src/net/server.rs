@@ -11,10 +11,10 @@
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -25,7 +25,7 @@ use super::cpu::{CpuMeter, SystemCpu};
 use super::engine::{
     DataSocket, Engine, ReceiveMethod, SendMethod, StreamConfig, StreamSpec, StreamTotals,
 };
-use super::handshake::{Deadline, Pending, Timed};
+use super::handshake::{Deadline, Limits, Pending, Timed};
 use super::params::{self, Caps, Params, Protocol, RrMode, TestPlan};
 use super::protocol::{self as proto, COOKIE_SIZE, ProtocolError, State};
 use super::results::{ExchangeResults, ExchangeStream, ResultsExtension};
@@ -65,7 +65,7 @@ pub struct ServeConfig {
     pub psk: Option<Vec<u8>>,
     pub timeouts: Timeouts,
     /// Bound on connections still in their handshake, so a flood of idle
-    /// sockets cannot exhaust threads; when reached, accepting pauses.
+    /// sockets cannot exhaust threads; when reached, the oldest is closed.
     pub max_pending: usize,
     /// The same bound per source address; more are closed at once.
     pub max_pending_per_addr: usize,
@@ -108,9 +108,8 @@ enum Slot {
 struct Shared {
     cfg: ServeConfig,
     sessions: Mutex<HashMap<[u8; COOKIE_SIZE], Slot>>,
-    pending: Mutex<Pending>,
-    /// Signalled when a connection leaves `pending`.
-    room: Condvar,
+    /// Connections in their handshake, with a handle to close each.
+    pending: Mutex<Pending<TcpStream>>,
     active: AtomicUsize,
     peak: AtomicUsize,
     /// UDP stream set-up binds the shared port; one session at a time does it.
@@ -135,15 +134,17 @@ pub fn serve(
         cfg,
         sessions: Mutex::new(HashMap::new()),
         pending: Mutex::new(Pending::default()),
-        room: Condvar::new(),
         active: AtomicUsize::new(0),
         peak: AtomicUsize::new(0),
         udp_accept: Mutex::new(()),
         local,
         report,
     });
+    let limits = Limits {
+        total: shared.cfg.max_pending,
+        per_addr: shared.cfg.max_pending_per_addr,
+    };
     loop {
-        wait_for_room(&shared);
         let (mut sock, peer) = match listener.accept() {
             Ok(s) => s,
             // EMFILE and friends: keep serving the tests already running.
@@ -158,15 +159,23 @@ pub fn serve(
             deny(&mut sock);
             continue;
         }
-        let expected = expected_connections(&shared, ip);
-        if !locked(&shared.pending).enter(ip, shared.cfg.max_pending_per_addr, expected) {
-            // This address has its share in the handshake already: close
-            // without an answer, since no test makes the server busy.
+        let Ok(handle) = sock.try_clone() else {
             continue;
+        };
+        let expected = expected_connections(&shared, ip);
+        let admitted = locked(&shared.pending).admit(ip, handle, limits, expected);
+        // Refused: this address has its share in the handshake already; close
+        // without an answer, since no test makes the server busy.
+        let Ok((id, evicted)) = admitted else {
+            continue;
+        };
+        if let Some(oldest) = evicted {
+            // Its thread reads end-of-file and ends.
+            let _ = oldest.shutdown(Shutdown::Both);
         }
         let place = PendingPlace {
             shared: Arc::clone(&shared),
-            ip,
+            id,
             since,
         };
         let s = Arc::clone(&shared);
@@ -174,15 +183,6 @@ pub fn serve(
         let _ = std::thread::Builder::new()
             .name("net-conn".into())
             .spawn(move || handle_connection(&s, sock, peer, place));
-    }
-}
-
-/// Blocks while `max_pending` connections are in their handshake; new ones
-/// wait in the kernel's accept queue meanwhile, in arrival order.
-fn wait_for_room(shared: &Shared) {
-    let mut pending = locked(&shared.pending);
-    while pending.total() >= shared.cfg.max_pending {
-        pending = shared.room.wait(pending).unwrap_or_else(|p| p.into_inner());
     }
 }
 
@@ -204,15 +204,25 @@ fn expected_connections(shared: &Shared, ip: IpAddr) -> usize {
 /// A connection's place among those in their handshake; given back on drop.
 struct PendingPlace {
     shared: Arc<Shared>,
-    ip: IpAddr,
+    id: u64,
     /// When it was accepted: the handshake deadline counts from here.
     since: Instant,
 }
 
+impl PendingPlace {
+    /// A control connection past its cookie: evicted only after those short of one.
+    fn cookie_read(&self) {
+        locked(&self.shared.pending).cookie_read(self.id);
+    }
+
+    fn evicted(&self) -> bool {
+        !locked(&self.shared.pending).contains(self.id)
+    }
+}
+
 impl Drop for PendingPlace {
     fn drop(&mut self) {
-        locked(&self.shared.pending).leave(self.ip);
-        self.shared.room.notify_one();
+        locked(&self.shared.pending).leave(self.id);
     }
 }
 
@@ -327,6 +337,7 @@ fn handle_connection(
     if !proto::is_cookie(&cookie) {
         return;
     }
+    place.cookie_read();
     // Every test place is taken by a real test: say so at once.
     if shared.active.load(Ordering::SeqCst) >= shared.cfg.max_sessions {
         deny(&mut sock);
@@ -343,7 +354,14 @@ fn handle_connection(
         concurrent_sessions_max: 0,
     };
     let outcome = (|| {
-        let (params, plan) = handshake(shared, &mut sock, deadline, &cookie)?;
+        let handshake = handshake(shared, &mut sock, deadline, &cookie);
+        if handshake.is_err() && place.evicted() {
+            return Err(SessionError::Refused(format!(
+                "closed by the server: '{}' connections were in their handshake and this was the oldest",
+                shared.cfg.max_pending
+            )));
+        }
+        let (params, plan) = handshake?;
         drop(place);
         let _place = take_test_place(shared, &mut sock, cookie)?;
         run_session(shared, &mut sock, peer, cookie, &params, plan, &mut report)
