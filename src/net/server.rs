@@ -363,7 +363,7 @@ fn handle_connection(
         }
         let (params, plan) = handshake?;
         drop(place);
-        let _place = take_test_place(shared, &mut sock, cookie)?;
+        let _test_place = take_test_place(shared, &mut sock, cookie)?;
         run_session(shared, &mut sock, peer, cookie, &params, plan, &mut report)
     })();
     report.concurrent_sessions_max = shared.peak.load(Ordering::SeqCst);
