@@ -231,8 +231,8 @@ pub struct NetServeArgs {
     /// Require clients to prove this pre-shared key (HMAC-SHA256 challenge)
     #[arg(long, value_name = "FILE")]
     pub psk_file: Option<PathBuf>,
-    /// Seconds a connection may take for each handshake step
-    #[arg(long, default_value_t = 5, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=300))]
+    /// Seconds a connection may take from connect to complete parameters, in all
+    #[arg(long, default_value_t = crate::net::handshake::HANDSHAKE_DEADLINE_SECS, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=300))]
     pub handshake_timeout: u32,
     /// One JSON line per finished session instead of a text line
     #[arg(long)]

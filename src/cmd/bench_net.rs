@@ -11,7 +11,7 @@ use crate::cli::{BenchNetArgs, GlobalArgs};
 use crate::net::client::{self, ClientConfig};
 use crate::net::engine::{Interval, ReceiveMethod, SendMethod};
 use crate::net::params::{Caps, RrMode, RrParams};
-use crate::net::{allow, auth, doc, server};
+use crate::net::{allow, auth, doc, handshake, server};
 use crate::report::net_text;
 use crate::root::Root;
 
@@ -153,7 +153,8 @@ fn start_loopback_server(psk: Option<Vec<u8>>) -> anyhow::Result<u16> {
         allow: allow::default_allow(),
         psk,
         timeouts: server::Timeouts::default(),
-        max_pending: 64,
+        max_pending: handshake::MAX_PENDING,
+        max_pending_per_addr: handshake::MAX_PENDING_PER_ADDR,
     };
     std::thread::Builder::new()
         .name("loopback-server".into())

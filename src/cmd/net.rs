@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::cli::NetServeArgs;
-use crate::net::{allow, auth, params::Caps, server};
+use crate::net::{allow, auth, handshake, params::Caps, server};
 
 pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
     let psk = match &args.psk_file {
@@ -38,7 +38,8 @@ pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
             handshake: Duration::from_secs(args.handshake_timeout.into()),
             ..server::Timeouts::default()
         },
-        max_pending: 64,
+        max_pending: handshake::MAX_PENDING,
+        max_pending_per_addr: handshake::MAX_PENDING_PER_ADDR,
     };
     eprintln!(
         "nastune net serve: listening on '{}' (TCP and UDP), {} sessions at once, auth: {}, allowed: {}",

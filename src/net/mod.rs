@@ -9,6 +9,7 @@ pub mod cpu;
 pub mod doc;
 pub mod engine;
 pub mod fuzz;
+pub mod handshake;
 pub mod params;
 pub mod protocol;
 pub mod results;

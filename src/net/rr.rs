@@ -156,7 +156,7 @@ pub fn summarize(
 }
 
 /// Server side of one transaction: read the request, write the response.
-pub fn serve_one(sock: &mut TcpStream, req: u32, resp: u32) -> io::Result<()> {
+pub fn serve_one<S: Read + Write>(sock: &mut S, req: u32, resp: u32) -> io::Result<()> {
     let mut buf = vec![0u8; req.max(resp) as usize];
     sock.read_exact(&mut buf[..req as usize])?;
     sock.write_all(&buf[..resp as usize])

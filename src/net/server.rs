@@ -4,11 +4,14 @@
 //!
 //! Every connection starts with a 37-byte cookie. A cookie that belongs to a
 //! session waiting for its data connections (from the same peer address) joins
-//! that session; any other cookie starts a new session if there is room.
+//! that session; any other cookie starts a new session. A session takes one of
+//! the `max_sessions` test places only once it is authenticated and its
+//! parameters are complete, all within one handshake deadline, so peers that
+//! never finish cannot make the server answer "busy".
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -22,7 +25,8 @@ use super::cpu::{CpuMeter, SystemCpu};
 use super::engine::{
     DataSocket, Engine, ReceiveMethod, SendMethod, StreamConfig, StreamSpec, StreamTotals,
 };
-use super::params::{self, Caps, Protocol, RrMode, TestPlan};
+use super::handshake::{Deadline, Limits, Pending, Timed};
+use super::params::{self, Caps, Params, Protocol, RrMode, TestPlan};
 use super::protocol::{self as proto, COOKIE_SIZE, ProtocolError, State};
 use super::results::{ExchangeResults, ExchangeStream, ResultsExtension};
 use super::rr;
@@ -33,7 +37,9 @@ use crate::root::Root;
 /// Deadlines per protocol state (lesson 2 of the iperf3 history).
 #[derive(Debug, Clone, Copy)]
 pub struct Timeouts {
-    /// Cookie, parameters, auth answer, each data connection's cookie.
+    /// One deadline from accept to complete parameters (cookie, key answer,
+    /// parameters), and for each data connection's cookie; also the deadline
+    /// for all data connections to arrive.
     pub handshake: Duration,
     /// Results exchange and IPERF_DONE.
     pub results: Duration,
@@ -44,7 +50,7 @@ pub struct Timeouts {
 impl Default for Timeouts {
     fn default() -> Self {
         Timeouts {
-            handshake: Duration::from_secs(5),
+            handshake: Duration::from_secs(super::handshake::HANDSHAKE_DEADLINE_SECS.into()),
             results: Duration::from_secs(10),
             grace: Duration::from_secs(10),
         }
@@ -59,8 +65,10 @@ pub struct ServeConfig {
     pub psk: Option<Vec<u8>>,
     pub timeouts: Timeouts,
     /// Bound on connections still in their handshake, so a flood of idle
-    /// sockets cannot exhaust threads.
+    /// sockets cannot exhaust threads; when reached, the oldest is closed.
     pub max_pending: usize,
+    /// The same bound per source address; more are closed at once.
+    pub max_pending_per_addr: usize,
 }
 
 /// What the server reports for each session (stdout, one JSON line or a text line).
@@ -79,24 +87,29 @@ pub struct SessionReport {
 }
 
 enum Slot {
-    /// Waiting for data connections from this peer.
+    /// Waiting for `remaining` more data connections from this peer.
     Collecting {
         peer: IpAddr,
         tx: Sender<TcpStream>,
+        remaining: u32,
     },
-    /// Connect/request/response transactions served by the accepting thread.
+    /// Connect/request/response transactions served by the accepting thread;
+    /// `streams` of them at a time.
     Crr {
         peer: IpAddr,
         request: u32,
         response: u32,
+        streams: u32,
     },
+    /// A test that takes no connections now.
     Busy,
 }
 
 struct Shared {
     cfg: ServeConfig,
     sessions: Mutex<HashMap<[u8; COOKIE_SIZE], Slot>>,
-    pending: AtomicUsize,
+    /// Connections in their handshake, with a handle to close each.
+    pending: Mutex<Pending<TcpStream>>,
     active: AtomicUsize,
     peak: AtomicUsize,
     /// UDP stream set-up binds the shared port; one session at a time does it.
@@ -109,7 +122,8 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Serves until the listener fails; each report goes to `report`.
+/// Serves until the process ends (accept errors are waited out); each report
+/// goes to `report`.
 pub fn serve(
     listener: TcpListener,
     cfg: ServeConfig,
@@ -119,15 +133,19 @@ pub fn serve(
     let shared = Arc::new(Shared {
         cfg,
         sessions: Mutex::new(HashMap::new()),
-        pending: AtomicUsize::new(0),
+        pending: Mutex::new(Pending::default()),
         active: AtomicUsize::new(0),
         peak: AtomicUsize::new(0),
         udp_accept: Mutex::new(()),
         local,
         report,
     });
-    for conn in listener.incoming() {
-        let mut sock = match conn {
+    let limits = Limits {
+        total: shared.cfg.max_pending,
+        per_addr: shared.cfg.max_pending_per_addr,
+    };
+    loop {
+        let (mut sock, peer) = match listener.accept() {
             Ok(s) => s,
             // EMFILE and friends: keep serving the tests already running.
             Err(_) => {
@@ -135,89 +153,195 @@ pub fn serve(
                 continue;
             }
         };
-        let Ok(peer) = sock.peer_addr() else { continue };
-        if !allow::allowed(&shared.cfg.allow, peer.ip()) {
-            let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
+        let since = Instant::now();
+        let ip = peer.ip();
+        if !allow::allowed(&shared.cfg.allow, ip) {
+            deny(&mut sock);
             continue;
         }
-        if shared.pending.load(Ordering::Relaxed) >= shared.cfg.max_pending {
-            let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
+        let Ok(handle) = sock.try_clone() else {
             continue;
+        };
+        let expected = expected_connections(&shared, ip);
+        let admitted = locked(&shared.pending).admit(ip, handle, limits, expected);
+        // Refused: this address has its share in the handshake already; close
+        // without an answer, since no test makes the server busy.
+        let Ok((id, evicted)) = admitted else {
+            continue;
+        };
+        if let Some(oldest) = evicted {
+            // Its thread reads end-of-file and ends.
+            let _ = oldest.shutdown(Shutdown::Both);
         }
-        shared.pending.fetch_add(1, Ordering::Relaxed);
+        let place = PendingPlace {
+            shared: Arc::clone(&shared),
+            id,
+            since,
+        };
         let s = Arc::clone(&shared);
-        let spawned = std::thread::Builder::new()
+        // If the thread cannot start, the closure and its place are dropped.
+        let _ = std::thread::Builder::new()
             .name("net-conn".into())
-            .spawn(move || handle_connection(&s, sock, peer));
-        if spawned.is_err() {
-            shared.pending.fetch_sub(1, Ordering::Relaxed);
-        }
+            .spawn(move || handle_connection(&s, sock, peer, place));
     }
-    Ok(())
 }
 
-fn handle_connection(shared: &Arc<Shared>, mut sock: TcpStream, peer: SocketAddr) {
-    let timeouts = shared.cfg.timeouts;
-    let _ = sock.set_read_timeout(Some(timeouts.handshake));
-    let _ = sock.set_write_timeout(Some(timeouts.handshake));
-    let cookie = proto::read_cookie(&mut sock);
-    shared.pending.fetch_sub(1, Ordering::Relaxed);
-    let Ok(cookie) = cookie else { return };
-    // A data connection or a CRR transaction for a session in progress?
-    enum Route {
-        Data(Sender<TcpStream>),
-        Crr(u32, u32),
-        Refuse,
-        New,
+/// Data connections (or CRR transactions at a time) that sessions from `ip`
+/// still expect: these get room beyond the per-address bound.
+fn expected_connections(shared: &Shared, ip: IpAddr) -> usize {
+    locked(&shared.sessions)
+        .values()
+        .map(|slot| match slot {
+            Slot::Collecting {
+                peer, remaining, ..
+            } if *peer == ip => *remaining as usize,
+            Slot::Crr { peer, streams, .. } if *peer == ip => *streams as usize,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// A connection's place among those in their handshake; given back on drop.
+struct PendingPlace {
+    shared: Arc<Shared>,
+    id: u64,
+    /// When it was accepted: the handshake deadline counts from here.
+    since: Instant,
+}
+
+impl PendingPlace {
+    /// A control connection past its cookie: evicted only after those short of one.
+    fn cookie_read(&self) {
+        locked(&self.shared.pending).cookie_read(self.id);
     }
-    let route = match locked(&shared.sessions).get(&cookie) {
-        Some(Slot::Collecting { peer: p, tx }) if *p == peer.ip() => Route::Data(tx.clone()),
+
+    fn evicted(&self) -> bool {
+        !locked(&self.shared.pending).contains(self.id)
+    }
+}
+
+impl Drop for PendingPlace {
+    fn drop(&mut self) {
+        locked(&self.shared.pending).leave(self.id);
+    }
+}
+
+/// One of the `max_sessions` test places, held by an authenticated session with
+/// complete parameters; given back (and its cookie forgotten) on drop.
+struct TestPlace<'a> {
+    shared: &'a Shared,
+    cookie: [u8; COOKIE_SIZE],
+}
+
+impl Drop for TestPlace<'_> {
+    fn drop(&mut self) {
+        locked(&self.shared.sessions).remove(&self.cookie);
+        self.shared.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// ACCESS_DENIED: sent only when the peer is not allowed or when
+/// `max_sessions` real tests run.
+fn deny<W: Write>(sock: &mut W) {
+    let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
+}
+
+fn take_test_place<'a>(
+    shared: &'a Shared,
+    sock: &mut TcpStream,
+    cookie: [u8; COOKIE_SIZE],
+) -> Result<TestPlace<'a>, SessionError> {
+    let max = shared.cfg.max_sessions;
+    let active = shared.active.fetch_add(1, Ordering::SeqCst) + 1;
+    if active > max {
+        shared.active.fetch_sub(1, Ordering::SeqCst);
+        deny(sock);
+        return Err(SessionError::Refused(format!(
+            "busy: '{max}' tests are running"
+        )));
+    }
+    {
+        let mut sessions = locked(&shared.sessions);
+        if sessions.contains_key(&cookie) {
+            drop(sessions);
+            shared.active.fetch_sub(1, Ordering::SeqCst);
+            deny(sock);
+            return Err(SessionError::Refused(
+                "the cookie belongs to a test that is running".into(),
+            ));
+        }
+        sessions.insert(cookie, Slot::Busy);
+    }
+    shared.peak.fetch_max(active, Ordering::SeqCst);
+    Ok(TestPlace { shared, cookie })
+}
+
+/// Where a connection goes after its cookie.
+enum Route {
+    Data(Sender<TcpStream>),
+    Crr(u32, u32),
+    Close,
+    New,
+}
+
+/// Routes a cookie; a data connection counts against its session's streams.
+fn route(shared: &Shared, cookie: &[u8; COOKIE_SIZE], ip: IpAddr) -> Route {
+    match locked(&shared.sessions).get_mut(cookie) {
+        Some(Slot::Collecting {
+            peer,
+            tx,
+            remaining,
+        }) if *peer == ip && *remaining > 0 => {
+            *remaining -= 1;
+            Route::Data(tx.clone())
+        }
         Some(Slot::Crr {
-            peer: p,
+            peer,
             request,
             response,
-        }) if *p == peer.ip() => Route::Crr(*request, *response),
-        // Right cookie from the wrong address, or a session not taking
-        // connections now: refuse without reading more.
-        Some(_) => Route::Refuse,
+            ..
+        }) if *peer == ip => Route::Crr(*request, *response),
+        // The right cookie from the wrong address, beyond the session's streams,
+        // or for a test not taking connections now: close without reading more.
+        Some(_) => Route::Close,
         None => Route::New,
-    };
-    match route {
+    }
+}
+
+fn handle_connection(
+    shared: &Arc<Shared>,
+    mut sock: TcpStream,
+    peer: SocketAddr,
+    place: PendingPlace,
+) {
+    let timeouts = shared.cfg.timeouts;
+    let deadline = Deadline::new(place.since, timeouts.handshake);
+    let cookie = proto::read_cookie(&mut Timed::new(&mut sock, deadline, Instant::now));
+    let Ok(cookie) = cookie else { return };
+    match route(shared, &cookie, peer.ip()) {
         Route::Data(tx) => {
+            drop(place);
             let _ = tx.send(sock);
             return;
         }
         Route::Crr(request, response) => {
-            let _ = rr::serve_one(&mut sock, request, response);
+            drop(place);
+            let deadline = Deadline::new(Instant::now(), timeouts.handshake);
+            let mut timed = Timed::new(&mut sock, deadline, Instant::now);
+            let _ = rr::serve_one(&mut timed, request, response);
             return;
         }
-        Route::Refuse => {
-            let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
-            return;
-        }
+        Route::Close => return,
         Route::New => {}
     }
     if !proto::is_cookie(&cookie) {
-        let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
         return;
     }
-    // A new control connection: take a session slot or say busy at once.
-    let active = shared.active.fetch_add(1, Ordering::SeqCst) + 1;
-    if active > shared.cfg.max_sessions {
-        shared.active.fetch_sub(1, Ordering::SeqCst);
-        let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
+    place.cookie_read();
+    // Every test place is taken by a real test: say so at once.
+    if shared.active.load(Ordering::SeqCst) >= shared.cfg.max_sessions {
+        deny(&mut sock);
         return;
-    }
-    shared.peak.fetch_max(active, Ordering::SeqCst);
-    {
-        let mut sessions = locked(&shared.sessions);
-        if sessions.contains_key(&cookie) {
-            shared.active.fetch_sub(1, Ordering::SeqCst);
-            drop(sessions);
-            let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
-            return;
-        }
-        sessions.insert(cookie, Slot::Busy);
     }
     let mut report = SessionReport {
         peer: peer.to_string(),
@@ -229,9 +353,19 @@ fn handle_connection(shared: &Arc<Shared>, mut sock: TcpStream, peer: SocketAddr
         receive_method: ReceiveMethod::MsgTrunc,
         concurrent_sessions_max: 0,
     };
-    let outcome = run_session(shared, &mut sock, peer, cookie, &mut report);
-    locked(&shared.sessions).remove(&cookie);
-    shared.active.fetch_sub(1, Ordering::SeqCst);
+    let outcome = (|| {
+        let handshake = handshake(shared, &mut sock, deadline, &cookie);
+        if handshake.is_err() && place.evicted() {
+            return Err(SessionError::Refused(format!(
+                "closed by the server: '{}' connections were in their handshake and this was the oldest",
+                shared.cfg.max_pending
+            )));
+        }
+        let (params, plan) = handshake?;
+        drop(place);
+        let _test_place = take_test_place(shared, &mut sock, cookie)?;
+        run_session(shared, &mut sock, peer, cookie, &params, plan, &mut report)
+    })();
     report.concurrent_sessions_max = shared.peak.load(Ordering::SeqCst);
     report.outcome = match outcome {
         Ok(()) => "ok".into(),
@@ -281,9 +415,9 @@ fn send_server_error(sock: &mut TcpStream) -> io::Result<()> {
     sock.write_all(&msg)
 }
 
-fn authenticate(
+fn authenticate<S: Read + Write>(
     shared: &Shared,
-    sock: &mut TcpStream,
+    sock: &mut S,
     cookie: &[u8; COOKIE_SIZE],
 ) -> Result<(), SessionError> {
     let Some(psk) = &shared.cfg.psk else {
@@ -302,9 +436,46 @@ fn authenticate(
     if auth::verify(psk, &nonce, cookie, &answer.mac) {
         Ok(())
     } else {
-        let _ = sock.write_all(&[State::AccessDenied.to_byte() as u8]);
+        deny(sock);
         Err(SessionError::Refused("wrong pre-shared key".into()))
     }
+}
+
+/// Key answer and parameters, all before `deadline`, which counts from accept.
+fn handshake(
+    shared: &Shared,
+    sock: &mut TcpStream,
+    deadline: Deadline,
+    cookie: &[u8; COOKIE_SIZE],
+) -> Result<(Params, TestPlan), SessionError> {
+    let result = (|| -> Result<_, SessionError> {
+        let mut timed = Timed::new(&mut *sock, deadline, Instant::now);
+        authenticate(shared, &mut timed, cookie)?;
+        proto::write_state(&mut timed, State::ParamExchange)?;
+        let raw = proto::read_message(&mut timed, proto::MAX_PARAMS_JSON)?;
+        let params = params::decode(&raw)?;
+        let plan = params.plan(&shared.cfg.caps)?;
+        Ok((params, plan))
+    })();
+    // The states that follow get a handshake's time per step.
+    let t = shared.cfg.timeouts.handshake;
+    sock.set_read_timeout(Some(t))?;
+    sock.set_write_timeout(Some(t))?;
+    result.map_err(|e| {
+        let timed_out = match &e {
+            SessionError::Protocol(ProtocolError::TimedOut) => true,
+            SessionError::Io(io) | SessionError::Protocol(ProtocolError::Io(io)) => matches!(
+                io.kind(),
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+            ),
+            _ => false,
+        };
+        if timed_out {
+            SessionError::Timeout("the handshake (key answer and parameters) to finish")
+        } else {
+            e
+        }
+    })
 }
 
 fn run_session(
@@ -312,14 +483,11 @@ fn run_session(
     sock: &mut TcpStream,
     peer: SocketAddr,
     cookie: [u8; COOKIE_SIZE],
+    params: &Params,
+    plan: TestPlan,
     report: &mut SessionReport,
 ) -> Result<(), SessionError> {
     let t = shared.cfg.timeouts;
-    authenticate(shared, sock, &cookie)?;
-    proto::write_state(sock, State::ParamExchange)?;
-    let raw = proto::read_message(sock, proto::MAX_PARAMS_JSON)?;
-    let params = params::decode(&raw)?;
-    let plan = params.plan(&shared.cfg.caps)?;
     report.plan = Some(plan.clone());
     let send = if plan.zerocopy || params.nastune.is_some() {
         SendMethod::Sendfile
@@ -343,6 +511,7 @@ fn run_session(
                 peer: peer.ip(),
                 request: r.request_bytes,
                 response: r.response_bytes,
+                streams: plan.streams,
             },
         );
         proto::write_state(sock, State::CreateStreams)?;
@@ -407,6 +576,7 @@ fn collect_tcp(
         Slot::Collecting {
             peer: peer.ip(),
             tx,
+            remaining: plan.connection_count(),
         },
     );
     let result = (|| {

@@ -549,13 +549,189 @@ fn hostile_peers_are_rejected_while_a_good_test_completes() {
         "key must be a string",
         "invalid type: string \"2\", expected u32",
         "timed out waiting for the data connections",
-        "sent nothing within the deadline",
+        "timed out waiting for the handshake",
     ] {
         assert!(
             outcomes.iter().any(|o| o.contains(needle)),
             "{needle}: {outcomes:?}"
         );
     }
+}
+
+/// A connection to 127.0.0.1:`port` from the loopback address `source`: all of
+/// 127.0.0.0/8 is local on Linux, so one unprivileged test can be many hosts.
+fn connect_from(source: [u8; 4], port: u16) -> std::io::Result<TcpStream> {
+    use std::os::fd::FromRawFd;
+    let sin = |addr: [u8; 4], port: u16| libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(addr),
+        },
+        sin_zero: [0; 8],
+    };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: a fresh socket owned by the TcpStream at once; both addresses are
+    // valid sockaddr_in values that live across the calls.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let s = TcpStream::from_raw_fd(fd);
+        let (src, dst) = (sin(source, 0), sin([127, 0, 0, 1], port));
+        if libc::bind(fd, (&raw const src).cast(), len) != 0
+            || libc::connect(fd, (&raw const dst).cast(), len) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(s)
+    }
+}
+
+/// A hostile peer from `source` until `stop`: sends `first` at once, then
+/// `drip` one byte every 400 ms, and connects again whenever the server closes.
+fn dripper(
+    source: [u8; 4],
+    port: u16,
+    first: Vec<u8>,
+    drip: Vec<u8>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let Ok(mut s) = connect_from(source, port) else {
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            };
+            let mut first = first.clone();
+            if first.is_empty() {
+                first.push(drip[0]);
+            }
+            let _ = s.write_all(&first);
+            for b in drip.iter().cycle() {
+                std::thread::sleep(Duration::from_millis(400));
+                if stop.load(std::sync::atomic::Ordering::Relaxed) || s.write_all(&[*b]).is_err() {
+                    break;
+                }
+            }
+        }
+    })
+}
+
+#[test]
+fn slow_clients_and_cookie_drippers_cannot_keep_iperf3_out() {
+    if skip_without_iperf3() {
+        return;
+    }
+    let _serial = heavy();
+    let port = free_port();
+    let deadline = 2;
+    let server = our_server(port, &["--handshake-timeout", &deadline.to_string()]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut attackers = Vec::new();
+    // Two clients with a fresh cookie each that drip their parameters: with a
+    // per-read timeout each held one of the two test places for ever.
+    let params = br#"{"tcp":true,"time":1,"parallel":1}"#;
+    let mut framed = (params.len() as u32).to_be_bytes().to_vec();
+    framed.extend_from_slice(params);
+    for _ in 0..2 {
+        attackers.push(dripper(
+            [127, 0, 0, 2],
+            port,
+            hostile_cookie().to_vec(),
+            framed.clone(),
+            stop.clone(),
+        ));
+    }
+    // One address over its bound: the ninth connection is closed at once,
+    // without a "busy" answer.
+    let ninth: Vec<TcpStream> = (0..9)
+        .map(|_| connect_from([127, 0, 0, 3], port).unwrap())
+        .collect();
+    let mut last = ninth.last().unwrap();
+    last.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    let mut b = [0u8; 1];
+    assert_eq!(last.read(&mut b).ok(), Some(0), "ninth from one address");
+    drop(ninth);
+    // 64 cookie drippers from 8 addresses fill every pending place.
+    let cookie = hostile_cookie().to_vec();
+    for i in 0..64u8 {
+        attackers.push(dripper(
+            [127, 0, 0, 10 + i / 8],
+            port,
+            Vec::new(),
+            cookie.clone(),
+            stop.clone(),
+        ));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+
+    let t0 = Instant::now();
+    let v = iperf3_client(port, &["-t", "1"]);
+    let took = t0.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        v["end"]["sum_received"]["bytes"].as_u64().unwrap() > 1_000_000,
+        "{}",
+        v["end"]
+    );
+    // The handshake deadline, the 1 s test, and a margin for a busy machine.
+    assert!(
+        took < Duration::from_secs(deadline + 1 + 3),
+        "iperf3 took {took:?}"
+    );
+    let sessions = server_sessions(server);
+    for h in attackers {
+        h.join().unwrap();
+    }
+    let outcomes: Vec<&str> = sessions
+        .iter()
+        .map(|s| s["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes.iter().filter(|o| **o == "ok").count(),
+        1,
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes
+            .iter()
+            .any(|o| o.contains("timed out waiting for the handshake")),
+        "{outcomes:?}"
+    );
+    assert!(!outcomes.iter().any(|o| o.contains("busy")), "{outcomes:?}");
+}
+
+#[test]
+fn data_connections_beyond_the_stream_count_are_closed_without_busy() {
+    let _serial = heavy();
+    let port = free_port();
+    let _server = our_server(port, &[]);
+    let cookie = hostile_cookie();
+    let connect = || {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+        s.write_all(&cookie).unwrap();
+        s
+    };
+    let mut ctrl = connect();
+    assert_eq!(next_byte(&mut ctrl), Some(9), "PARAM_EXCHANGE");
+    let body = br#"{"tcp":true,"time":1,"parallel":1}"#;
+    ctrl.write_all(&(body.len() as u32).to_be_bytes()).unwrap();
+    ctrl.write_all(body).unwrap();
+    assert_eq!(next_byte(&mut ctrl), Some(10), "CREATE_STREAMS");
+    let _data = connect();
+    // One stream asked for: a second data connection (once the first is
+    // routed), and one while the test runs, are closed with no ACCESS_DENIED.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut extra = connect();
+    let mut b = [0u8; 1];
+    assert_eq!(extra.read(&mut b).ok(), Some(0), "got {b:?}");
+    assert_eq!(next_byte(&mut ctrl), Some(1), "TEST_START");
+    assert_eq!(next_byte(&mut ctrl), Some(2), "TEST_RUNNING");
+    let mut late = connect();
+    assert_eq!(late.read(&mut b).ok(), Some(0), "got {b:?}");
 }
 
 #[test]
