@@ -50,7 +50,7 @@ pub struct HttpArgs {
     /// Seconds of load before measuring starts
     #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = parse_secs_or_zero)]
     pub warmup: f64,
-    /// Seconds without progress before a connection counts as a timeout
+    /// Seconds a request may take, connect to last byte, before it counts as a timeout
     #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = parse_secs)]
     pub timeout: f64,
     /// Open loop: this many requests per second in total, latency from the intended send time
@@ -239,7 +239,21 @@ pub fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             &root,
         )?;
     }
-    super::print_document(args.json, &report, crate::report::http_text::render)
+    let status = super::print_document(args.json, &report, crate::report::http_text::render)?;
+    // A load that completed nothing measured nothing: say so and fail, even
+    // though every request reached the server.
+    let empty: Vec<String> = report
+        .runs
+        .iter()
+        .filter_map(crate::report::http_text::no_responses)
+        .collect();
+    if empty.is_empty() {
+        return Ok(status);
+    }
+    for msg in empty {
+        eprintln!("nastune: {msg}");
+    }
+    Ok(ExitCode::from(1))
 }
 
 #[cfg(test)]
