@@ -28,7 +28,9 @@ the same server.\n\n\
 Certificates are verified against the system roots in /etc/ssl/certs, or only against \
 --cacert FILE; --insecure accepts any certificate (handshake signatures are still checked, \
 so the cost is real). The first request is sent alone first: if it fails, the error says why \
-and no load starts.\n\nExamples:\n  nastune bench http http://nas.local/\n  \
+and no load starts. --timeout bounds each request from its start to its last byte, so a \
+server that trickles bytes or never ends a body counts as timeouts; requests the end of the \
+run cuts off are counted by phase, and a run in which no response completed exits 1.\n\nExamples:\n  nastune bench http http://nas.local/\n  \
 nastune bench http https://nas.local/ -t 2 -c 50 -d 10 --mode keep-alive,close,resume\n  \
 nastune bench http http://nas.local/ --compare https://nas.local/ --insecure --mode keep-alive,close\n  \
 nastune bench http https://nas.local/api -X POST -H 'Content-Type: application/json' --body '{}'\n  \

@@ -164,8 +164,8 @@ pub fn no_responses(r: &RunResult) -> Option<String> {
         return None;
     }
     Some(format!(
-        "no response to '{}' ({}) completed in the measured {:.2} s: errors: {}; cut off by the end: {}. \
-The server stopped answering (see the errors), or takes longer than the run: raise --duration or --timeout",
+        "no response to '{}' ({}) completed in the measured {:.2} s: errors: {}; cut off by the end: {}; \
+the server finished no response in time (see the errors), or needs longer than the run: raise --timeout or --duration",
         r.url,
         r.mode.name(),
         r.seconds,

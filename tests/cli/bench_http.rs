@@ -528,6 +528,14 @@ fn close_delimited_responses_read_10_of_10() {
         }
         assert!(served.load(Ordering::Relaxed) >= 100);
     }
+    // Over TLS the close (without close_notify) ends the body the same way.
+    let (cert, key, _) = certificate();
+    let (port, _) = serve(Some(tls_config(&cert, &key)), Behaviour::CloseDelimited);
+    let doc = bench_json(&[&format!("https://127.0.0.1:{port}/"), "-k", "-c", "10"]);
+    let run = &doc["runs"][0];
+    let n = run["requests"].as_u64().unwrap();
+    assert!(n >= 10 && errors_total(run) == 0, "{run}");
+    assert_eq!(run["body_bytes"].as_u64(), Some(5 * n), "{run}");
 }
 
 #[test]
