@@ -29,7 +29,9 @@ the same server.\n\n\
 Certificates are verified against the system roots in /etc/ssl/certs, or only against \
 --cacert FILE; --insecure accepts any certificate (handshake signatures are still checked, \
 so the cost is real). The first request is sent alone first: if it fails, the error says why \
-and no load starts.\n\nExamples:\n  nastune bench http http://nas.local/\n  \
+and no load starts. --timeout bounds each request from its start to its last byte, so a \
+server that trickles bytes or never ends a body counts as timeouts; requests the end of the \
+run cuts off are counted by phase, and a run in which no response completed exits 1.\n\nExamples:\n  nastune bench http http://nas.local/\n  \
 nastune bench http https://nas.local/ -t 2 -c 50 -d 10 --mode keep-alive,close,resume\n  \
 nastune bench http http://nas.local/ --compare https://nas.local/ --insecure --mode keep-alive,close\n  \
 nastune bench http https://nas.local/api -X POST -H 'Content-Type: application/json' --body '{}'\n  \
@@ -51,7 +53,7 @@ pub struct HttpArgs {
     /// Seconds of load before measuring starts
     #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = parse_secs_or_zero)]
     pub warmup: f64,
-    /// Seconds without progress before a connection counts as a timeout
+    /// Seconds a request may take, connect to last byte, before it counts as a timeout
     #[arg(long, value_name = "SECS", default_value_t = 5.0, value_parser = parse_secs)]
     pub timeout: f64,
     /// Open loop: this many requests per second in total, latency from the intended send time
@@ -241,7 +243,21 @@ pub fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     if let Some(store) = &store {
         super::save_bench_run(store, crate::store::RunKind::BenchHttp, &report, &root)?;
     }
-    super::print_document(args.json, &report, crate::report::http_text::render)
+    let status = super::print_document(args.json, &report, crate::report::http_text::render)?;
+    // A load that completed nothing measured nothing: say so and fail, even
+    // though every request reached the server.
+    let empty: Vec<String> = report
+        .runs
+        .iter()
+        .filter_map(crate::report::http_text::no_responses)
+        .collect();
+    if empty.is_empty() {
+        return Ok(status);
+    }
+    for msg in empty {
+        eprintln!("nastune: {msg}");
+    }
+    Ok(ExitCode::from(1))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! by phase, status classes, errors, TLS parameters and the generator's own CPU,
 //! then the slowdown factors of a --compare.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::bench::disk::LatencyStats;
@@ -50,19 +51,22 @@ fn latency_line(out: &mut String, label: &str, l: &Option<LatencyStats>) {
     );
 }
 
-/// `label: a 1, b 2` with the non-zero counts, or `none`.
-fn counts_line(out: &mut String, label: &str, counts: &std::collections::BTreeMap<String, u64>) {
+/// `a 1, b 2` with the non-zero counts, or `none`.
+fn counts_text(counts: &BTreeMap<String, u64>) -> String {
     let nonzero: Vec<String> = counts
         .iter()
         .filter(|(_, n)| **n > 0)
         .map(|(k, n)| format!("{k} {n}"))
         .collect();
-    let text = if nonzero.is_empty() {
+    if nonzero.is_empty() {
         "none".to_string()
     } else {
         nonzero.join(", ")
-    };
-    let _ = writeln!(out, "  {label}: {text}");
+    }
+}
+
+fn counts_line(out: &mut String, label: &str, counts: &BTreeMap<String, u64>) {
+    let _ = writeln!(out, "  {label}: {}", counts_text(counts));
 }
 
 fn run_block(out: &mut String, r: &RunResult) {
@@ -112,6 +116,7 @@ fn run_block(out: &mut String, r: &RunResult) {
     for e in &r.error_examples {
         let _ = writeln!(out, "    e.g. {e}");
     }
+    counts_line(out, "cut off by the end of the run", &r.in_flight_at_end);
     let _ = write!(out, "  connections opened: {}", r.connections_opened);
     if r.tls_handshakes_full + r.tls_handshakes_resumed > 0 {
         let _ = write!(
@@ -150,6 +155,23 @@ fn run_block(out: &mut String, r: &RunResult) {
         let _ = write!(out, " ({per:.0} requests per CPU second)");
     }
     out.push('\n');
+}
+
+/// Why a run measured nothing, for stderr and exit status 1: its errors and
+/// the requests the end cut off, which a server that never finishes leaves.
+pub fn no_responses(r: &RunResult) -> Option<String> {
+    if r.requests > 0 {
+        return None;
+    }
+    Some(format!(
+        "no response to '{}' ({}) completed in the measured {:.2} s: errors: {}; cut off by the end: {}; \
+the server finished no response in time (see the errors), or needs longer than the run: raise --timeout or --duration",
+        r.url,
+        r.mode.name(),
+        r.seconds,
+        counts_text(&r.errors),
+        counts_text(&r.in_flight_at_end)
+    ))
 }
 
 pub fn render(report: &HttpReport) -> String {

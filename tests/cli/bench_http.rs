@@ -21,7 +21,7 @@ fn certificate() -> (String, String, Vec<u8>) {
     (cert.pem(), key.serialize_pem(), cert.der().to_vec())
 }
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Debug)]
 enum Behaviour {
     /// 200 with Content-Length, keep-alive.
     Ok,
@@ -36,6 +36,59 @@ enum Behaviour {
     /// Request n (over all connections) gets: n % 4 = 0 a good response,
     /// 1 a head longer than the client's bound, 2 garbage, 3 nothing for 1 s.
     Hostile,
+    /// HTTP/1.1 200 with `Connection: close` and no length: the body ends at the close.
+    CloseDelimited,
+    /// HTTP/1.0 200 without a length: the body ends at the close.
+    Http10,
+    /// 200 with status 999, which no class defines.
+    Status999,
+    /// Answers the first request (the pre-flight) well, then every request
+    /// with a response that makes progress but never ends.
+    TurnsHostile(Endless),
+}
+
+/// Ways to keep a response going for ever while still sending bytes.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Endless {
+    Chunks,
+    /// `Content-Length: 2^63 - 1`, the body streamed.
+    HugeLength,
+    /// The response one byte every 100 ms.
+    Dribble,
+    /// `100 Continue` after `100 Continue`.
+    Continues,
+}
+
+/// Writes the endless response until the client goes away.
+fn endless<S: Write>(s: &mut S, kind: Endless) {
+    let (head, step, pause): (&[u8], &[u8], u64) = match kind {
+        Endless::Chunks => (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"5\r\nhello\r\n",
+            10,
+        ),
+        Endless::HugeLength => (
+            b"HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775807\r\n\r\n",
+            &[b'x'; 1024],
+            10,
+        ),
+        Endless::Dribble => (b"", b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", 100),
+        Endless::Continues => (b"", b"HTTP/1.1 100 Continue\r\n\r\n", 10),
+    };
+    if s.write_all(head).is_err() {
+        return;
+    }
+    for &b in step.iter().cycle() {
+        let piece = if kind == Endless::Dribble {
+            &[b][..]
+        } else {
+            step
+        };
+        if s.write_all(piece).and_then(|_| s.flush()).is_err() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(pause));
+    }
 }
 
 /// Serves every connection on its own thread; counts requests answered
@@ -78,6 +131,10 @@ fn answer<S: Read + Write>(mut s: S, behaviour: Behaviour, counter: &AtomicU64) 
             let close = head.contains("connection: close");
             let oversize;
             let reply_as = match behaviour {
+                Behaviour::TurnsHostile(kind) if counter.fetch_add(1, Ordering::Relaxed) > 0 => {
+                    return endless(&mut s, kind);
+                }
+                Behaviour::TurnsHostile(_) => Behaviour::Ok,
                 Behaviour::Hostile => match counter.fetch_add(1, Ordering::Relaxed) % 4 {
                     0 => Behaviour::Ok,
                     1 => {
@@ -106,19 +163,26 @@ fn answer<S: Read + Write>(mut s: S, behaviour: Behaviour, counter: &AtomicU64) 
                     b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
                 }
                 Behaviour::Garbage => b"SSH-2.0-OpenSSH_9.2\r\n\r\n",
+                Behaviour::CloseDelimited => {
+                    b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello"
+                }
+                Behaviour::Http10 => b"HTTP/1.0 200 OK\r\nServer: old\r\n\r\nhello",
+                Behaviour::Status999 => b"HTTP/1.1 999 Odd\r\nContent-Length: 5\r\n\r\nhello",
                 Behaviour::Silent => {
                     std::thread::sleep(std::time::Duration::from_secs(5));
                     return;
                 }
-                Behaviour::Hostile => unreachable!("resolved above"),
+                Behaviour::Hostile | Behaviour::TurnsHostile(_) => unreachable!("resolved above"),
             };
             if s.write_all(reply).and_then(|_| s.flush()).is_err() {
                 return;
             }
-            if behaviour != Behaviour::Hostile {
+            if !matches!(behaviour, Behaviour::Hostile | Behaviour::TurnsHostile(_)) {
                 counter.fetch_add(1, Ordering::Relaxed);
             }
-            if close {
+            if close || matches!(reply_as, Behaviour::CloseDelimited | Behaviour::Http10) {
+                // The last data and the FIN leave together: the client must
+                // take the close as the end of the body.
                 return;
             }
         }
@@ -442,6 +506,126 @@ fn a_hostile_server_under_load_is_counted_by_error_kind_without_a_hang() {
     ] {
         assert!(examples.iter().any(|e| e.contains(needle)), "{examples:?}");
     }
+}
+
+#[test]
+fn close_delimited_responses_read_10_of_10() {
+    for behaviour in [Behaviour::CloseDelimited, Behaviour::Http10] {
+        let (port, served) = serve(None, behaviour);
+        let url = format!("http://127.0.0.1:{port}/");
+        // Ten runs of ten connections: each pre-flight alone used to wait for
+        // an edge that never came.
+        for attempt in 0..10 {
+            let doc = bench_json(&[&url, "-c", "10", "-d", "0.3", "--warmup", "0"]);
+            let run = &doc["runs"][0];
+            let n = run["requests"].as_u64().unwrap();
+            assert!(n >= 10, "{behaviour:?} run {attempt}: {run}");
+            assert_eq!(errors_total(run), 0, "{behaviour:?} run {attempt}: {run}");
+            assert_eq!(run["status_classes"]["2xx"].as_u64(), Some(n));
+            assert_eq!(run["body_bytes"].as_u64(), Some(5 * n), "{run}");
+            // A new connection per response: the close ended each one.
+            assert!(run["connections_opened"].as_u64().unwrap() >= n, "{run}");
+        }
+        assert!(served.load(Ordering::Relaxed) >= 100);
+    }
+    // Over TLS the close (without close_notify) ends the body the same way.
+    let (cert, key, _) = certificate();
+    let (port, _) = serve(Some(tls_config(&cert, &key)), Behaviour::CloseDelimited);
+    let doc = bench_json(&[&format!("https://127.0.0.1:{port}/"), "-k", "-c", "10"]);
+    let run = &doc["runs"][0];
+    let n = run["requests"].as_u64().unwrap();
+    assert!(n >= 10 && errors_total(run) == 0, "{run}");
+    assert_eq!(run["body_bytes"].as_u64(), Some(5 * n), "{run}");
+}
+
+#[test]
+fn statuses_outside_the_classes_are_counted_as_unknown() {
+    let (port, _) = serve(None, Behaviour::Status999);
+    let doc = bench_json(&[&format!("http://127.0.0.1:{port}/"), "-c", "2"]);
+    let run = &doc["runs"][0];
+    let n = run["requests"].as_u64().unwrap();
+    assert!(n > 0, "{run}");
+    assert_eq!(run["status_classes"]["unknown"].as_u64(), Some(n), "{run}");
+    assert_eq!(run["status_classes"]["5xx"], 0, "{run}");
+    assert_documented(&doc);
+}
+
+/// A run against a server that stops finishing responses: exit 1, the
+/// reason on stderr, the document on stdout all the same.
+fn bench_without_responses(args: &[&str]) -> (Value, String) {
+    let o = nastune()
+        .args(["--no-store", "bench", "http", "--warmup", "0", "-c", "2"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("no response to 'http://127.0.0.1:"), "{err}");
+    let doc = if o.stdout.starts_with(b"{") {
+        serde_json::from_slice(&o.stdout).unwrap()
+    } else {
+        Value::String(stdout(&o))
+    };
+    (doc, err)
+}
+
+#[test]
+fn a_server_that_turns_hostile_mid_load_counts_timeouts_and_fails() {
+    for kind in [
+        Endless::Chunks,
+        Endless::HugeLength,
+        Endless::Dribble,
+        Endless::Continues,
+    ] {
+        let (port, _) = serve(None, Behaviour::TurnsHostile(kind));
+        let url = format!("http://127.0.0.1:{port}/");
+        // Bytes keep coming, so only a bound on the whole request ends them.
+        let started = std::time::Instant::now();
+        let (doc, err) = bench_without_responses(&[&url, "--json", "-d", "1", "--timeout", "0.4"]);
+        assert!(started.elapsed().as_secs() < 10, "{kind:?} hung");
+        let run = &doc["runs"][0];
+        assert_eq!(run["requests"], 0, "{kind:?}: {run}");
+        assert!(
+            run["errors"]["timeout"].as_u64().unwrap() >= 2,
+            "{kind:?}: {run}"
+        );
+        let examples = run["error_examples"].to_string();
+        assert!(
+            examples.contains("did not complete a response within 0.4 s"),
+            "{kind:?}: {examples}"
+        );
+        assert!(err.contains("timeout"), "{kind:?}: {err}");
+    }
+}
+
+#[test]
+fn requests_cut_off_by_the_end_are_counted_by_phase() {
+    for (kind, phase) in [
+        (Endless::Chunks, "reading_response"),
+        (Endless::HugeLength, "reading_response"),
+    ] {
+        let (port, _) = serve(None, Behaviour::TurnsHostile(kind));
+        let url = format!("http://127.0.0.1:{port}/");
+        // The run ends long before --timeout: nothing times out, nothing completes.
+        let (doc, err) = bench_without_responses(&[&url, "--json", "-d", "0.5"]);
+        let run = &doc["runs"][0];
+        assert_eq!(errors_total(run), 0, "{run}");
+        assert_eq!(run["in_flight_at_end"][phase], 2, "{run}");
+        assert!(
+            err.contains(&format!("cut off by the end: {phase} 2")),
+            "{err}"
+        );
+        assert_documented(&doc);
+    }
+    // Endless interim responses: bytes arrive, the response never does.
+    let (port, _) = serve(None, Behaviour::TurnsHostile(Endless::Continues));
+    let (text, _) = bench_without_responses(&[&format!("http://127.0.0.1:{port}/"), "-d", "0.5"]);
+    let text = text.as_str().unwrap().to_string();
+    assert!(text.contains("responses: none"), "{text}");
+    assert!(
+        text.contains("cut off by the end of the run: reading_response 2"),
+        "{text}"
+    );
 }
 
 #[test]

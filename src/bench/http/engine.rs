@@ -89,6 +89,16 @@ pub enum ConnError {
         phase: &'static str,
         secs: f64,
     },
+    /// Progress, but no end: a server that trickles bytes, sends chunks or
+    /// interim responses forever, or announces a body it never finishes.
+    #[error(
+        "'{addr}' did not complete a response within {secs} s (still {phase}); raise --timeout if the server is just slow"
+    )]
+    Deadline {
+        addr: SocketAddr,
+        phase: &'static str,
+        secs: f64,
+    },
     #[error("'{addr}' sent a malformed response: {error}")]
     Parse { addr: SocketAddr, error: ParseError },
     #[error("'{addr}' closed the connection before a response; is this port speaking {}?", if *.tls { "TLS (try http://)" } else { "plain HTTP (try https://)" })]
@@ -160,10 +170,64 @@ impl ConnError {
             ConnError::Tls { .. } => ErrorKind::Tls,
             ConnError::Read { .. } => ErrorKind::Read,
             ConnError::Write { .. } => ErrorKind::Write,
-            ConnError::Timeout { .. } => ErrorKind::Timeout,
+            ConnError::Timeout { .. } | ConnError::Deadline { .. } => ErrorKind::Timeout,
             ConnError::Parse { .. } => ErrorKind::Parse,
             ConnError::Closed { .. } => ErrorKind::Closed,
         }
+    }
+}
+
+/// Where a request stood when the run ended without its response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InFlight {
+    Connecting,
+    TlsHandshake,
+    Sending,
+    /// Sent, no byte of the response yet.
+    AwaitingResponse,
+    /// Part of the response arrived.
+    ReadingResponse,
+}
+
+impl InFlight {
+    pub const ALL: [InFlight; 5] = [
+        InFlight::Connecting,
+        InFlight::TlsHandshake,
+        InFlight::Sending,
+        InFlight::AwaitingResponse,
+        InFlight::ReadingResponse,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            InFlight::Connecting => "connecting",
+            InFlight::TlsHandshake => "tls_handshake",
+            InFlight::Sending => "sending",
+            InFlight::AwaitingResponse => "awaiting_response",
+            InFlight::ReadingResponse => "reading_response",
+        }
+    }
+
+    /// The words for a timeout message.
+    fn doing(self) -> &'static str {
+        match self {
+            InFlight::Connecting => "connecting",
+            InFlight::TlsHandshake => "in the TLS handshake",
+            InFlight::Sending => "sending",
+            InFlight::AwaitingResponse => "waiting for the response",
+            InFlight::ReadingResponse => "reading the response",
+        }
+    }
+}
+
+/// Status classes counted: 1xx to 5xx, then anything else the status line
+/// allows (600 to 999), which is no class RFC 9110 defines.
+pub const STATUS_CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "unknown"];
+
+fn status_class(status: u16) -> usize {
+    match status / 100 {
+        c @ 1..=5 => usize::from(c) - 1,
+        _ => STATUS_CLASSES.len() - 1,
     }
 }
 
@@ -174,8 +238,10 @@ pub struct ThreadResult {
     pub tls_handshake_ns: Histogram,
     pub ttfb_ns: Histogram,
     pub total_ns: Histogram,
-    /// Responses by class: index 0 = 1xx ... 4 = 5xx.
-    pub status_classes: [u64; 5],
+    /// Responses by class, as in `STATUS_CLASSES`.
+    pub status_classes: [u64; STATUS_CLASSES.len()],
+    /// Requests the end of the run cut off, by where they stood.
+    pub in_flight_at_end: [u64; InFlight::ALL.len()],
     pub errors: [u64; ErrorKind::ALL.len()],
     /// The first message of each error kind, for the report.
     pub error_examples: Vec<String>,
@@ -204,6 +270,9 @@ impl ThreadResult {
             *a += b;
         }
         for (a, b) in self.errors.iter_mut().zip(o.errors) {
+            *a += b;
+        }
+        for (a, b) in self.in_flight_at_end.iter_mut().zip(o.in_flight_at_end) {
             *a += b;
         }
         for e in &o.error_examples {
@@ -249,6 +318,9 @@ struct Conn {
     sent_at: Instant,
     first_byte: bool,
     last_progress: Instant,
+    /// The connection took its current request then; --timeout bounds the
+    /// whole request from here, not only the gaps between bytes.
+    busy_since: Instant,
     /// Closed connections retry no earlier than this (no spinning on refusals).
     retry_at: Instant,
 }
@@ -296,6 +368,7 @@ pub fn run(plan: &ThreadPlan) -> Result<ThreadResult, ConnError> {
                 sent_at: now,
                 first_byte: false,
                 last_progress: now,
+                busy_since: now,
                 retry_at: now,
             })
             .collect(),
@@ -314,6 +387,7 @@ pub fn run(plan: &ThreadPlan) -> Result<ThreadResult, ConnError> {
     w.result.error_examples = Vec::with_capacity(ErrorKind::ALL.len());
     w.event_loop();
     w.count_unsent();
+    w.count_in_flight();
     if let Some(e) = w.first_error {
         return Err(e);
     }
@@ -322,6 +396,8 @@ pub fn run(plan: &ThreadPlan) -> Result<ThreadResult, ConnError> {
 
 impl Worker<'_> {
     fn event_loop(&mut self) {
+        // The load starts at `start`, the same moment on every thread.
+        std::thread::sleep(self.plan.start.saturating_duration_since(Instant::now()));
         let mut next_scan = Instant::now();
         loop {
             let now = Instant::now();
@@ -403,9 +479,38 @@ impl Worker<'_> {
         }
     }
 
+    /// Where connection `i` stands, if it is busy with a request.
+    fn in_flight(&self, i: usize) -> Option<InFlight> {
+        let c = &self.conns[i];
+        Some(match c.phase {
+            Phase::Connecting => InFlight::Connecting,
+            Phase::Handshaking => InFlight::TlsHandshake,
+            Phase::Sending => InFlight::Sending,
+            Phase::Receiving if c.first_byte => InFlight::ReadingResponse,
+            Phase::Receiving => InFlight::AwaitingResponse,
+            Phase::Closed | Phase::Idle => return None,
+        })
+    }
+
+    /// Requests still open when the run ends are counted where they stood,
+    /// those begun in the warm-up too: a server that never finishes a
+    /// response shows up here even when the run is shorter than --timeout.
+    fn count_in_flight(&mut self) {
+        if self.plan.first_only {
+            return;
+        }
+        for i in 0..self.conns.len() {
+            let carrying = self.conns[i].request_start.is_some();
+            if let Some(at) = self.in_flight(i).filter(|_| carrying) {
+                self.result.in_flight_at_end[at as usize] += 1;
+            }
+        }
+    }
+
     /// Gives connection `i` a request that started at `start`.
     fn assign(&mut self, i: usize, start: Instant, now: Instant) {
         self.conns[i].request_start = Some(start);
+        self.conns[i].busy_since = now;
         if self.conns[i].phase == Phase::Idle {
             self.begin_send(i, now);
         } else {
@@ -415,25 +520,16 @@ impl Worker<'_> {
 
     /// Periodic work: timeouts, retries after errors, closed-loop starts.
     fn scan(&mut self, now: Instant) {
+        let (addr, secs) = (self.plan.addr, self.plan.timeout.as_secs_f64());
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
-            let busy = matches!(
-                c.phase,
-                Phase::Connecting | Phase::Handshaking | Phase::Sending | Phase::Receiving
-            );
-            if busy && now.duration_since(c.last_progress) > self.plan.timeout {
-                let phase = match c.phase {
-                    Phase::Connecting => "connecting",
-                    Phase::Handshaking => "in the TLS handshake",
-                    Phase::Sending => "sending",
-                    _ => "waiting for the response",
-                };
-                let err = ConnError::Timeout {
-                    addr: self.plan.addr,
-                    phase,
-                    secs: self.plan.timeout.as_secs_f64(),
-                };
-                self.fail(i, err, now);
+            if let Some(at) = self.in_flight(i) {
+                let phase = at.doing();
+                if now.duration_since(c.last_progress) > self.plan.timeout {
+                    self.fail(i, ConnError::Timeout { addr, phase, secs }, now);
+                } else if now.duration_since(c.busy_since) > self.plan.timeout {
+                    self.fail(i, ConnError::Deadline { addr, phase, secs }, now);
+                }
             } else if self.period.is_none() && c.phase == Phase::Closed && now >= c.retry_at {
                 self.assign(i, now, now);
             }
@@ -519,7 +615,7 @@ impl Worker<'_> {
         match self.conns[i].phase {
             Phase::Handshaking => self.handshake(i),
             Phase::Sending => self.send(i),
-            Phase::Receiving | Phase::Idle => self.receive(i),
+            Phase::Receiving | Phase::Idle => self.receive(i, flags),
             Phase::Closed | Phase::Connecting => {}
         }
     }
@@ -653,7 +749,8 @@ impl Worker<'_> {
         // The response cannot be there yet: wait for the readable edge.
     }
 
-    fn receive(&mut self, i: usize) {
+    /// Reads what the socket has; `flags` are the epoll events that woke us.
+    fn receive(&mut self, i: usize, flags: u32) {
         let addr = self.plan.addr;
         let is_tls = self.plan.tls.is_some();
         loop {
@@ -716,8 +813,12 @@ impl Worker<'_> {
             }
             match c.parser.feed(&self.buf[..n]) {
                 Ok(Progress::NeedMore) => {
-                    if c.tls.is_none() && n < self.buf.len() {
-                        return; // drained: the next edge brings the rest
+                    // A short read drained the socket and the next edge brings
+                    // the rest, unless the peer has closed: its FIN came with
+                    // this edge and no other follows, so read on to the EOF
+                    // (the end of a body delimited by the close).
+                    if c.tls.is_none() && n < self.buf.len() && flags & poll::HANGUP == 0 {
+                        return;
                     }
                 }
                 Ok(Progress::Done { response, .. }) => {
@@ -753,8 +854,7 @@ impl Worker<'_> {
         let c = &mut self.conns[i];
         let start = c.request_start.take().unwrap_or(c.sent_at);
         if start >= self.measure_from && now < self.plan.end {
-            let class = usize::from(r.status / 100).clamp(1, 5) - 1;
-            self.result.status_classes[class] += 1;
+            self.result.status_classes[status_class(r.status)] += 1;
             self.result.body_bytes += r.body_bytes;
             self.result
                 .total_ns
@@ -853,4 +953,19 @@ fn start_connect(addr: SocketAddr) -> io::Result<TcpStream> {
         }
     }
     Ok(sock)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_outside_1xx_to_5xx_are_unknown_not_5xx() {
+        let class = |s| STATUS_CLASSES[status_class(s)];
+        assert_eq!(class(100), "1xx");
+        assert_eq!(class(204), "2xx");
+        assert_eq!(class(599), "5xx");
+        assert_eq!(class(600), "unknown");
+        assert_eq!(class(999), "unknown");
+    }
 }

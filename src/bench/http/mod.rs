@@ -5,6 +5,7 @@
 //! threads' results into the plain document that is printed and stored.
 
 pub mod engine;
+pub mod fuzz;
 pub mod parser;
 mod poll;
 pub mod target;
@@ -19,7 +20,7 @@ use rustls::pki_types::ServerName;
 use serde::{Deserialize, Serialize};
 
 pub use engine::ConnMode;
-use engine::{ErrorKind, ThreadPlan, ThreadResult};
+use engine::{ErrorKind, InFlight, STATUS_CLASSES, ThreadPlan, ThreadResult};
 use target::{RequestSpec, Url};
 
 use crate::bench::cpu;
@@ -80,6 +81,9 @@ pub struct RunResult {
     pub status_classes: BTreeMap<String, u64>,
     pub errors: BTreeMap<String, u64>,
     pub error_examples: Vec<String>,
+    /// Requests without a response when the run ended, by where they
+    /// stood (`awaiting_response`, `reading_response`, ...).
+    pub in_flight_at_end: BTreeMap<String, u64>,
     pub connections_opened: u64,
     pub tls_handshakes_full: u64,
     pub tls_handshakes_resumed: u64,
@@ -270,7 +274,7 @@ fn summarize(
     if cpu.percent_of_one_core > 0.0 {
         cpu.requests_per_cpu_sec = Some(rps / (cpu.percent_of_one_core / 100.0));
     }
-    let status_classes = ["1xx", "2xx", "3xx", "4xx", "5xx"]
+    let status_classes = STATUS_CLASSES
         .iter()
         .zip(t.status_classes)
         .map(|(k, v)| (k.to_string(), v))
@@ -278,6 +282,10 @@ fn summarize(
     let errors = ErrorKind::ALL
         .iter()
         .map(|k| (k.name().to_string(), t.errors[*k as usize]))
+        .collect();
+    let in_flight_at_end = InFlight::ALL
+        .iter()
+        .map(|k| (k.name().to_string(), t.in_flight_at_end[*k as usize]))
         .collect();
     let open = settings.rate_per_sec.is_some();
     RunResult {
@@ -296,6 +304,7 @@ fn summarize(
         status_classes,
         errors,
         error_examples: t.error_examples.clone(),
+        in_flight_at_end,
         connections_opened: t.connections_opened,
         tls_handshakes_full: t.handshakes_full,
         tls_handshakes_resumed: t.handshakes_resumed,
