@@ -219,11 +219,7 @@ pub fn write_file(root: &Root, rel: &str, content: &[u8]) -> Result<(), WriteErr
     };
     let dir = path.parent().unwrap_or(Path::new("/"));
     fs::create_dir_all(dir).map_err(io(dir))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.nastune-tmp"));
+    let tmp = temp_path(&path);
     {
         let mut f = fs::File::create(&tmp).map_err(io(&tmp))?;
         f.write_all(content).map_err(io(&tmp))?;
@@ -258,11 +254,33 @@ pub fn write_file(root: &Root, rel: &str, content: &[u8]) -> Result<(), WriteErr
         .map_err(io(dir))
 }
 
-/// Removes a file that was absent before; already gone is fine (rollback is
-/// idempotent).
+/// The temporary file [`write_file`] renames over `path`: one fixed name per
+/// target (`.NAME.nastune-tmp` beside it), so a write killed before its rename
+/// leaves a file that rollback and the next apply recognise and remove.
+pub fn temp_path(path: &Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.nastune-tmp"))
+}
+
+/// Removes the temporary file a killed [`write_file`] of `rel` left behind;
+/// none is fine.
+pub fn remove_stale_temp(root: &Root, rel: &str) -> Result<(), WriteError> {
+    check_relative(rel)?;
+    remove_path(temp_path(&root.path(rel)))
+}
+
+/// Removes a file that was absent before, and any temporary file of it; already
+/// gone is fine (rollback is idempotent).
 pub fn remove_file(root: &Root, rel: &str) -> Result<(), WriteError> {
     check_relative(rel)?;
-    let path = root.path(rel);
+    remove_path(root.path(rel))?;
+    remove_stale_temp(root, rel)
+}
+
+fn remove_path(path: std::path::PathBuf) -> Result<(), WriteError> {
     match fs::remove_file(&path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -311,7 +329,13 @@ mod tests {
             read_current(&root, "etc/sysctl.d/x.conf").unwrap(),
             Some(b"a = 1\n".to_vec())
         );
+        // A kill between the temp write and the rename leaves the temp; removing
+        // the file (a rollback to absent) removes it too.
+        let temp = temp_path(&d.path().join("etc/sysctl.d/x.conf"));
+        assert!(temp.ends_with("etc/sysctl.d/.x.conf.nastune-tmp"));
+        fs::write(&temp, b"half").unwrap();
         remove_file(&root, "etc/sysctl.d/x.conf").unwrap();
+        assert!(!temp.exists());
         remove_file(&root, "etc/sysctl.d/x.conf").unwrap();
         assert_eq!(read_current(&root, "etc/sysctl.d/x.conf").unwrap(), None);
         assert!(matches!(
