@@ -324,8 +324,9 @@ fn plan_shows_old_new_why_risk_and_skip_reasons() {
     let bad = run_with_db(t.path(), &["tune", "plan", "--root", root, "no-such-rule"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("'no-such-rule' matches no finding"));
-    // A value the kernel would reject is refused before anything is written.
-    let v = run_ok(
+    // A value the kernel would reject is refused before anything is written;
+    // with every --set refused the command fails (issue 16).
+    let v = run_with_db(
         t.path(),
         &[
             "tune",
@@ -338,6 +339,7 @@ fn plan_shows_old_new_why_risk_and_skip_reasons() {
             "sysfs:block/md0/queue/scheduler=none",
         ],
     );
+    assert_eq!(v.status.code(), Some(2), "{}", stderr(&v));
     let text = stdout(&v);
     assert!(
         text.contains(
