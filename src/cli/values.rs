@@ -66,14 +66,12 @@ fn number<T: FromStr + PartialOrd + Display>(
     unit: &str,
     range: &RangeInclusive<T>,
 ) -> Result<T, String> {
-    let (lo, hi) = (range.start(), range.end());
+    let give = format!("give {} to {} {unit}", range.start(), range.end());
     match s.trim().parse::<T>() {
         // NaN is in no range, so it lands here too.
         Ok(v) if range.contains(&v) => Ok(v),
-        Ok(_) => Err(format!("'{s}' is out of range: give {lo} to {hi} {unit}")),
-        Err(_) => Err(format!(
-            "'{s}' is not {kind} of {unit}: give one from {lo} to {hi}"
-        )),
+        Ok(_) => Err(format!("'{s}' is out of range: {}", give.trim_end())),
+        Err(_) => Err(format!("'{s}' is not {kind}: {}", give.trim_end())),
     }
 }
 
@@ -112,7 +110,7 @@ mod tests {
         assert!(
             secs("1e99")
                 .unwrap_err()
-                .contains("'1e99' is not a whole number of seconds")
+                .contains("'1e99' is not a whole number: give 1 to 86400 seconds")
         );
         assert!(secs("0").unwrap_err().contains("give 1 to 86400 seconds"));
         let temp = real("°C", -50.0..=200.0);
@@ -120,7 +118,7 @@ mod tests {
         assert!(
             temp("abc")
                 .unwrap_err()
-                .contains("'abc' is not a number of °C")
+                .contains("'abc' is not a number: give -50 to 200 °C")
         );
         assert!(temp("NaN").is_err());
         assert!(temp("1e99").unwrap_err().contains("out of range"));

@@ -106,9 +106,6 @@ fn check(args: &WatchArgs) -> anyhow::Result<()> {
             args.keep_days
         );
     }
-    if args.increases == 0 {
-        bail!("--increases '0' would alert on every sample; use 1 or more");
-    }
     if !(args.max_rate.is_finite() && args.max_rate >= 0.0) {
         bail!(
             "--max-rate '{}' must be 0 or more per second",
