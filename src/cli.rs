@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub mod values;
+
 const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (",
@@ -140,7 +142,7 @@ pub struct HistoryListArgs {
     #[arg(long, value_name = "KIND", value_enum)]
     pub kind: Option<crate::store::RunKind>,
     /// At most this many runs
-    #[arg(long, default_value_t = 50, value_name = "N")]
+    #[arg(long, default_value_t = 50, value_name = "N", value_parser = values::whole("runs", 1..=1_000_000))]
     pub limit: u32,
     /// JSON instead of a table
     #[arg(long)]
@@ -150,6 +152,7 @@ pub struct HistoryListArgs {
 #[derive(Debug, Args)]
 pub struct HistoryShowArgs {
     /// The run id (from `history list`)
+    #[arg(value_parser = values::run_id)]
     pub run: i64,
     /// JSON instead of a summary
     #[arg(long)]
@@ -159,7 +162,7 @@ pub struct HistoryShowArgs {
 #[derive(Debug, Args)]
 pub struct HistoryRmArgs {
     /// Run ids to remove
-    #[arg(required = true, num_args = 1..)]
+    #[arg(required = true, num_args = 1.., value_parser = values::run_id)]
     pub runs: Vec<i64>,
 }
 
@@ -208,19 +211,19 @@ nastune bench net --loopback         # this box's own TCP ceiling"
 #[derive(Debug, Args)]
 pub struct NetServeArgs {
     /// TCP and UDP port to listen on
-    #[arg(short = 'p', long, default_value_t = 5201)]
+    #[arg(short = 'p', long, default_value_t = 5201, value_parser = values::port)]
     pub port: u16,
     /// Address to bind
     #[arg(short = 'B', long, default_value = "0.0.0.0", value_name = "ADDR")]
     pub bind: std::net::IpAddr,
     /// Tests that may run at the same time; one more gets ACCESS_DENIED at once
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, default_value_t = 2, value_parser = values::whole("sessions", 1..=64))]
     pub max_sessions: u32,
     /// Longest test (time plus omit) a client may ask for, in seconds
-    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=86400))]
+    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = values::whole("seconds", 1..=86400))]
     pub max_duration: u32,
     /// Most parallel streams per test
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=128))]
+    #[arg(long, default_value_t = 16, value_parser = values::whole("streams", 1..=128))]
     pub max_streams: u32,
     /// Highest per-stream bitrate a client may ask for (e.g. 1G); unlimited if unset
     #[arg(long, value_name = "RATE", value_parser = crate::net::units::parse_rate)]
@@ -232,13 +235,13 @@ pub struct NetServeArgs {
     #[arg(long, value_name = "FILE")]
     pub psk_file: Option<PathBuf>,
     /// Seconds a connection may take from connect to complete parameters, in all
-    #[arg(long, default_value_t = crate::net::handshake::HANDSHAKE_DEADLINE_SECS, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=300))]
+    #[arg(long, default_value_t = crate::net::handshake::HANDSHAKE_DEADLINE_SECS, value_name = "SECS", value_parser = values::whole("seconds", 1..=300))]
     pub handshake_timeout: u32,
     /// One JSON line per finished session instead of a text line
     #[arg(long)]
     pub json: bool,
     /// Exit after this many sessions (for scripts and tests)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = values::whole("sessions", 1..=1_000_000))]
     pub sessions: Option<u32>,
 }
 
@@ -251,13 +254,13 @@ pub struct BenchNetArgs {
     #[arg(long)]
     pub loopback: bool,
     /// Server port
-    #[arg(short = 'p', long, default_value_t = 5201)]
+    #[arg(short = 'p', long, default_value_t = 5201, value_parser = values::port)]
     pub port: u16,
     /// Seconds to transmit
-    #[arg(short = 't', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=86400))]
+    #[arg(short = 't', long, default_value_t = 10, value_parser = values::whole("seconds", 1..=86400))]
     pub time: u32,
     /// Parallel streams
-    #[arg(short = 'P', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=128))]
+    #[arg(short = 'P', long, default_value_t = 1, value_parser = values::whole("streams", 1..=128))]
     pub parallel: u32,
     /// Server sends, client receives
     #[arg(short = 'R', long, conflicts_with = "bidir")]
@@ -266,10 +269,10 @@ pub struct BenchNetArgs {
     #[arg(long)]
     pub bidir: bool,
     /// Seconds of warm-up left out of the totals
-    #[arg(short = 'O', long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=600))]
+    #[arg(short = 'O', long, default_value_t = 0, value_parser = values::whole("seconds", 0..=600))]
     pub omit: u32,
     /// Seconds between interval reports (0 = none)
-    #[arg(short = 'i', long, default_value_t = 1.0, value_name = "SECS")]
+    #[arg(short = 'i', long, default_value_t = 1.0, value_name = "SECS", value_parser = values::real("seconds", 0.0..=86_400.0))]
     pub interval: f64,
     /// UDP instead of TCP
     #[arg(short = 'u', long)]
@@ -281,7 +284,7 @@ pub struct BenchNetArgs {
     #[arg(short = 'w', long, value_name = "SIZE", value_parser = crate::net::units::parse_size)]
     pub window: Option<u32>,
     /// Block size per write (TCP default 128K, UDP 1448)
-    #[arg(short = 'l', long, value_name = "SIZE", value_parser = crate::net::units::parse_size)]
+    #[arg(short = 'l', long, value_name = "SIZE", value_parser = crate::net::units::parse_block_size)]
     pub length: Option<u32>,
     /// TCP maximum segment size
     #[arg(short = 'M', long = "set-mss", value_name = "BYTES")]

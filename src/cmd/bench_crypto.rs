@@ -44,14 +44,14 @@ pub struct BenchCryptoArgs {
     )]
     pub sizes: Vec<usize>,
     /// Kernel requests in flight for the second run of each size (1 = single run only)
-    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = crate::cli::values::whole("requests", 1..=64))]
     pub depth: u32,
     /// Only ciphers whose name contains one of these (e.g. xts,gcm)
     #[arg(long = "cipher", value_name = "NAME", value_delimiter = ',')]
     pub ciphers: Vec<String>,
     /// Argon2id memory before the half-of-MemAvailable cap [default: LUKS2's 1048576]
     #[arg(long, value_name = "KIB", default_value_t = kdf::LUKS2_ARGON2_MAX_KIB,
-          value_parser = clap::value_parser!(u32).range(64..=4_194_304))]
+          value_parser = crate::cli::values::whole("KiB", 64..=4_194_304))]
     pub argon2_memory_kib: u32,
     /// Skip PBKDF2 and Argon2id
     #[arg(long)]

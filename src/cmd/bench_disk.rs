@@ -46,7 +46,7 @@ pub struct DiskArgs {
     #[arg(long, value_enum)]
     pub rw: Option<Rw>,
     /// Percent of reads in rw and randrw
-    #[arg(long, default_value_t = 50, requires = "rw", value_parser = clap::value_parser!(u8).range(0..=100))]
+    #[arg(long, default_value_t = 50, requires = "rw", value_parser = clap::builder::TypedValueParser::map(crate::cli::values::whole("percent", 0..=100), |v| v as u8))]
     pub rwmixread: u8,
     /// Block size per I/O (4k, 1m …)
     #[arg(long, default_value = "4k", requires = "rw", value_parser = size_arg)]
@@ -88,7 +88,7 @@ pub struct DiskArgs {
     #[arg(long, requires = "rw")]
     pub end_fsync: bool,
     /// Repeat each test N times and report the spread
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::cli::values::whole("runs", 1..=100))]
     pub loops: u32,
     /// I/O engine [default: io_uring when available, else psync]
     #[arg(long, value_enum)]

@@ -42,10 +42,10 @@ pub struct HttpArgs {
     /// The URL to load (http:// or https://)
     pub url: String,
     /// Threads, each with its own event loop
-    #[arg(short = 't', long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(short = 't', long, default_value_t = 2, value_parser = crate::cli::values::whole("threads", 1..=256))]
     pub threads: u32,
     /// Connections in total, spread over the threads
-    #[arg(short = 'c', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    #[arg(short = 'c', long, default_value_t = 10, value_parser = crate::cli::values::whole("connections", 1..=65536))]
     pub connections: u32,
     /// Seconds of measured load (after the warm-up)
     #[arg(short = 'd', long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_secs)]

@@ -33,7 +33,7 @@ pub struct CheckArgs {
     pub dir: PathBuf,
     /// Measured seconds per disk test (four tests)
     #[arg(long, value_name = "SECS", default_value_t = 3,
-          value_parser = clap::value_parser!(u32).range(1..=60))]
+          value_parser = crate::cli::values::whole("seconds", 1..=60))]
     pub disk_seconds: u32,
     /// Size of the temporary disk test file
     #[arg(long, value_name = "BYTES", default_value = "256M")]

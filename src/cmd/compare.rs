@@ -25,8 +25,10 @@ nastune compare 12 14\n  nastune compare 12 14 --json";
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// The baseline run id
+    #[arg(value_parser = crate::cli::values::run_id)]
     pub a: RunId,
     /// The run compared against it
+    #[arg(value_parser = crate::cli::values::run_id)]
     pub b: RunId,
     /// Print the versioned JSON document instead of the table
     #[arg(long)]

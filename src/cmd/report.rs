@@ -27,6 +27,7 @@ box.html\n  nastune report 3 7 9 --html before-after.html\n  nastune report 7 --
 #[command(group(clap::ArgGroup::new("format").required(true).args(["html", "markdown"])))]
 pub struct ReportArgs {
     /// Run ids to include (from `history list`) [default: the newest run]
+    #[arg(value_parser = crate::cli::values::run_id)]
     pub runs: Vec<RunId>,
     /// Write the HTML page to FILE ('-' for stdout)
     #[arg(long, value_name = "FILE")]

@@ -122,10 +122,10 @@ pub struct ApplyArgs {
 #[derive(Debug, Args)]
 pub struct RollbackArgs {
     /// Session to roll back [default: the latest not rolled back]
-    #[arg(conflicts_with = "entry")]
+    #[arg(conflicts_with = "entry", value_parser = crate::cli::values::session_id)]
     pub session: Option<i64>,
     /// Roll back only this journal entry
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = crate::cli::values::entry_id)]
     pub entry: Option<i64>,
     /// Print JSON instead of text
     #[arg(long)]
@@ -145,6 +145,7 @@ pub struct VerifyArgs {
 #[derive(Debug, Args)]
 pub struct ConfirmArgs {
     /// Session to confirm [default: the latest with changes waiting]
+    #[arg(value_parser = crate::cli::values::session_id)]
     pub session: Option<i64>,
 }
 
@@ -233,7 +234,20 @@ fn run_plan(a: &PlanArgs) -> anyhow::Result<ExitCode> {
         tune_text::render_plan(&plan)
     };
     crate::output::write_stdout(out.as_bytes())?;
+    refuse_if_every_set_rejected(&plan)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A command line whose `--set` changes are all impossible fails (exit 2), after
+/// the plan has shown why each was skipped.
+pub(crate) fn refuse_if_every_set_rejected(plan: &plan::Plan) -> anyhow::Result<()> {
+    if plan.every_set_rejected() {
+        bail!(
+            "none of the --set changes can be made: each is skipped for the reason shown; \
+             fix the setting or value and run again"
+        );
+    }
+    Ok(())
 }
 
 #[derive(Serialize)]
@@ -270,6 +284,7 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 .as_bytes(),
             )?;
         }
+        refuse_if_every_set_rejected(&plan)?;
         return Ok(ExitCode::SUCCESS);
     }
     if !a.yes && !ask(plan.to_apply())? {

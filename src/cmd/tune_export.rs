@@ -85,6 +85,7 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<ExitCode> {
             i.reason.as_deref().unwrap_or("skipped")
         );
     }
+    super::tune::refuse_if_every_set_rejected(&plan)?;
     let files = export::render(&changes(&plan), a.format)?;
     if a.output.as_os_str() == "-" {
         crate::output::write_stdout(to_stdout(&files).as_bytes())?;

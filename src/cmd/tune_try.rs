@@ -39,16 +39,16 @@ pub struct TryArgs {
     #[arg(long, value_name = "KIND:PATH")]
     pub bench: TrialWorkload,
     /// Measurements on each side (without and with the change)
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::cli::values::whole("runs", 2..=1000))]
     pub runs: u32,
     /// Length of one measurement (1s, 500ms)
     #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_runtime)]
     pub runtime: Duration,
     /// Two-sided confidence of the interval of the difference
-    #[arg(long, default_value_t = 0.95, value_name = "P")]
+    #[arg(long, default_value_t = 0.95, value_name = "P", value_parser = crate::cli::values::real("(a probability)", 0.5..=1.0))]
     pub confidence: f64,
     /// Keep the change only if the mean gains at least this many percent
-    #[arg(long, default_value_t = 0.0, value_name = "PERCENT")]
+    #[arg(long, default_value_t = 0.0, value_name = "PERCENT", value_parser = crate::cli::values::real("percent", -100.0..=1000.0))]
     pub min_gain: f64,
     /// Work on this tree (with proc/, sys/, etc/) instead of /; the workload still runs on PATH
     #[arg(long, value_name = "DIR")]

@@ -37,7 +37,7 @@ first). Ctrl-C or SIGTERM ends the watch cleanly (exit 0) after a last write.";
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// Seconds between samples (live only)
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = crate::cli::values::real("seconds", 0.0..=86_400.0))]
     pub interval: f64,
     /// Stop after N samples (default: run until stopped)
     #[arg(long, value_name = "N")]
@@ -52,34 +52,34 @@ pub struct WatchArgs {
     #[arg(long, value_name = "DIR", num_args = 1..)]
     pub replay: Vec<PathBuf>,
     /// Seconds between SMART reads (smartctl --json, when installed)
-    #[arg(long, default_value_t = 600.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 600.0, value_name = "SECS", value_parser = crate::cli::values::real("seconds", 0.0..=604_800.0))]
     pub smart_interval: f64,
     /// Do not run smartctl
     #[arg(long)]
     pub no_smart: bool,
     /// Alert when an error counter increased in this many samples...
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::builder::TypedValueParser::map(crate::cli::values::whole("samples", 1..=1_000_000), |n| n as usize))]
     pub increases: usize,
     /// ...within this many seconds
-    #[arg(long, default_value_t = 86_400.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 86_400.0, value_name = "SECS", value_parser = crate::cli::values::real("seconds", 0.0..=31_536_000.0))]
     pub within: f64,
     /// Alert when an error counter grows faster than this per second
-    #[arg(long, default_value_t = 1.0, value_name = "PER_SEC")]
+    #[arg(long, default_value_t = 1.0, value_name = "PER_SEC", value_parser = crate::cli::values::real("per second", 0.0..=1e12))]
     pub max_rate: f64,
     /// Alert when a temperature reaches this
-    #[arg(long, default_value_t = 80.0, value_name = "CELSIUS")]
+    #[arg(long, default_value_t = 80.0, value_name = "CELSIUS", value_parser = crate::cli::values::real("°C", -50.0..=200.0))]
     pub max_temp: f64,
     /// Run this shell command for every alert, with the alert's JSON on stdin
     #[arg(long, value_name = "CMD")]
     pub exec: Option<String>,
     /// Kill an --exec command that runs longer than this
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = crate::cli::values::real("seconds", 0.0..=86_400.0))]
     pub exec_timeout: f64,
     /// Seconds between store writes of baselines and counter points (always at the end)
-    #[arg(long, default_value_t = 60.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 60.0, value_name = "SECS", value_parser = crate::cli::values::real("seconds", 0.0..=86_400.0))]
     pub persist_every: f64,
     /// Drop stored counter points, and baselines of series not seen, after this many days
-    #[arg(long, default_value_t = 30.0, value_name = "DAYS")]
+    #[arg(long, default_value_t = 30.0, value_name = "DAYS", value_parser = crate::cli::values::real("days", 0.0..=3650.0))]
     pub keep_days: f64,
 }
 
@@ -105,9 +105,6 @@ fn check(args: &WatchArgs) -> anyhow::Result<()> {
             "--keep-days '{}' must be a positive number of days",
             args.keep_days
         );
-    }
-    if args.increases == 0 {
-        bail!("--increases '0' would alert on every sample; use 1 or more");
     }
     if !(args.max_rate.is_finite() && args.max_rate >= 0.0) {
         bail!(

@@ -57,8 +57,9 @@ pub enum ClientError {
     Connect { addr: SocketAddr, err: io::Error },
     #[error("{0}")]
     Protocol(#[from] ProtocolError),
+    // Not a `source`: the message embeds it, and an error chain would say it twice.
     #[error("invalid test: {0}")]
-    Params(#[from] params::ParamsError),
+    Params(params::ParamsError),
     #[error("the server asks for a pre-shared key; pass --psk-file with the server's key")]
     NeedPsk,
     #[error(
@@ -71,6 +72,12 @@ pub enum ClientError {
     Udp(String),
     #[error("{0}")]
     Io(#[from] io::Error),
+}
+
+impl From<params::ParamsError> for ClientError {
+    fn from(e: params::ParamsError) -> Self {
+        ClientError::Params(e)
+    }
 }
 
 impl ClientConfig {

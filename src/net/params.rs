@@ -240,7 +240,7 @@ impl Params {
             return Err(ParamsError::Invalid {
                 key: "len",
                 value: block.into(),
-                why: "too small for the stream header",
+                why: "too small: give at least 1 byte for TCP, 16 for UDP (its stream header)",
             });
         }
         let rate = match (protocol, self.bandwidth) {

@@ -37,6 +37,17 @@ pub fn parse_size(text: &str) -> Result<u32, String> {
     scaled(text, 1024.0, f64::from(u32::MAX)).map(|v| v as u32)
 }
 
+/// `-l`: a write size; 0 cannot carry a stream, and the minimum is stated.
+pub fn parse_block_size(text: &str) -> Result<u32, String> {
+    match parse_size(text)? {
+        0 => Err(format!(
+            "'{text}' is too small for a block: give at least 1 byte for TCP, {} for UDP, e.g. 128K",
+            super::params::MIN_UDP_BLOCK
+        )),
+        n => Ok(n),
+    }
+}
+
 pub fn parse_rate(text: &str) -> Result<u64, String> {
     scaled(text, 1000.0, 1e15)
 }

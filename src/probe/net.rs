@@ -83,6 +83,10 @@ pub struct Counters {
     pub collisions: Option<u64>,
     /// Link up/down transitions since boot (sysfs `carrier_changes`).
     pub carrier_changes: Option<u64>,
+    /// Counters that could not be read as a number (left `None`): one bad
+    /// file costs that counter, not the interface or the whole section.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
 }
 
 /// The sysfs `statistics/` files we keep.
@@ -122,6 +126,7 @@ impl Counters {
             tx_carrier_errors: None,
             collisions: None,
             carrier_changes: None,
+            problems: Vec::new(),
         }
     }
 
@@ -290,26 +295,42 @@ fn read_interface(root: &Root, name: &str, qdiscs: &[RootQdisc]) -> Result<Inter
 /// has them, see [`counters_from_proc_net_dev`]).
 pub fn read_sysfs_counters(root: &Root, name: &str) -> Result<Counters, ProbeError> {
     let dir = format!("sys/class/net/{name}");
-    let number = |file: &str| -> Result<Option<u64>, ProbeError> {
-        match link_attr(root, &format!("{dir}/{file}"))? {
-            Some(v) => Ok(Some(parse_u64(&format!("{dir}/{file}"), &v)?)),
-            None => Ok(None),
-        }
-    };
     let mut counters = Counters::empty(CounterSource::Sysfs);
     let mut any = false;
     for stat in STATISTICS {
-        let value = number(&format!("statistics/{stat}"))?;
+        let value = sysfs_counter(root, &format!("{dir}/statistics/{stat}"), &mut counters)?;
         any |= value.is_some();
         if let Some(slot) = counters.slot(stat) {
-            *slot = value;
+            *slot = value.flatten();
         }
     }
     if !any {
         counters.source = CounterSource::None;
     }
-    counters.carrier_changes = number("carrier_changes")?;
+    counters.carrier_changes =
+        sysfs_counter(root, &format!("{dir}/carrier_changes"), &mut counters)?.flatten();
     Ok(counters)
+}
+
+/// One counter file: `None` when absent, `Some(None)` when present but not a
+/// number (noted in `counters.problems`, so one bad file costs only itself).
+fn sysfs_counter(
+    root: &Root,
+    rel: &str,
+    counters: &mut Counters,
+) -> Result<Option<Option<u64>>, ProbeError> {
+    let Some(text) = link_attr(root, rel)? else {
+        return Ok(None);
+    };
+    Ok(Some(match parse_u64(rel, &text) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            counters
+                .problems
+                .push(format!("{e}; this counter is left out"));
+            None
+        }
+    }))
 }
 
 /// Counters from a /proc/net/dev row, for interfaces without sysfs statistics.

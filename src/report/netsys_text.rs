@@ -107,6 +107,9 @@ fn interface(out: &mut String, i: &Interface) {
         opt_num(c.tx_errors),
         opt_num(c.tx_dropped),
     );
+    for p in &c.problems {
+        let _ = writeln!(out, "{pad}counter problem: {p}");
+    }
     if let Some(bits) = i.counter_bits {
         let _ = writeln!(out, "{pad}{bits}-bit counters: {}", i.counter_bits_reason);
     }

@@ -251,7 +251,7 @@ fn rewrite(place: &Place, content: &[u8], create: bool) -> Result<(), WriteError
 pub fn write_file(root: &Root, rel: &str, content: &[u8]) -> Result<(), WriteError> {
     check_relative(rel)?;
     let place = place(root, rel, true)?;
-    let tmp_name = format!(".{}.nastune-tmp", place.name().to_string_lossy());
+    let tmp_name = temp_name(place.name());
     let tmp = std::ffi::OsStr::new(&tmp_name);
     let tmp_path = place.dir_path().join(tmp);
     let io = |p: &Path| {
@@ -293,9 +293,50 @@ pub fn write_file(root: &Root, rel: &str, content: &[u8]) -> Result<(), WriteErr
     place.sync_dir().map_err(io(place.dir_path()))
 }
 
-/// Removes a file that was absent before; already gone is fine (rollback is
-/// idempotent). A symlink's target goes, not the link.
+/// The temporary file [`write_file`] renames over a file: one fixed name per
+/// target (`.NAME.nastune-tmp` beside it), so a write killed before its rename
+/// leaves a file that rollback and the next apply recognise and remove.
+fn temp_name(name: &std::ffi::OsStr) -> String {
+    format!(".{}.nastune-tmp", name.to_string_lossy())
+}
+
+/// Where [`write_file`] puts its temporary file for `path`.
+pub fn temp_path(path: &Path) -> std::path::PathBuf {
+    let name = path.file_name().unwrap_or_default();
+    path.with_file_name(temp_name(name))
+}
+
+/// Removes the temporary file a killed [`write_file`] of `rel` left behind;
+/// none is fine. Resolved inside the tree like the write itself.
+pub fn remove_stale_temp(root: &Root, rel: &str) -> Result<(), WriteError> {
+    check_relative(rel)?;
+    let place = match root.place(rel, false) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        other => other.map_err(|source| WriteError::Io {
+            path: root.path(rel),
+            source,
+        })?,
+    };
+    let tmp = temp_name(place.name());
+    match place.unlink(std::ffi::OsStr::new(&tmp)) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(WriteError::Io {
+            path: place.dir_path().join(tmp),
+            source,
+        }),
+    }
+}
+
+/// Removes a file that was absent before, and any temporary file of it;
+/// already gone is fine (rollback is idempotent). A symlink's target goes, not
+/// the link.
 pub fn remove_file(root: &Root, rel: &str) -> Result<(), WriteError> {
+    remove_target(root, rel)?;
+    remove_stale_temp(root, rel)
+}
+
+fn remove_target(root: &Root, rel: &str) -> Result<(), WriteError> {
     check_relative(rel)?;
     let place = match root.place(rel, false) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -355,7 +396,13 @@ mod tests {
             read_current(&root, "etc/sysctl.d/x.conf").unwrap(),
             Some(b"a = 1\n".to_vec())
         );
+        // A kill between the temp write and the rename leaves the temp; removing
+        // the file (a rollback to absent) removes it too.
+        let temp = temp_path(&d.path().join("etc/sysctl.d/x.conf"));
+        assert!(temp.ends_with("etc/sysctl.d/.x.conf.nastune-tmp"));
+        fs::write(&temp, b"half").unwrap();
         remove_file(&root, "etc/sysctl.d/x.conf").unwrap();
+        assert!(!temp.exists());
         remove_file(&root, "etc/sysctl.d/x.conf").unwrap();
         assert_eq!(read_current(&root, "etc/sysctl.d/x.conf").unwrap(), None);
         assert!(matches!(

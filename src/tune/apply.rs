@@ -11,7 +11,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::action::{
-    Action, WriteError, read_current, read_entry, write_file, write_netdev, write_runtime,
+    Action, KIND_FILE, WriteError, read_current, read_entry, write_file, write_netdev,
+    write_runtime,
 };
 use super::plan::Plan;
 use super::rollback::{self, RollbackError, session_root};
@@ -43,6 +44,8 @@ pub enum ApplyError {
         first: WriteError,
         source: Box<RollbackError>,
     },
+    #[error("{source}; remove that temporary file or fix the cause; nothing was written")]
+    Temp { source: WriteError },
     #[error("cannot start the dead-man timer: {0}; nothing was written")]
     Deadman(String),
     #[error("session {0} not found in the store")]
@@ -97,6 +100,10 @@ pub fn apply(
     let deadline = plan
         .has_network()
         .then(|| super::deadman::now_unix_f64() + confirm_within.as_secs_f64());
+    // A write killed before its rename in an earlier run left a temporary file.
+    let files = plan.steps.iter().filter(|s| s.action.kind() == KIND_FILE);
+    rollback::remove_stale_temps(root, files.map(|s| s.action.path()))
+        .map_err(|source| ApplyError::Temp { source })?;
     let root_name = root_name(root);
     store.tune_begin_session(run, &root_name, deadline)?;
     if deadline.is_some()

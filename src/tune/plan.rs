@@ -62,6 +62,10 @@ pub struct PlanItem {
     pub status: Status,
     pub reason: Option<String>,
     pub warnings: Vec<String>,
+    /// Skipped because the setting is that way already (or another item makes
+    /// the same change): nothing is wrong with what was asked.
+    #[serde(skip)]
+    in_place: bool,
     #[serde(skip)]
     runtime: Vec<(String, Option<String>)>,
     /// Network device settings: journal path (`netdev/IFACE/SETTING`) and value.
@@ -109,6 +113,13 @@ impl Plan {
             .iter()
             .filter(|i| i.status == Status::Apply)
             .count()
+    }
+
+    /// Changes were asked for with `--set` and not one of them can be made:
+    /// each is skipped for a reason other than being in place already.
+    pub fn every_set_rejected(&self) -> bool {
+        let mut sets = self.items.iter().filter(|i| i.finding.is_none()).peekable();
+        sets.peek().is_some() && sets.all(|i| i.status == Status::Skip && !i.in_place)
     }
 
     pub fn has_network(&self) -> bool {
@@ -245,6 +256,7 @@ pub fn build(root: &Root, sources: Vec<Source>) -> Plan {
             status: Status::Apply,
             reason: None,
             warnings: Vec::new(),
+            in_place: false,
             runtime: Vec::new(),
             netdev: Vec::new(),
             persist: Persist::None,
@@ -259,6 +271,7 @@ pub fn build(root: &Root, sources: Vec<Source>) -> Plan {
                 .find(|p| p.status == Status::Apply && overlaps(p, &item))
         {
             item.status = Status::Skip;
+            item.in_place = prev.new == item.new;
             item.reason = Some(if prev.new == item.new {
                 format!("same change as item {}", prev.item)
             } else {
@@ -488,6 +501,7 @@ fn plan_edit(root: &Root, item: &mut PlanItem) -> Result<(), String> {
     let new = edit.apply(&text)?;
     let (old_lines, new_lines) = changed_lines(&text, &new);
     if old_lines.is_empty() && new_lines.is_empty() {
+        item.in_place = true;
         return Err("already set that way".into());
     }
     item.old = Some(or_absent(old_lines));
@@ -528,6 +542,7 @@ fn set_old_new(item: &mut PlanItem, current: &str, new: &str) -> Result<(), Stri
     item.old = Some(old.clone());
     item.new = Some(new.to_string());
     if old == new {
+        item.in_place = true;
         return Err(format!("already '{new}'"));
     }
     Ok(())
@@ -877,6 +892,19 @@ mod tests {
             "ethtool settings are set on the live system only, not in a --root tree"
         );
         assert_eq!(plan.to_apply(), 1);
+        assert!(!plan.every_set_rejected());
+    }
+
+    #[test]
+    fn every_set_rejected_only_when_no_set_is_possible_or_in_place() {
+        let d = tree();
+        let root = Root::tree(d.path()).unwrap();
+        let plan_of = |sets: &[&str]| build(&root, sets.iter().map(|s| set(s)).collect());
+        assert!(plan_of(&["sysctl:vm.nope=1", "sysctl:vm.swappiness=abc"]).every_set_rejected());
+        // In place already is not a rejection, nor is one change that can be made.
+        assert!(!plan_of(&["sysctl:vm.nope=1", "sysctl:vm.swappiness=60"]).every_set_rejected());
+        assert!(!plan_of(&["sysctl:vm.nope=1", "sysctl:vm.swappiness=10"]).every_set_rejected());
+        assert!(!plan_of(&[]).every_set_rejected());
     }
 
     #[test]

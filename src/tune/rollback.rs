@@ -6,9 +6,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::action::{
-    KIND_FILE, KIND_NETDEV, KIND_RUNTIME, WriteError, read_entry, remove_file, restore_runtime,
-    selected_value, write_file, write_netdev,
+    KIND_FILE, KIND_NETDEV, KIND_RUNTIME, WriteError, read_entry, remove_file, remove_stale_temp,
+    restore_runtime, selected_value, write_file, write_netdev,
 };
+use super::{sysctl_d, udev_rules};
 use crate::root::Root;
 use crate::store::tune::{EntryRecord, SessionRecord};
 use crate::store::{Store, StoreError};
@@ -25,6 +26,8 @@ pub enum RollbackError {
         path: String,
         source: WriteError,
     },
+    #[error("{0}; remove that temporary file or fix the cause, and run the rollback again")]
+    Temp(WriteError),
     #[error("session {session} wrote to '{root}', which cannot be opened now: {message}")]
     Root {
         session: i64,
@@ -35,6 +38,10 @@ pub enum RollbackError {
         "no session to roll back: every session is rolled back already (see 'nastune history list --kind tune')"
     )]
     NothingToRollBack,
+    #[error(
+        "no session to roll back: no tune session has been recorded in this store ('nastune tune apply' records one before its first write)"
+    )]
+    NoSessionRecorded,
     #[error("session {0} not found in the store; see 'nastune history list --kind tune'")]
     NoSession(i64),
     #[error("journal entry {0} not found in the store")]
@@ -75,11 +82,32 @@ pub fn session_root(s: &SessionRecord) -> Result<Root, RollbackError> {
 
 /// The newest session not rolled back yet.
 pub fn latest(store: &Store) -> Result<SessionRecord, RollbackError> {
-    store
-        .tune_sessions()?
+    let sessions = store.tune_sessions()?;
+    if sessions.is_empty() {
+        // A kill before the session row was committed leaves nothing to undo:
+        // nothing was written, and nothing was rolled back either.
+        return Err(RollbackError::NoSessionRecorded);
+    }
+    sessions
         .into_iter()
         .find(|s| s.state != "rolled_back")
         .ok_or(RollbackError::NothingToRollBack)
+}
+
+/// Files nastune owns outright; their temporary files are removed by every
+/// rollback and apply, whichever session left them.
+pub const OWNED_FILES: [&str; 2] = [sysctl_d::OWNED_FILE, udev_rules::OWNED_FILE];
+
+/// Removes temporary files that a killed write of `paths` or of an owned file
+/// left behind in `root`.
+pub fn remove_stale_temps<'a>(
+    root: &Root,
+    paths: impl IntoIterator<Item = &'a str>,
+) -> Result<(), WriteError> {
+    for rel in OWNED_FILES.into_iter().chain(paths) {
+        remove_stale_temp(root, rel)?;
+    }
+    Ok(())
 }
 
 /// Rolls back a whole session, or only its network entries (the dead-man timer).
@@ -103,6 +131,8 @@ pub fn rollback_session(
             _ => {}
         }
     }
+    let files = entries.iter().filter(|e| e.kind == KIND_FILE);
+    remove_stale_temps(&root, files.map(|e| e.path.as_str())).map_err(RollbackError::Temp)?;
     if !only_network {
         store.tune_set_session_state(session.id, "rolled_back")?;
         // The dead-man timer, if any, has nothing left to do.

@@ -180,6 +180,7 @@ fn read_net(root: &Root, s: &mut Sample) {
                 continue;
             }
         };
+        s.problems.append(&mut counters.problems);
         if counters.source == CounterSource::None {
             let rows = proc_dev.get_or_insert_with(|| {
                 root.read_optional("proc/net/dev")

@@ -6,6 +6,7 @@ mod ttar;
 mod util;
 
 mod advise;
+mod bad_input;
 mod bench_crypto;
 mod bench_disk;
 mod bench_http;

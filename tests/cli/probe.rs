@@ -194,3 +194,45 @@ fn copy_tree(src: &Path, dst: &Path) {
         .unwrap();
     assert!(st.success());
 }
+
+/// One malformed counter (`rx_errors` = `-1`) is reported as a problem of that
+/// counter; the interface's other counters and the network section stay.
+#[test]
+fn a_malformed_nic_counter_costs_only_that_counter() {
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("t");
+    copy_tree(&fixtures().join("boxes").join("pogoplug-v4"), &tree);
+    let stats = tree.join("sys/class/net/eth0/statistics");
+    std::fs::write(stats.join("rx_errors"), "-1\n").unwrap();
+    let rx_bytes: u64 = std::fs::read_to_string(stats.join("rx_bytes"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let v = normalized(&probe_json(&tree));
+    assert_eq!(v["network"]["status"], "ok", "{}", v["network"]);
+    let eth0 = &v["network"]["data"]["interfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "eth0")
+        .unwrap()["counters"];
+    assert_eq!(eth0["rx_errors"], serde_json::Value::Null);
+    assert_eq!(eth0["rx_bytes"], rx_bytes);
+    assert_eq!(eth0["source"], "sysfs");
+    let problems = eth0["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let p = problems[0].as_str().unwrap();
+    assert!(
+        p.contains("statistics/rx_errors") && p.contains("'-1'"),
+        "{p}"
+    );
+    let o = nastune()
+        .args(["probe", "--no-store", "--root"])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    let text = stdout(&o);
+    assert!(text.contains("counter problem: "), "{text}");
+    assert!(text.contains("rx 3.6"), "{text}");
+}

@@ -203,6 +203,63 @@ fn a_crash_after_any_step_of_apply_rolls_back_byte_identical() {
     assert!(crashed >= 20, "only {crashed} fault points");
 }
 
+/// The temporary files a `kill -9` between a temp write and its rename leaves,
+/// one per file the oldguide plan writes.
+const OLDGUIDE_TEMPS: [&str; 4] = [
+    "etc/sysctl.d/.99-zz-nastune.conf.nastune-tmp",
+    "etc/udev/rules.d/.99-zz-nastune.rules.nastune-tmp",
+    "etc/samba/.smb.conf.nastune-tmp",
+    "etc/.fstab.nastune-tmp",
+];
+
+fn plant_temps(dir: &Path, temps: &[&str]) {
+    for t in temps {
+        let p = dir.join(t);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "half-written\n").unwrap();
+    }
+}
+
+#[test]
+fn rollback_and_the_next_apply_remove_temporary_files_a_kill_left() {
+    let (pristine_t, pristine) = copy_box("oldguide");
+    let before = tree_state(&pristine);
+    drop(pristine_t);
+    // Killed after the first journal entry, with the owned files' temps
+    // half-written (rollback removes those whichever session left them).
+    let (t, dir) = copy_box("oldguide");
+    let root = dir.to_str().unwrap();
+    let o = nastune()
+        .args(["tune", "apply", "--root", root, "--yes", "--db"])
+        .arg(t.path().join("nastune.db"))
+        .env("NASTUNE_TUNE_FAULT_AFTER", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(86), "{}", stderr(&o));
+    plant_temps(&dir, &OLDGUIDE_TEMPS[..2]);
+    run_ok(t.path(), &["tune", "rollback"]);
+    assert_same_tree(&before, &dir, "rollback after a kill");
+
+    // Temp files left by an earlier crash are gone once the next apply runs.
+    plant_temps(&dir, &OLDGUIDE_TEMPS);
+    run_ok(t.path(), &["tune", "apply", "--root", root, "--yes"]);
+    for temp in OLDGUIDE_TEMPS {
+        assert!(!dir.join(temp).exists(), "'{temp}' survived the apply");
+    }
+    run_ok(t.path(), &["tune", "rollback"]);
+    assert_same_tree(&before, &dir, "rollback after a clean apply");
+}
+
+#[test]
+fn rollback_with_an_empty_journal_says_no_session_was_recorded() {
+    let t = tempfile::tempdir().unwrap();
+    let o = run_with_db(t.path(), &["tune", "rollback"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("no tune session has been recorded"), "{err}");
+    assert!(!err.contains("rolled back already"), "{err}");
+}
+
 #[test]
 fn apply_without_yes_refuses_when_stdin_is_not_a_terminal() {
     let (t, dir) = copy_box("oldguide");
@@ -267,8 +324,9 @@ fn plan_shows_old_new_why_risk_and_skip_reasons() {
     let bad = run_with_db(t.path(), &["tune", "plan", "--root", root, "no-such-rule"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("'no-such-rule' matches no finding"));
-    // A value the kernel would reject is refused before anything is written.
-    let v = run_ok(
+    // A value the kernel would reject is refused before anything is written;
+    // with every --set refused the command fails (issue 16).
+    let v = run_with_db(
         t.path(),
         &[
             "tune",
@@ -281,6 +339,7 @@ fn plan_shows_old_new_why_risk_and_skip_reasons() {
             "sysfs:block/md0/queue/scheduler=none",
         ],
     );
+    assert_eq!(v.status.code(), Some(2), "{}", stderr(&v));
     let text = stdout(&v);
     assert!(
         text.contains(

@@ -341,7 +341,7 @@ fn watch_exec_gets_the_alert_on_stdin_and_is_time_bounded() {
 fn watch_rejects_bad_flags_and_trees() {
     for (args, needle) in [
         (vec!["--interval", "0"], "--interval '0'"),
-        (vec!["--increases", "0"], "--increases '0'"),
+        (vec!["--increases", "0"], "'0' is out of range: give 1 to"),
         (vec!["--count", "0"], "--count '0'"),
         (vec!["--replay", "/nonexistent/tree"], "/nonexistent/tree"),
         (

@@ -4,6 +4,7 @@
 //! section it ends in stays current).
 
 pub mod document;
+pub mod fuzz;
 pub mod params;
 
 use serde::{Deserialize, Serialize};

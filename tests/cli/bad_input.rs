@@ -1,0 +1,85 @@
+//! Bad command lines: each exits 2 before doing anything, and its message quotes
+//! the value and says what to give instead (never a bare parser error).
+
+use crate::tune::copy_box;
+use crate::util::*;
+
+/// Command line | value that must be quoted | hint that must be there.
+const BAD: &str = "\
+bench net -t 1e99 127.0.0.1 | '1e99' | 1 to 86400
+bench net -t 0 127.0.0.1 | '0' | 1 to 86400
+bench net -l 0 127.0.0.1 | '0' | at least 1 byte
+bench net -p 0 127.0.0.1 | '0' | port must be 1-65535
+bench net -i abc 127.0.0.1 | 'abc' | 0 to 86400
+net serve -p 0 | '0' | port must be 1-65535
+net serve --max-sessions x | 'x' | 1 to 64
+bench http -t abc http://127.0.0.1/ | 'abc' | 1 to 256
+history show abc | 'abc' | nastune history list
+history rm 1 x | 'x' | nastune history list
+compare 1 abc | 'abc' | nastune history list
+report abc --html - | 'abc' | nastune history list
+tune rollback abc | 'abc' | history list --kind tune
+tune rollback --entry abc | 'abc' | tune verify --json
+tune confirm abc | 'abc' | history list --kind tune
+watch --max-temp abc | 'abc' | -50 to 200
+watch --interval abc | 'abc' | 0 to 86400
+watch --increases 1e3 | '1e3' | 1 to 1000000
+check --disk-seconds abc | 'abc' | 1 to 60
+";
+
+#[test]
+fn bad_values_exit_2_quoting_the_value_with_a_hint() {
+    let t = tempfile::tempdir().unwrap();
+    for row in BAD.lines() {
+        let [line, value, hint] = row.split(" | ").collect::<Vec<_>>()[..] else {
+            panic!("bad row: {row}");
+        };
+        let args: Vec<&str> = line.split_whitespace().collect();
+        let o = run_with_db(t.path(), &args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(value), "{args:?}: no {value} in: {err}");
+        assert!(err.contains(hint), "{args:?}: no '{hint}' in: {err}");
+        for raw in ["invalid digit", "invalid float literal", "is not in"] {
+            assert!(!err.contains(raw), "{args:?}: raw parser text: {err}");
+        }
+    }
+    assert!(
+        !t.path().join("nastune.db").exists(),
+        "a refused command line opened the store"
+    );
+}
+
+#[test]
+fn tune_exits_2_when_every_set_is_rejected_and_0_when_one_is_in_place() {
+    let (t, dir) = copy_box("oldguide");
+    let root = dir.to_str().unwrap();
+    for cmd in [&["tune", "plan"][..], &["tune", "apply", "--yes"]] {
+        for sets in [
+            &["sysctl:vm.nosuch=1"][..],
+            &[
+                "sysctl:vm.swappiness=abc",
+                "sysfs:block/nosuch/queue/nr_requests=1",
+            ],
+        ] {
+            let mut args = cmd.to_vec();
+            args.extend(["--root", root]);
+            for s in sets {
+                args.extend(["--set", s]);
+            }
+            let o = run_with_db(t.path(), &args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+            assert!(stdout(&o).contains("0 of"), "{args:?}: {}", stdout(&o));
+            assert!(
+                stderr(&o).contains("none of the --set changes"),
+                "{}",
+                stderr(&o)
+            );
+        }
+    }
+    // Asking for what is there already is not an error.
+    let now = std::fs::read_to_string(dir.join("proc/sys/vm/swappiness")).unwrap();
+    let set = format!("sysctl:vm.swappiness={}", now.trim());
+    let o = run_with_db(t.path(), &["tune", "plan", "--root", root, "--set", &set]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
