@@ -134,6 +134,24 @@ pub enum HistoryCommand {
     Show(HistoryShowArgs),
     /// Remove runs and their documents from the store
     Rm(HistoryRmArgs),
+    /// Write runs with their documents as one JSON file (to stdout), to compare or report them on another box
+    Export(HistoryExportArgs),
+    /// Read runs written by 'history export' into this store (all or nothing)
+    Import(HistoryImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryExportArgs {
+    /// Run ids to export (from `history list`)
+    #[arg(required = true, num_args = 1.., value_parser = values::run_id)]
+    pub runs: Vec<i64>,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryImportArgs {
+    /// A file written by 'nastune history export'
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Args)]

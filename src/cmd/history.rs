@@ -1,4 +1,5 @@
-//! `nastune history list|show|rm`: what the store holds.
+//! `nastune history list|show|rm|export|import`: what the store holds, and
+//! runs that travel between boxes.
 
 use std::process::ExitCode;
 
@@ -11,7 +12,7 @@ use crate::store::{RunRecord, Store};
 pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     // Only `rm` writes; listing and showing work on a read-only store.
     let store = match cmd {
-        HistoryCommand::Rm(_) => super::open_store(global)?,
+        HistoryCommand::Rm(_) | HistoryCommand::Import(_) => super::open_store(global)?,
         _ => super::open_store_to_read(global)?,
     };
     let Some(store) = store else {
@@ -30,6 +31,24 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
             }
         }
         HistoryCommand::Show(a) => show(&store, a.run, a.json)?,
+        HistoryCommand::Export(a) => json_line(&store.export(&a.runs)?)?,
+        HistoryCommand::Import(a) => {
+            let name = a.file.display().to_string();
+            let mut bytes = Vec::new();
+            crate::root::open_regular(&a.file)
+                .map_err(anyhow::Error::from)
+                .and_then(|f| Ok(std::io::Read::read_to_end(&mut &f, &mut bytes)?))
+                .with_context(|| format!("cannot read '{name}'"))?;
+            // Not UTF-8 is not JSON either: the import says what the file is not.
+            let ids = store.import(&name, &String::from_utf8_lossy(&bytes))?;
+            let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+            format!(
+                "imported {} run(s) as {}; 'nastune report {} --html FILE' shows them\n",
+                ids.len(),
+                list.join(", "),
+                list.join(" ")
+            )
+        }
         HistoryCommand::Rm(a) => {
             let mut out = String::new();
             for id in &a.runs {

@@ -5,6 +5,7 @@
 //! one written by a newer nastune is an error that says what to do.
 
 pub mod doc;
+pub mod export;
 pub mod identify;
 mod migrations;
 pub mod tune;

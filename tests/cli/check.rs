@@ -61,6 +61,51 @@ fn check_measures_advises_and_names_each_paths_limit() {
         .map(|d| d["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, vec!["snapshot", "disk", "crypto", "net", "check"]);
+
+    // The report of the check run shows its findings and its bottleneck.
+    let page = dir.path().join("check.html");
+    let o = run_with_db(
+        dir.path(),
+        &["report", &id.to_string(), "--html", page.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<h2 id=\"bottleneck\">Bottleneck</h2>"),
+        "{html}"
+    );
+    for p in paths {
+        assert!(html.contains(p["name"].as_str().unwrap()), "{}", p["name"]);
+    }
+    let findings = v["findings"].as_array().unwrap();
+    if findings.is_empty() {
+        assert!(html.contains("No findings."));
+    }
+    for f in findings {
+        assert!(html.contains(f["rule_id"].as_str().unwrap()), "{f}");
+    }
+    assert!(
+        !html.contains("No advise"),
+        "check's findings were not found"
+    );
+    crate::report::check_html(&page, 2);
+
+    // Exported, imported into an empty store: the same page.
+    let o = run_with_db(dir.path(), &["history", "export", &id.to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let file = dir.path().join("runs.json");
+    std::fs::write(&file, &o.stdout).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let o = run_with_db(other.path(), &["history", "import", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(&format!("as {id}")), "{}", stdout(&o));
+    let page2 = other.path().join("check.html");
+    let o = run_with_db(
+        other.path(),
+        &["report", &id.to_string(), "--html", page2.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&page2).unwrap(), html);
 }
 
 #[test]

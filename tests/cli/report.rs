@@ -286,7 +286,7 @@ fn unknown_runs_and_missing_format_are_usage_errors() {
 
 /// Self-contained, every SVG well-formed XML, and (with Chromium installed)
 /// rendered without console errors into a non-blank picture.
-fn check_html(path: &Path, min_svgs: usize) {
+pub fn check_html(path: &Path, min_svgs: usize) {
     let html = std::fs::read_to_string(path).unwrap();
     assert!(!html.contains("<script"), "the page must not need script");
     assert!(

@@ -83,6 +83,8 @@ pub struct RunResult {
     pub error_examples: Vec<String>,
     /// Requests without a response when the run ended, by where they
     /// stood (`awaiting_response`, `reading_response`, ...).
+    /// Runs stored before this was counted read back as empty.
+    #[serde(default)]
     pub in_flight_at_end: BTreeMap<String, u64>,
     pub connections_opened: u64,
     pub tls_handshakes_full: u64,

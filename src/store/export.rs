@@ -1,0 +1,276 @@
+//! Runs that travel between boxes: `history export` writes runs with their
+//! documents as one versioned JSON file, `history import` reads it back into
+//! another store. Every document is decoded into its type before anything is
+//! written, and the whole import is one transaction: a bad or newer file
+//! imports nothing.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Doc, RunId, RunKind, RunRecord, Store, StoreError};
+
+/// What the file says it is, so a stray JSON file is refused by name.
+pub const FORMAT: &str = "nastune-runs";
+/// Version of the export file layout.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportFile {
+    pub format: String,
+    pub format_version: u32,
+    pub tool_version: String,
+    pub exported_unix: u64,
+    pub runs: Vec<ExportedRun>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedRun {
+    /// The run's id in the store it came from (it gets a new one on import).
+    pub id: RunId,
+    pub kind: String,
+    pub started_unix: i64,
+    pub finished_unix: Option<i64>,
+    pub status: String,
+    pub host_id: String,
+    pub tool_version: String,
+    pub command: String,
+    pub documents: Vec<ExportedDoc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedDoc {
+    pub kind: String,
+    pub schema_version: u32,
+    pub body: serde_json::Value,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error(
+        "'{file}' is not a nastune runs file ({detail}); make one with 'nastune history export RUN...'"
+    )]
+    NotAnExport { file: String, detail: String },
+    #[error(
+        "'{file}' is a runs file of format version {found}, newer than this nastune reads ({known}); upgrade nastune on this box"
+    )]
+    TooNew {
+        file: String,
+        found: u32,
+        known: u32,
+    },
+    #[error("'{file}', run {id} (kind '{kind}'): {detail}; nothing was imported")]
+    BadRun {
+        file: String,
+        id: RunId,
+        kind: String,
+        detail: String,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Store {
+    /// The runs `ids` with their documents, in the order given.
+    pub fn export(&self, ids: &[RunId]) -> Result<ExportFile, StoreError> {
+        let mut runs = Vec::new();
+        for &id in ids {
+            let r: RunRecord = self.run(id)?;
+            let documents = self
+                .documents(id)?
+                .into_iter()
+                .map(|(kind, schema_version, body)| {
+                    let body = serde_json::from_str(&body).map_err(|e| StoreError::Decode {
+                        path: self.path().to_path_buf(),
+                        run: id,
+                        source: super::DecodeError::Malformed {
+                            kind: super::DocKind::parse(&kind).unwrap_or(super::DocKind::Snapshot),
+                            version: schema_version,
+                            message: e.to_string(),
+                        },
+                    })?;
+                    Ok(ExportedDoc {
+                        kind,
+                        schema_version,
+                        body,
+                    })
+                })
+                .collect::<Result<_, StoreError>>()?;
+            runs.push(ExportedRun {
+                id,
+                kind: r.kind,
+                started_unix: r.started_unix,
+                finished_unix: r.finished_unix,
+                status: r.status,
+                host_id: r.host_id,
+                tool_version: r.tool_version,
+                command: r.command,
+                documents,
+            });
+        }
+        Ok(ExportFile {
+            format: FORMAT.into(),
+            format_version: FORMAT_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            exported_unix: crate::time::now_unix(),
+            runs,
+        })
+    }
+
+    /// Imports every run of `text` (the file named `file`), or none: each
+    /// document must decode into its type first. Returns the new run ids.
+    pub fn import(&self, file: &str, text: &str) -> Result<Vec<RunId>, ImportError> {
+        let parsed = parse(file, text)?;
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(|e| self.sql_err(e))?;
+        let mut ids = Vec::new();
+        for (run, docs) in &parsed {
+            tx.execute(
+                "INSERT INTO runs (kind, started_unix, finished_unix, status, host_id, tool_version, command) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                rusqlite::params![
+                    run.kind,
+                    run.started_unix,
+                    run.finished_unix,
+                    run.status,
+                    run.host_id,
+                    run.tool_version,
+                    run.command
+                ],
+            )
+            .map_err(|e| self.sql_err(e))?;
+            let id = tx.last_insert_rowid();
+            // The bodies as exported (already decoded once to validate them).
+            for (d, doc) in run.documents.iter().zip(docs) {
+                self.insert_document(id, doc.kind(), d.schema_version, &d.body.to_string())?;
+            }
+            ids.push(id);
+        }
+        tx.commit().map_err(|e| self.sql_err(e))?;
+        Ok(ids)
+    }
+}
+
+/// Validates a whole file: its format and version, every run kind and every
+/// document decoded into its type.
+pub fn parse(file: &str, text: &str) -> Result<Vec<(ExportedRun, Vec<Doc>)>, ImportError> {
+    let not = |detail: String| ImportError::NotAnExport {
+        file: file.to_string(),
+        detail,
+    };
+    /// Only the header first: a newer layout may not parse as ours.
+    #[derive(Deserialize)]
+    struct Header {
+        format: String,
+        format_version: u32,
+    }
+    let header: Header = serde_json::from_str(text).map_err(|e| not(e.to_string()))?;
+    if header.format != FORMAT {
+        return Err(not(format!("its format is '{}'", header.format)));
+    }
+    if header.format_version > FORMAT_VERSION {
+        return Err(ImportError::TooNew {
+            file: file.to_string(),
+            found: header.format_version,
+            known: FORMAT_VERSION,
+        });
+    }
+    let export: ExportFile = serde_json::from_str(text).map_err(|e| not(e.to_string()))?;
+    let mut out = Vec::new();
+    for run in export.runs {
+        let bad = |detail: String| ImportError::BadRun {
+            file: file.to_string(),
+            id: run.id,
+            kind: run.kind.clone(),
+            detail,
+        };
+        if RunKind::parse(&run.kind).is_none() {
+            return Err(bad("a kind of run this nastune does not know".into()));
+        }
+        let mut docs = Vec::new();
+        for d in &run.documents {
+            let doc = Doc::decode(&d.kind, d.schema_version, &d.body.to_string())
+                .map_err(|e| bad(e.to_string()))?;
+            docs.push(doc);
+        }
+        out.push((run, docs));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("old.db");
+        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store/v0.1.db");
+        std::fs::copy(src, &db).unwrap();
+        let store = Store::open_read_only(&db).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn every_document_of_the_0_1_store_decodes() {
+        let (_dir, store) = fixture_store();
+        let runs = store.runs_of(None, 100).unwrap();
+        assert_eq!(runs.len(), 11);
+        for r in &runs {
+            assert!(RunKind::parse(&r.kind).is_some(), "{}", r.kind);
+            let docs = store.load(r.id).unwrap();
+            assert!(!docs.0.is_empty(), "run {} has no documents", r.id);
+        }
+    }
+
+    #[test]
+    fn export_import_round_trips_and_bad_files_import_nothing() {
+        let (_dir, old) = fixture_store();
+        let ids: Vec<RunId> = old
+            .runs_of(None, 100)
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        let file = old.export(&ids).unwrap();
+        let text = serde_json::to_string(&file).unwrap();
+
+        let dir = tempfile::tempdir().unwrap();
+        let new = Store::open(&dir.path().join("new.db")).unwrap();
+        let got = new.import("runs.json", &text).unwrap();
+        assert_eq!(got.len(), ids.len());
+        let bodies = |s: &Store, id: RunId| -> Vec<(String, u32, serde_json::Value)> {
+            let docs = s.documents(id).unwrap().into_iter();
+            docs.map(|(k, v, b)| (k, v, serde_json::from_str(&b).unwrap()))
+                .collect()
+        };
+        for (a, b) in ids.iter().zip(&got) {
+            assert_eq!(bodies(&old, *a), bodies(&new, *b));
+            let (ra, rb) = (old.run(*a).unwrap(), new.run(*b).unwrap());
+            assert_eq!(
+                (ra.kind, ra.command, ra.host_id),
+                (rb.kind, rb.command, rb.host_id)
+            );
+        }
+
+        // A newer layout, a stray file, a broken document: nothing imported.
+        let before = new.runs_of(None, 1000).unwrap().len();
+        let newer = text.replacen("\"format_version\":1", "\"format_version\":2", 1);
+        let e = new.import("n.json", &newer).unwrap_err().to_string();
+        assert!(e.contains("format version 2, newer"), "{e}");
+        let e = new.import("x.json", "{\"a\": 1}").unwrap_err().to_string();
+        assert!(e.contains("not a nastune runs file"), "{e}");
+        let mut broken = file.clone();
+        let last = broken.runs.len() - 1;
+        broken.runs[last].documents[0].body = serde_json::json!({"nonsense": true});
+        let e = new
+            .import("b.json", &serde_json::to_string(&broken).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("does not decode") && e.contains("nothing was imported"),
+            "{e}"
+        );
+        assert_eq!(new.runs_of(None, 1000).unwrap().len(), before);
+    }
+}
