@@ -7,20 +7,11 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::probe::proc_stat::{CpuTicks, parse_stat};
 use crate::root::{ReadError, Root};
 
 /// PF_KTHREAD in /proc/<pid>/stat `flags`.
 const PF_KTHREAD: u64 = 0x0020_0000;
-
-#[derive(Debug, thiserror::Error)]
-pub enum CpuError {
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    #[error("/proc/stat has no aggregate 'cpu' line; is --root a proc tree?")]
-    NoCpuLine,
-    #[error("malformed /proc/stat cpu line '{0}'")]
-    BadCpuLine(String),
-}
 
 /// getrusage(RUSAGE_SELF) user and system time, in nanoseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -43,59 +34,6 @@ pub fn process_cpu() -> ProcessCpu {
     }
 }
 
-/// The aggregate `cpu` line of /proc/stat, in clock ticks.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct SystemTicks {
-    pub user: u64,
-    pub nice: u64,
-    pub system: u64,
-    pub idle: u64,
-    pub iowait: u64,
-    pub irq: u64,
-    pub softirq: u64,
-    pub steal: u64,
-}
-
-impl SystemTicks {
-    fn total(&self) -> u64 {
-        self.user
-            + self.nice
-            + self.system
-            + self.idle
-            + self.iowait
-            + self.irq
-            + self.softirq
-            + self.steal
-    }
-}
-
-pub fn parse_proc_stat(text: &str) -> Result<SystemTicks, CpuError> {
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("cpu "))
-        .ok_or(CpuError::NoCpuLine)?;
-    let nums: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|f| f.parse::<u64>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| CpuError::BadCpuLine(line.to_string()))?;
-    if nums.len() < 7 {
-        return Err(CpuError::BadCpuLine(line.to_string()));
-    }
-    let at = |i: usize| nums.get(i).copied().unwrap_or(0);
-    Ok(SystemTicks {
-        user: at(0),
-        nice: at(1),
-        system: at(2),
-        idle: at(3),
-        iowait: at(4),
-        irq: at(5),
-        softirq: at(6),
-        steal: at(7),
-    })
-}
-
 /// System-wide CPU over an interval, as percent of all CPUs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SystemCpuPct {
@@ -109,7 +47,7 @@ pub struct SystemCpuPct {
     pub busy_ns: u64,
 }
 
-pub fn system_delta(before: &SystemTicks, after: &SystemTicks, ticks_per_sec: u64) -> SystemCpuPct {
+pub fn system_delta(before: &CpuTicks, after: &CpuTicks, ticks_per_sec: u64) -> SystemCpuPct {
     let total = after.total().saturating_sub(before.total());
     if total == 0 {
         return SystemCpuPct::default();
@@ -225,7 +163,7 @@ pub fn ticks_per_sec() -> u64 {
 #[derive(Debug, Clone)]
 pub struct CpuSample {
     pub process: ProcessCpu,
-    pub system: Option<SystemTicks>,
+    pub system: Option<CpuTicks>,
     pub kthreads: Option<KernelThreads>,
 }
 
@@ -252,10 +190,11 @@ pub fn sample_end(root: &Root) -> CpuSample {
     }
 }
 
-fn read_system(root: &Root) -> Option<SystemTicks> {
+fn read_system(root: &Root) -> Option<CpuTicks> {
     root.read_string("proc/stat")
         .ok()
-        .and_then(|t| parse_proc_stat(&t).ok())
+        .and_then(|t| parse_stat(&t).ok())
+        .and_then(|s| s.total)
 }
 
 /// CPU used over an interval.
@@ -289,24 +228,34 @@ pub fn usage(before: &CpuSample, after: &CpuSample) -> CpuUsage {
 mod tests {
     use super::*;
 
+    fn ticks(text: &str) -> CpuTicks {
+        parse_stat(text).unwrap().total.unwrap()
+    }
+
     #[test]
-    fn parses_proc_stat_and_computes_shares() {
-        let a = parse_proc_stat("cpu  100 0 50 800 10 5 5 0 0 0\ncpu0 1 2 3 4 5 6 7\n").unwrap();
-        let b = parse_proc_stat("cpu  150 0 100 1000 60 15 25 0 0 0\n").unwrap();
+    fn system_shares_between_two_proc_stats() {
+        let a = ticks("cpu  100 0 50 800 10 5 5 0 0 0\ncpu0 1 2 3 4 5 6 7\n");
+        let b = ticks("cpu  150 0 100 1000 60 15 25 0 0 0\n");
         let d = system_delta(&a, &b, 100);
         assert_eq!(d.busy_ns, 130 * 10_000_000);
         // total delta = 50+50+200+50+10+20 = 380
         assert!((d.user_pct - 50.0 * 100.0 / 380.0).abs() < 1e-9);
         assert!((d.iowait_pct - 50.0 * 100.0 / 380.0).abs() < 1e-9);
         assert!((d.softirq_pct - 20.0 * 100.0 / 380.0).abs() < 1e-9);
-        assert!(matches!(
-            parse_proc_stat("intr 1 2"),
-            Err(CpuError::NoCpuLine)
-        ));
-        assert!(matches!(
-            parse_proc_stat("cpu  1 x 3 4 5 6 7"),
-            Err(CpuError::BadCpuLine(_))
-        ));
+    }
+
+    #[test]
+    fn unreadable_or_cpu_less_proc_stat_is_no_system_view() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::tree(dir.path()).unwrap();
+        assert_eq!(read_system(&root), None);
+        std::fs::create_dir(dir.path().join("proc")).unwrap();
+        for text in ["intr 1 2\n", "cpu  1 x 3 4 5 6 7\n"] {
+            std::fs::write(dir.path().join("proc/stat"), text).unwrap();
+            assert_eq!(read_system(&root), None, "{text:?}");
+        }
+        std::fs::write(dir.path().join("proc/stat"), "cpu  1 2 3 4 5 6 7 8\n").unwrap();
+        assert_eq!(read_system(&root).map(|t| t.total()), Some(36));
     }
 
     #[test]

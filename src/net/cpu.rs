@@ -6,57 +6,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::probe::proc_stat::{CpuTicks, parse_stat};
 use crate::root::Root;
-
-/// The aggregate `cpu` line of `/proc/stat`, in ticks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CpuTicks {
-    pub user: u64,
-    pub nice: u64,
-    pub system: u64,
-    pub idle: u64,
-    pub iowait: u64,
-    pub irq: u64,
-    pub softirq: u64,
-    pub steal: u64,
-}
-
-impl CpuTicks {
-    fn total(&self) -> u64 {
-        self.user
-            + self.nice
-            + self.system
-            + self.idle
-            + self.iowait
-            + self.irq
-            + self.softirq
-            + self.steal
-    }
-}
-
-/// Parses the first `cpu ` line; `None` if absent or malformed.
-pub fn parse_proc_stat(text: &str) -> Option<CpuTicks> {
-    let line = text.lines().find(|l| l.starts_with("cpu "))?;
-    let v: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|f| f.parse::<u64>().ok())
-        .collect::<Option<Vec<_>>>()?;
-    let at = |i: usize| v.get(i).copied().unwrap_or(0);
-    if v.len() < 4 {
-        return None;
-    }
-    Some(CpuTicks {
-        user: at(0),
-        nice: at(1),
-        system: at(2),
-        idle: at(3),
-        iowait: at(4),
-        irq: at(5),
-        softirq: at(6),
-        steal: at(7),
-    })
-}
 
 /// System-wide CPU between two samples, in % of all CPUs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -86,7 +37,7 @@ pub fn system_delta(a: CpuTicks, b: CpuTicks) -> SystemCpu {
 }
 
 pub fn read_ticks(root: &Root) -> Option<CpuTicks> {
-    parse_proc_stat(&root.read_string("proc/stat").ok()?)
+    parse_stat(&root.read_string("proc/stat").ok()?).ok()?.total
 }
 
 /// This process's user and system CPU seconds (getrusage).
@@ -148,10 +99,14 @@ impl CpuMeter {
 mod tests {
     use super::*;
 
+    fn ticks(text: &str) -> CpuTicks {
+        parse_stat(text).unwrap().total.unwrap()
+    }
+
     #[test]
     fn proc_stat_cpu_line_and_delta() {
-        let a = parse_proc_stat("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4\n").unwrap();
-        let b = parse_proc_stat("cpu  200 0 100 900 50 10 40 0 0 0\n").unwrap();
+        let a = ticks("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4\n");
+        let b = ticks("cpu  200 0 100 900 50 10 40 0 0 0\n");
         let d = system_delta(a, b);
         // 300 ticks: 100 idle, so 200 busy; 40 softirq.
         assert!((d.busy_percent - 66.666).abs() < 0.01, "{d:?}");
@@ -161,8 +116,15 @@ mod tests {
 
     #[test]
     fn malformed_proc_stat_is_none() {
-        assert_eq!(parse_proc_stat("intr 1 2 3\n"), None);
-        assert_eq!(parse_proc_stat("cpu  1 x 3 4\n"), None);
-        assert_eq!(parse_proc_stat("cpu  1 2\n"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::tree(dir.path()).unwrap();
+        assert_eq!(read_ticks(&root), None);
+        std::fs::create_dir(dir.path().join("proc")).unwrap();
+        for text in ["intr 1 2 3\n", "cpu  1 x 3 4\n", "cpu  1 2\n"] {
+            std::fs::write(dir.path().join("proc/stat"), text).unwrap();
+            assert_eq!(read_ticks(&root), None, "{text:?}");
+        }
+        std::fs::write(dir.path().join("proc/stat"), "cpu  1 2 3 4\n").unwrap();
+        assert_eq!(read_ticks(&root).map(|t| t.idle), Some(4));
     }
 }

@@ -7,9 +7,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::thermal;
-use crate::bench::diskstats;
 use crate::probe::net::{self, CounterSource};
-use crate::probe::{Outcome, md, memory, smart};
+use crate::probe::{Outcome, diskstats, md, memory, proc_stat, smart};
 use crate::root::Root;
 
 /// SMART attributes that are plain event counts (raw value = a count), by id:
@@ -139,11 +138,9 @@ fn sample_time(root: &Root) -> Result<f64, String> {
         .read_optional("proc/stat")
         .ok()
         .flatten()
-        .and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("btime "))
-                .and_then(|v| v.trim().parse::<f64>().ok())
-        });
+        .and_then(|t| proc_stat::parse_stat(&t).ok())
+        .and_then(|s| s.btime)
+        .map(|b| b as f64);
     let uptime = root
         .read_optional("proc/uptime")
         .ok()
@@ -469,4 +466,27 @@ pub fn add_smart(root: &Root, s: &mut Sample) {
 /// Gauges by key, for the JSON line of a sample.
 pub fn gauges_by_key(gauges: &[Gauge]) -> BTreeMap<String, f64> {
     gauges.iter().map(|g| (g.key(), g.value)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_time_is_btime_plus_uptime_without_a_timestamp() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::tree(dir.path()).unwrap();
+        assert!(sample_time(&root).unwrap_err().contains("btime"));
+        std::fs::create_dir(dir.path().join("proc")).unwrap();
+        std::fs::write(dir.path().join("proc/uptime"), "12.5 20.0\n").unwrap();
+        std::fs::write(
+            dir.path().join("proc/stat"),
+            "cpu  1 2 3 4 5 6 7 0 0 0\nctxt 9\nbtime 1700000000\n",
+        )
+        .unwrap();
+        assert_eq!(sample_time(&root).unwrap(), 1_700_000_012.5);
+        // A tree may carry only the boot time.
+        std::fs::write(dir.path().join("proc/stat"), "btime 1700000000\n").unwrap();
+        assert_eq!(sample_time(&root).unwrap(), 1_700_000_012.5);
+    }
 }

@@ -221,29 +221,14 @@ impl Loop {
     }
 }
 
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// A fresh loop device over a sparse file, or None (with the reason printed)
 /// when this is not root or loop devices are missing.
 fn loop_dev(mib: u64, tools: &[&str]) -> Option<Loop> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        println!("SKIP: loop-device tests need root");
-        return None;
-    }
-    for t in ["losetup"].iter().chain(tools) {
-        if !have(t) {
-            println!("SKIP: '{t}' is not installed (see .ci/apt-packages)");
-            return None;
-        }
-    }
-    if !Path::new("/dev/loop-control").exists() {
-        println!("SKIP: no /dev/loop-control");
+    let needs: Vec<Need> = [Need::Root, Need::Path("/dev/loop-control")]
+        .into_iter()
+        .chain(["losetup"].iter().chain(tools).map(|t| Need::Tool(t)))
+        .collect();
+    if !require(&needs) {
         return None;
     }
     let img = tempfile::tempdir().unwrap();
@@ -258,7 +243,7 @@ fn loop_dev(mib: u64, tools: &[&str]) -> Option<Loop> {
         .output()
         .unwrap();
     if !o.status.success() {
-        println!("SKIP: losetup failed: {}", stderr(&o));
+        skip(&format!("losetup failed: {}", stderr(&o)));
         return None;
     }
     std::fs::create_dir(img.path().join("mnt")).unwrap();

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use crate::util::{nastune, run_with_db, stderr, stdout};
+use crate::util::{nastune, run_with_db, skip, stderr, stdout};
 
 /// A self-signed ECDSA P-256 certificate for localhost/127.0.0.1: (cert PEM, key PEM, der).
 fn certificate() -> (String, String, Vec<u8>) {
@@ -752,7 +752,7 @@ fn nginx_over_http_and_https_with_a_comparison() {
     let dir = tempfile::tempdir().unwrap();
     let (cert, key, _) = certificate();
     let Some(nginx) = start_nginx(dir.path(), &cert, &key) else {
-        println!("SKIP nginx is not installed (apt-get install nginx)");
+        skip("nginx is not installed (apt-get install nginx; it is in .ci/apt-packages)");
         return;
     };
     let ca = dir.path().join("cert.pem");

@@ -4,7 +4,8 @@
 //! nastune's probe JSON from inside the VM is checked for what the probe reports today.
 //!
 //! Skips with a printed reason when QEMU or the kernel cannot be obtained, unless
-//! NASTUNE_LAB_REQUIRED=1 (set by .ci/run), where a missing lab is a failure.
+//! NASTUNE_LAB_REQUIRED=1 (the lab alone) or NASTUNE_REQUIRE_ALL=1 (every
+//! test's needs), where a missing lab is a failure.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -57,7 +58,7 @@ fn lab() -> Option<&'static Path> {
             if std::env::var_os("NASTUNE_LAB_REQUIRED").is_some_and(|v| v == "1") {
                 panic!("the VM lab is required here (NASTUNE_LAB_REQUIRED=1) but: {reason}");
             }
-            eprintln!("SKIPPED: VM lab unavailable: {reason}");
+            crate::util::skip(&format!("VM lab unavailable: {reason}"));
             None
         }
         Lab::Failed(why) => panic!("{why}"),

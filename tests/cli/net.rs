@@ -29,21 +29,6 @@ impl Drop for Guard {
     }
 }
 
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn skip_without_iperf3() -> bool {
-    if have("iperf3") {
-        return false;
-    }
-    eprintln!("SKIP: iperf3 is not installed (apt-get install iperf3; it is in .ci/apt-packages)");
-    true
-}
-
 fn free_port() -> u16 {
     loop {
         let port = TcpListener::bind("127.0.0.1:0")
@@ -129,7 +114,7 @@ fn within(a: u64, b: u64, pct: f64) -> bool {
 #[test]
 fn iperf3_client_against_our_server_agrees_on_bytes() {
     let _serial = heavy();
-    if skip_without_iperf3() {
+    if !require(&[Need::Tool("iperf3")]) {
         return;
     }
     let port = free_port();
@@ -255,7 +240,7 @@ fn bench_json(args: &[&str]) -> Value {
 #[test]
 fn our_client_against_iperf3_server_agrees_on_bytes() {
     let _serial = heavy();
-    if skip_without_iperf3() {
+    if !require(&[Need::Tool("iperf3")]) {
         return;
     }
     let modes: [&[&str]; 4] = [

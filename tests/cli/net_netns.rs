@@ -72,14 +72,20 @@ fn shaped_pair(tag: &str, rate: &str, burst: &str) -> Result<Netns, String> {
     Ok(ns)
 }
 
+/// The shaped pair, or None after saying why this machine cannot make one.
+fn shaped_pair_or_skip(tag: &str, rate: &str, burst: &str) -> Option<Netns> {
+    if !require(&[Need::Root, Need::Tool("ip"), Need::Tool("tc")]) {
+        return None;
+    }
+    shaped_pair(tag, rate, burst)
+        .map_err(|e| skip(&format!("network namespaces with tbf: {e}")))
+        .ok()
+}
+
 fn goodput(tag: &str, rate: &str, burst: &str, rate_bps: f64, reverse: bool) {
     let _serial = crate::net::heavy();
-    let ns = match shaped_pair(tag, rate, burst) {
-        Ok(ns) => ns,
-        Err(e) => {
-            eprintln!("SKIP: network namespaces with tbf are not available here (needs root): {e}");
-            return;
-        }
+    let Some(ns) = shaped_pair_or_skip(tag, rate, burst) else {
+        return;
     };
     let bin = env!("CARGO_BIN_EXE_nastune");
     let _server = serve(&ns, 2);
@@ -188,12 +194,8 @@ fn netns_tbf_1gbit_goodput_within_10_percent_reverse() {
 #[test]
 fn compare_judges_a_slower_link_worse_from_net_intervals() {
     let _serial = crate::net::heavy();
-    let ns = match shaped_pair("cmp", "100mbit", "64kb") {
-        Ok(ns) => ns,
-        Err(e) => {
-            eprintln!("SKIP: network namespaces with tbf are not available here (needs root): {e}");
-            return;
-        }
+    let Some(ns) = shaped_pair_or_skip("cmp", "100mbit", "64kb") else {
+        return;
     };
     let _server = serve(&ns, 2);
     let db = tempfile::tempdir().unwrap();

@@ -31,12 +31,19 @@ fn run(args: &[&str]) -> Result<(), String> {
     }
 }
 
-/// Creates the namespace, or says why this machine cannot.
-fn setup(ns: &str) -> Result<Netns, String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err("not root: network namespaces need CAP_SYS_ADMIN".into());
+/// Creates the namespace, or None after saying why this machine cannot.
+fn setup(ns: &str, tools: &[&str]) -> Option<Netns> {
+    let needs: Vec<Need> = [Need::Root]
+        .into_iter()
+        .chain(["ip", "tc"].iter().chain(tools).map(|t| Need::Tool(t)))
+        .collect();
+    if !require(&needs) {
+        return None;
     }
+    try_setup(ns).map_err(|why| skip(&why)).ok()
+}
+
+fn try_setup(ns: &str) -> Result<Netns, String> {
     run(&["ip", "netns", "add", ns])?;
     let guard = Netns(ns.to_string());
     run(&[
@@ -58,12 +65,8 @@ fn setup(ns: &str) -> Result<Netns, String> {
 #[test]
 fn probe_sees_a_shaped_veth_in_a_namespace() {
     let ns = format!("nastune-test-{}", std::process::id());
-    let _guard = match setup(&ns) {
-        Ok(g) => g,
-        Err(why) => {
-            println!("SKIPPED probe_sees_a_shaped_veth_in_a_namespace: {why}");
-            return;
-        }
+    let Some(_guard) = setup(&ns, &[]) else {
+        return;
     };
     let o = Command::new("ip")
         .args(["netns", "exec", &ns])
@@ -142,19 +145,9 @@ fn parse_ethtool_k(text: &str) -> Vec<(String, bool, bool)> {
 #[test]
 fn ethtool_features_match_ethtool_k() {
     let ns = format!("nastune-k-{}", std::process::id());
-    let _guard = match setup(&ns) {
-        Ok(g) => g,
-        Err(why) => {
-            println!("SKIPPED ethtool_features_match_ethtool_k: {why}");
-            return;
-        }
-    };
-    if Command::new("ethtool").arg("--version").output().is_err() {
-        println!(
-            "SKIPPED ethtool_features_match_ethtool_k: ethtool is not installed (.ci/apt-packages lists it)"
-        );
+    let Some(_guard) = setup(&ns, &["ethtool"]) else {
         return;
-    }
+    };
     let o = Command::new("ip")
         .args(["netns", "exec", &ns])
         .arg(env!("CARGO_BIN_EXE_nastune"))

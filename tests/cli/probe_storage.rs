@@ -207,23 +207,17 @@ fn run(cmd: &mut Command) -> Result<String, String> {
     }
 }
 
-fn skip(reason: &str) {
-    println!("SKIPPED real loop-device probe: {reason}");
-}
-
 #[test]
 fn real_loop_device_with_partition_and_ext4_stride() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return skip("needs root for losetup and mount");
-    }
-    for tool in ["losetup", "sfdisk", "mkfs.ext4", "mount"] {
-        if run(Command::new("sh").args(["-c", &format!("command -v {tool}")])).is_err() {
-            return skip(&format!("'{tool}' is not installed"));
-        }
-    }
-    if !Path::new("/dev/loop-control").exists() {
-        return skip("no /dev/loop-control (loop module not loaded)");
+    if !require(&[
+        Need::Root,
+        Need::Path("/dev/loop-control"),
+        Need::Tool("losetup"),
+        Need::Tool("sfdisk"),
+        Need::Tool("mkfs.ext4"),
+        Need::Tool("mount"),
+    ]) {
+        return;
     }
     let mut lm = LoopMount {
         dir: tempfile::tempdir().unwrap(),
@@ -280,9 +274,9 @@ fn real_loop_device_with_partition_and_ext4_stride() {
         }
         (part_dev, part_name.clone())
     } else {
-        println!(
-            "NOTE: the kernel did not scan {dev}'s partition table; partition checks skipped, ext4 goes on the whole device"
-        );
+        skip(&format!(
+            "the kernel did not scan {dev}'s partition table; partition checks left out, ext4 goes on the whole device"
+        ));
         (dev.clone(), name.clone())
     };
     run(Command::new("mkfs.ext4").args([

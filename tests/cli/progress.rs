@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::util::{QUICK_CRYPTO, nastune, stderr, stdout};
+use crate::util::{Need, QUICK_CRYPTO, nastune, require, stderr, stdout};
 
 /// No carriage return (the bar redraws with one), no bar, no "measuring" line.
 fn assert_quiet(what: &str, err: &str) {
@@ -55,8 +55,7 @@ fn progress_is_silent_when_stderr_is_not_a_tty() {
 
 #[test]
 fn progress_is_drawn_on_a_tty_without_colour() {
-    if Command::new("script").arg("--version").output().is_err() {
-        println!("SKIP progress on a tty: 'script' (util-linux) is not installed");
+    if !require(&[Need::Tool("script")]) {
         return;
     }
     let bin = env!("CARGO_BIN_EXE_nastune");

@@ -412,11 +412,6 @@ fn verify_reports_drift_and_unsupported_and_rollback_still_restores() {
 
 // ---- for real: a network namespace, a loop device, the dead-man timer ----
 
-pub(crate) fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 struct Netns(String);
 
 impl Drop for Netns {
@@ -475,8 +470,7 @@ impl PrivateEtc {
 }
 
 fn netns_setup(tag: &str) -> Option<Netns> {
-    if !is_root() {
-        println!("SKIP: not root: network namespaces need CAP_SYS_ADMIN");
+    if !require(&[Need::Root, Need::Tool("ip")]) {
         return None;
     }
     let ns = format!("nastune-tune-{tag}-{}", std::process::id());
@@ -656,8 +650,7 @@ fn sparse_image(dir: &Path, name: &str, bytes: u64) -> PathBuf {
 
 #[test]
 fn loop_device_queue_attributes_applied_verified_drifted_rolled_back() {
-    if !is_root() {
-        println!("SKIP: not root: loop devices need CAP_SYS_ADMIN");
+    if !require(&[Need::Root, Need::Tool("losetup")]) {
         return;
     }
     let t = tempfile::tempdir().unwrap();
@@ -861,8 +854,13 @@ fn ethtool_settings_on_a_veth_revert_unless_confirmed_and_roll_back() {
 /// old fstab back byte for byte.
 #[test]
 fn fstab_edit_with_reload_remounts_and_rolls_back() {
-    if !is_root() {
-        println!("SKIP: not root: mounts need CAP_SYS_ADMIN");
+    if !require(&[
+        Need::Root,
+        Need::Tool("losetup"),
+        Need::Tool("mkfs.ext4"),
+        Need::Tool("unshare"),
+        Need::Tool("findmnt"),
+    ]) {
         return;
     }
     let t = tempfile::tempdir().unwrap();

@@ -7,15 +7,14 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::tune::{
-    Loop, PrivateEtc, assert_same_tree, attach_loop, copy_box, is_root, json_of, run_ok, tree_state,
+    Loop, PrivateEtc, assert_same_tree, attach_loop, copy_box, json_of, run_ok, tree_state,
 };
 use crate::util::*;
 
 /// A loop device over `mib` MiB of real (not sparse) data in `dir`; `None`
-/// (after saying SKIP) when not root.
+/// (after saying why) when not root.
 fn loop_with_data(dir: &Path, name: &str, mib: usize) -> Option<Loop> {
-    if !is_root() {
-        println!("SKIP: not root: loop devices need CAP_SYS_ADMIN");
+    if !require(&[Need::Root, Need::Tool("losetup")]) {
         return None;
     }
     let img = dir.join(name);

@@ -1,4 +1,5 @@
-//! Shared helpers: run the binary with a throw-away store and no colour.
+//! Shared helpers: run the binary with a throw-away store and no colour; say
+//! why a test skips (and fail instead under NASTUNE_REQUIRE_ALL=1).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -75,5 +76,140 @@ pub fn assert_golden(path: &Path, actual: &str) {
             expected.lines().nth(diff_line),
             actual.lines().nth(diff_line)
         );
+    }
+}
+
+/// Something a test needs from the machine it runs on.
+pub enum Need<'a> {
+    /// Effective uid 0 (loop devices, mounts, namespaces).
+    Root,
+    /// A program on PATH; the packages CI installs are in .ci/apt-packages.
+    Tool(&'a str),
+    /// A file or device node, e.g. `/dev/loop-control`.
+    Path(&'a str),
+    /// A kernel feature or other capability, by name, with a probe that says
+    /// why it is missing.
+    Feature(&'a str, &'a dyn Fn() -> Result<(), String>),
+}
+
+/// Whether a program is on PATH, without running it.
+pub fn on_path(tool: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| {
+            std::fs::metadata(dir.join(tool))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn missing(need: &Need) -> Option<String> {
+    match need {
+        Need::Root => (!is_root()).then(|| "needs root".to_string()),
+        Need::Tool(t) => {
+            (!on_path(t)).then(|| format!("'{t}' is not installed (see .ci/apt-packages)"))
+        }
+        Need::Path(p) => (!Path::new(p).exists()).then(|| format!("no '{p}'")),
+        Need::Feature(name, probe) => probe().err().map(|why| format!("{name}: {why}")),
+    }
+}
+
+/// True when every need is met. Otherwise the first missing one is a skip:
+/// printed as `SKIP <test>: <reason>` and false, or a panic under
+/// NASTUNE_REQUIRE_ALL=1 (see [`skip`]).
+pub fn require(needs: &[Need]) -> bool {
+    match needs.iter().find_map(missing) {
+        Some(reason) => {
+            skip(&reason);
+            false
+        }
+        None => true,
+    }
+}
+
+/// Says why the running test stops here (or leaves some of its checks out).
+/// Under NASTUNE_REQUIRE_ALL=1 (CI,
+/// which installs everything the tests use) a skip is a failure instead, so
+/// nothing is skipped silently there.
+pub fn skip(reason: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("this test");
+    if std::env::var_os("NASTUNE_REQUIRE_ALL").is_some_and(|v| v == "1") {
+        panic!("{test}: required by NASTUNE_REQUIRE_ALL: {reason}");
+    }
+    println!("SKIP {test}: {reason}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run by `require_reports_skips_or_fails_under_require_all` in a child
+    /// process; ignored so NASTUNE_REQUIRE_ALL=1 on the whole suite passes.
+    #[test]
+    #[ignore = "run by require_reports_skips_or_fails_under_require_all"]
+    fn missing_needs_skip() {
+        assert!(require(&[Need::Path("/")]));
+        assert!(require(&[Need::Tool("sh"), Need::Feature("x", &|| Ok(()))]));
+        assert!(!require(&[
+            Need::Tool("sh"),
+            Need::Tool("no-such-tool-ntt")
+        ]));
+        assert!(!require(&[Need::Path("/no/such/node")]));
+        assert!(!require(&[Need::Feature("AF_FOO", &|| Err(
+            "EAFNOSUPPORT".into()
+        ))]));
+        println!("all said");
+    }
+
+    fn child(require_all: bool) -> Output {
+        let mut c = Command::new(std::env::current_exe().unwrap());
+        c.args([
+            "util::tests::missing_needs_skip",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ]);
+        if require_all {
+            c.env("NASTUNE_REQUIRE_ALL", "1");
+        } else {
+            c.env_remove("NASTUNE_REQUIRE_ALL");
+        }
+        c.output().unwrap()
+    }
+
+    #[test]
+    fn require_reports_skips_or_fails_under_require_all() {
+        let o = child(false);
+        let out = stdout(&o);
+        assert!(o.status.success(), "{out}{}", stderr(&o));
+        let skips: Vec<&str> = out.lines().filter(|l| l.starts_with("SKIP ")).collect();
+        let name = "util::tests::missing_needs_skip";
+        assert_eq!(
+            skips,
+            [
+                format!("SKIP {name}: 'no-such-tool-ntt' is not installed (see .ci/apt-packages)"),
+                format!("SKIP {name}: no '/no/such/node'"),
+                format!("SKIP {name}: AF_FOO: EAFNOSUPPORT"),
+            ],
+            "{out}"
+        );
+        assert!(out.contains("all said"), "{out}");
+
+        let o = child(true);
+        assert!(!o.status.success(), "{}", stdout(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!(
+                "{name}: required by NASTUNE_REQUIRE_ALL: 'no-such-tool-ntt' is not installed"
+            )),
+            "{err}"
+        );
+        assert!(!stdout(&o).contains("all said"));
     }
 }

@@ -17,6 +17,7 @@ use super::{
 use crate::bench::cpu::{self, CpuUsage};
 use crate::bench::diskstats::{self, Layer, LayerIo};
 use crate::bench::interrupt;
+use crate::probe::diskstats::read_diskstats;
 use crate::root::Root;
 
 /// What a test runs on.
@@ -91,7 +92,7 @@ fn run_pass(
     let stop = AtomicBool::new(false);
     let barrier = Barrier::new(w.numjobs as usize + 1);
     let planned = (w.ramp_time + w.runtime).as_secs_f64().max(0.001);
-    let read_stats = || diskstats::read_diskstats(b.root).ok();
+    let read_stats = || read_diskstats(b.root).ok();
 
     thread::scope(|s| {
         let handles: Vec<_> = (0..w.numjobs)
