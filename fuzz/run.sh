@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# Fuzzes the control-channel decoder for a bounded time (default 60 s).
-# Needs nightly and cargo-fuzz: rustup toolchain install nightly; cargo install cargo-fuzz.
-# Without cargo-fuzz it says so and exits 0 after running the deterministic
-# random-input unit test, so CI still exercises the decoder.
+# Fuzzes every target for a bounded time each (default 60 s): the net control
+# decoder, the HTTP response parser and the smb.conf parser.
+# Needs nightly and cargo-fuzz (rustup toolchain install nightly; cargo install cargo-fuzz).
+# Without them it says so and runs the deterministic random-input tests of the
+# same code instead, so CI still exercises every parser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
+targets=(control_decoder http_response smb_conf)
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
-    echo "SKIP cargo-fuzz: not installed (cargo install cargo-fuzz); running the random-input test instead"
-    cargo test --lib net::fuzz
+    echo "SKIP cargo-fuzz: not installed with a nightly toolchain; running the random-input tests instead"
+    cargo test --locked --lib -- net::fuzz bench::http::fuzz probe::smb::fuzz
     exit 0
 fi
-mkdir -p fuzz/corpus/control_decoder
-cargo +nightly fuzz run control_decoder fuzz/corpus/control_decoder -- \
-    -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=512
+for t in "${targets[@]}"; do
+    mkdir -p "fuzz/corpus/$t"
+    echo "fuzzing $t for ${seconds}s"
+    cargo +nightly fuzz run "$t" "fuzz/corpus/$t" -- \
+        -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=512
+done

@@ -268,8 +268,7 @@ fn tune_under_root_writes_nothing_outside_and_rollback_keeps_links() {
 /// target, and rollback restores the target's bytes with the link still a link.
 #[test]
 fn a_symlinked_live_fstab_is_edited_at_its_target_and_rollback_keeps_the_link() {
-    if !crate::tune::is_root() {
-        println!("SKIP: not root: the overlay over /etc needs CAP_SYS_ADMIN");
+    if !require(&[Need::Root, Need::Tool("unshare")]) {
         return;
     }
     let t = tempfile::tempdir().unwrap();
@@ -299,9 +298,8 @@ echo "after rollback: $(readlink /etc/fstab)"
         .unwrap();
     let out = stdout(&o);
     assert!(o.status.success(), "{out}\n{}", stderr(&o));
-    if out.starts_with("SKIP") {
-        println!("{out}");
-        return;
+    if let Some(reason) = out.strip_prefix("SKIP: ") {
+        return skip(reason.trim());
     }
     let real = real.display();
     assert!(out.contains(&format!("after apply: {real} 1")), "{out}");

@@ -606,7 +606,7 @@ fn dripper(
 
 #[test]
 fn slow_clients_and_cookie_drippers_cannot_keep_iperf3_out() {
-    if skip_without_iperf3() {
+    if !require(&[Need::Tool("iperf3")]) {
         return;
     }
     let _serial = heavy();

@@ -274,9 +274,11 @@ fn real_loop_device_with_partition_and_ext4_stride() {
         }
         (part_dev, part_name.clone())
     } else {
-        skip(&format!(
-            "the kernel did not scan {dev}'s partition table; partition checks left out, ext4 goes on the whole device"
-        ));
+        // A kernel without partition parsers is not something CI can install,
+        // so this stays a note even under NASTUNE_REQUIRE_ALL.
+        println!(
+            "NOTE: the kernel did not scan {dev}'s partition table; partition checks left out, ext4 goes on the whole device"
+        );
         (dev.clone(), name.clone())
     };
     run(Command::new("mkfs.ext4").args([

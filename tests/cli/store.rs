@@ -208,12 +208,13 @@ fn a_read_only_store_lists_history_and_refuses_to_save_clearly() {
         .unwrap();
 
     // Without root, file modes are enough; as root they are bypassed.
-    let guard = if crate::tune::is_root() {
+    let guard = if crate::util::is_root() {
         match ReadOnly::make(&store) {
             Some(g) => g,
             None => {
-                eprintln!("skipping: neither a read-only bind mount nor chattr +i works here");
-                return;
+                return crate::util::skip(
+                    "neither a read-only bind mount nor chattr +i works here",
+                );
             }
         }
     } else {
@@ -251,7 +252,7 @@ fn a_read_only_store_lists_history_and_refuses_to_save_clearly() {
         stderr(&o)
     );
     drop(guard);
-    if !crate::tune::is_root() {
+    if !crate::util::is_root() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
