@@ -231,3 +231,115 @@ fn changed_lines(a: &str, b: &str) -> (String, String) {
         join(&lb[head..lb.len() - tail]),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: &str) -> String {
+        x.to_string()
+    }
+
+    fn eth(setting: &str, value: &str) -> Change {
+        Change::Ethtool {
+            interface: s("eth0"),
+            setting: s(setting),
+            value: s(value),
+        }
+    }
+
+    /// A setting name followed by `=VALUE` is the `--set` that makes the same
+    /// change, for every kind `--set` can make.
+    #[test]
+    fn setting_names_are_set_syntax() {
+        for (c, value) in [
+            (
+                Change::Sysctl {
+                    key: s("vm.swappiness"),
+                    value: s("10"),
+                },
+                "10",
+            ),
+            (
+                Change::SysfsAttribute {
+                    path: s("block/sda/queue/scheduler"),
+                    value: s("bfq"),
+                },
+                "bfq",
+            ),
+            (
+                Change::MountOption {
+                    mount_point: s("/srv"),
+                    add: vec![s("noatime")],
+                    remove: vec![s("relatime")],
+                },
+                "noatime,-relatime",
+            ),
+            (
+                Change::SmbConf {
+                    section: s("global"),
+                    parameter: s("use sendfile"),
+                    value: Some(s("yes")),
+                },
+                "yes",
+            ),
+            (eth("rx-gro", "off"), "off"),
+            (eth("qdisc", "fq_codel"), "fq_codel"),
+        ] {
+            let setting = kind(&c).setting();
+            assert_eq!(parse_set(&setting, s(value)), Some(c), "{setting}");
+        }
+        assert_eq!(parse_set("fstab:srv", s("noatime")), None);
+        assert_eq!(parse_set("tc:eth0:qdisc", s("cake")), None);
+    }
+
+    /// Only file edits need a reload, only runtime values can be tried, and
+    /// only sysctl and sysfs values are normalised by the plan.
+    #[test]
+    fn kinds_differ_where_they_should() {
+        let mount = Change::MountOption {
+            mount_point: s("/srv"),
+            add: vec![s("noatime")],
+            remove: vec![],
+        };
+        assert_eq!(
+            kind(&mount).reload(),
+            Some(vec![s("mount"), s("-o"), s("remount"), s("/srv")])
+        );
+        assert_eq!(kind(&mount).untryable(), Some("a mount option"));
+        assert_eq!(kind(&mount).edited_file(), Some("etc/fstab"));
+        let sysctl = Change::Sysctl {
+            key: s("net.ipv4.tcp_rmem"),
+            value: s("4096  131072 6291456"),
+        };
+        assert_eq!(
+            (kind(&sysctl).reload(), kind(&sysctl).untryable()),
+            (None, None)
+        );
+        assert_eq!(
+            as_applied(&sysctl, Some("4096 131072 6291456")),
+            Change::Sysctl {
+                key: s("net.ipv4.tcp_rmem"),
+                value: s("4096 131072 6291456"),
+            }
+        );
+        assert_eq!(as_applied(&mount, Some("(no line)")), mount);
+        assert_eq!(kind(&eth("qdisc", "cake")).untryable(), Some("an ethtool"));
+        let advice = Change::AdviceOnly {
+            action: s("add RAM"),
+        };
+        assert_eq!(kind(&advice).untryable(), None);
+        assert!(kind(&advice).edit("x").is_err());
+    }
+
+    /// mtu is a device attribute udev can set; a qdisc is not.
+    #[test]
+    fn qdisc_is_its_own_kind() {
+        assert!(kind(&eth("mtu", "9000")).udev_line().is_some());
+        assert_eq!(kind(&eth("qdisc", "fq_codel")).udev_line(), None);
+        assert_eq!(
+            describe(&eth("qdisc", "fq_codel")),
+            "ethtool eth0: qdisc fq_codel"
+        );
+    }
+}
