@@ -28,18 +28,7 @@ pub struct ExportArgs {
 /// The change of an item with the value apply would write (validated and
 /// normalised, e.g. whitespace runs of a multi-value sysctl made one space).
 fn as_applied(i: &PlanItem) -> Change {
-    let new = i.new.clone();
-    match (&i.change, new) {
-        (Change::Sysctl { key, .. }, Some(value)) => Change::Sysctl {
-            key: key.clone(),
-            value,
-        },
-        (Change::SysfsAttribute { path, .. }, Some(value)) => Change::SysfsAttribute {
-            path: path.clone(),
-            value,
-        },
-        (c, _) => c.clone(),
-    }
+    crate::tune::kinds::as_applied(&i.change, i.new.as_deref())
 }
 
 /// The changes `tune apply` would make, in plan order.

@@ -14,7 +14,6 @@ use anyhow::Context as _;
 use clap::Args;
 
 use super::tune::{SelectArgs, ask, json, make_plan, need_store, open_root};
-use crate::advise::Change;
 use crate::cli::GlobalArgs;
 use crate::report::{tune_text, tune_try_text};
 use crate::root::Root;
@@ -98,15 +97,9 @@ pub enum TryError {
 /// The one change a plan holds, or why it cannot be tried.
 fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> {
     for i in &plan.items {
-        let kind = match &i.change {
-            // Advice is never applied: a rule's advice beside its change is fine.
-            Change::Sysctl { .. }
-            | Change::SysfsAttribute { .. }
-            | Change::UdevRule { .. }
-            | Change::AdviceOnly { .. } => continue,
-            Change::MountOption { .. } => "a mount option",
-            Change::SmbConf { .. } => "an smb.conf",
-            Change::Ethtool { .. } => "an ethtool",
+        // Advice is never applied: a rule's advice beside its change is fine.
+        let Some(kind) = crate::tune::kinds::kind(&i.change).untryable() else {
+            continue;
         };
         return Err(TryError::NotRuntime {
             setting: i.setting.clone(),
@@ -356,6 +349,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::advise::Change;
     use crate::tune::plan::{build, manual, parse_set};
 
     fn tree() -> tempfile::TempDir {

@@ -21,58 +21,9 @@ pub fn risk(r: Risk) -> &'static str {
     }
 }
 
-/// One line per change, as a person would type it.
+/// One line per change, as a person would type it (each change kind says it).
 pub fn change(c: &Change) -> String {
-    match c {
-        Change::Sysctl { key, value } => format!("sysctl -w {key}='{value}'"),
-        Change::SysfsAttribute { path, value } => format!("echo '{value}' > /sys/{path}"),
-        Change::UdevRule {
-            subsystem,
-            matches,
-            attribute,
-            value,
-        } => {
-            let m: Vec<String> = matches
-                .iter()
-                .map(|(k, v)| format!("{k}==\"{v}\""))
-                .collect();
-            format!(
-                "udev: SUBSYSTEM==\"{subsystem}\", {}, ATTR{{{attribute}}}=\"{value}\"",
-                m.join(", ")
-            )
-        }
-        Change::MountOption {
-            mount_point,
-            add,
-            remove,
-        } => {
-            // Say only the half that applies: most fixes only add or only remove.
-            let mut parts = Vec::new();
-            if !add.is_empty() {
-                parts.push(format!("add '{}'", add.join(",")));
-            }
-            if !remove.is_empty() {
-                parts.push(format!("remove '{}'", remove.join(",")));
-            }
-            format!("fstab {mount_point}: {}", parts.join(" "))
-        }
-        Change::SmbConf {
-            section,
-            parameter,
-            value: Some(v),
-        } => format!("smb.conf [{section}]: {parameter} = {v}"),
-        Change::SmbConf {
-            section,
-            parameter,
-            value: None,
-        } => format!("smb.conf [{section}]: remove '{parameter}'"),
-        Change::Ethtool {
-            interface,
-            setting,
-            value,
-        } => format!("ethtool {interface}: {setting} {value}"),
-        Change::AdviceOnly { action } => action.clone(),
-    }
+    crate::tune::kinds::describe(c)
 }
 
 pub fn render_findings(findings: &[Finding]) -> String {

@@ -5,16 +5,19 @@
 
 use std::process::Command;
 
-use super::{edit_fstab, edit_smbconf};
+use super::kinds::kind;
 use crate::advise::Change;
 
 /// A change that is an in-place file edit: a mount option or an smb.conf
-/// parameter (made only by [`Edit::of`]).
+/// parameter (made only by [`Edit::of`]); its kind makes the edit.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Edit(Change);
+pub struct Edit {
+    file: &'static str,
+    change: Change,
+}
 
-const FSTAB: &str = "etc/fstab";
-const SMB_CONF: &str = "etc/samba/smb.conf";
+pub const FSTAB: &str = "etc/fstab";
+pub const SMB_CONF: &str = "etc/samba/smb.conf";
 
 impl Edit {
     /// Every file an edit may touch, relative to the root.
@@ -22,33 +25,19 @@ impl Edit {
 
     /// The edit a change makes, if it is one.
     pub fn of(change: &Change) -> Option<Edit> {
-        matches!(change, Change::MountOption { .. } | Change::SmbConf { .. })
-            .then(|| Edit(change.clone()))
+        kind(change).edited_file().map(|file| Edit {
+            file,
+            change: change.clone(),
+        })
     }
 
     pub fn file(&self) -> &'static str {
-        match self.0 {
-            Change::MountOption { .. } => FSTAB,
-            _ => SMB_CONF,
-        }
+        self.file
     }
 
     /// The edited text; the error says why this edit cannot be made.
     pub fn apply(&self, text: &str) -> Result<String, String> {
-        match &self.0 {
-            Change::MountOption {
-                mount_point,
-                add,
-                remove,
-            } => edit_fstab::set_options(text, mount_point, add, remove),
-            Change::SmbConf {
-                section,
-                parameter,
-                value,
-            } => edit_smbconf::set_parameter(text, section, parameter, value.as_deref()),
-            other => unreachable!("Edit::of admits no {other:?}"),
-        }
-        .map_err(|e| e.to_string())
+        kind(&self.change).edit(text)
     }
 }
 

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::kinds::{ChangeKind, kind};
 use crate::advise::Change;
 use crate::report::advise_text;
 
@@ -19,7 +20,7 @@ pub const UDEV_FILE: &str = super::udev_rules::OWNED_FILE;
 /// A TuneD profile is a directory; `tuned-adm profile nastune` activates it.
 pub const TUNED_FILE: &str = "nastune/tuned.conf";
 pub const ANSIBLE_FILE: &str = "nastune-tasks.yml";
-const SMB_CONF: &str = "/etc/samba/smb.conf";
+pub const SMB_CONF: &str = "/etc/samba/smb.conf";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -56,8 +57,16 @@ pub fn render(changes: &[Change], format: ExportFormat) -> Result<Vec<ExportFile
         check(c)?;
     }
     let (path, contents) = match format {
-        ExportFormat::Sysctl => (SYSCTL_FILE, sysctl(changes)),
-        ExportFormat::Udev => (UDEV_FILE, udev(changes)),
+        ExportFormat::Sysctl => (
+            SYSCTL_FILE,
+            line_file(changes, "sysctl.d settings", "sysctl.d", |k| {
+                k.sysctl_line()
+            }),
+        ),
+        ExportFormat::Udev => (
+            UDEV_FILE,
+            line_file(changes, "udev rules", "udev rules", |k| k.udev_line()),
+        ),
         ExportFormat::Tuned => (TUNED_FILE, tuned(changes)),
         ExportFormat::Ansible => (ANSIBLE_FILE, ansible(changes)),
     };
@@ -71,64 +80,9 @@ pub fn render(changes: &[Change], format: ExportFormat) -> Result<Vec<ExportFile
 fn check(change: &Change) -> Result<(), ExportError> {
     let bad_value = |t: &str| t.contains(['\n', '\r', '"']);
     let bad_name = |t: &str| bad_value(t) || t.contains(['=', ' ', '\t']) || t.is_empty();
-    let mut items: Vec<(&'static str, &str, bool)> = Vec::new();
-    match change {
-        Change::Sysctl { key, value } => {
-            items.extend([("key", &**key, true), ("value", value, false)])
-        }
-        Change::SysfsAttribute { path, value } => {
-            items.extend([("path", &**path, true), ("value", value, false)])
-        }
-        Change::UdevRule {
-            subsystem,
-            matches,
-            attribute,
-            value,
-        } => {
-            items.extend([
-                ("subsystem", &**subsystem, true),
-                ("attribute", attribute, true),
-                ("value", value, false),
-            ]);
-            for (k, v) in matches {
-                items.extend([("match key", &**k, true), ("match value", v, false)]);
-            }
-        }
-        Change::MountOption {
-            mount_point,
-            add,
-            remove,
-        } => {
-            items.push(("mount point", mount_point, false));
-            items.extend(
-                add.iter()
-                    .chain(remove)
-                    .map(|o| ("mount option", &**o, false)),
-            );
-        }
-        Change::SmbConf {
-            section,
-            parameter,
-            value,
-        } => {
-            items.extend([
-                ("smb.conf section", &**section, false),
-                ("parameter", parameter, false),
-            ]);
-            items.extend(value.as_deref().map(|v| ("smb.conf value", v, false)));
-        }
-        Change::Ethtool {
-            interface,
-            setting,
-            value,
-        } => items.extend([
-            ("interface", &**interface, true),
-            ("setting", setting, true),
-            ("value", value, true),
-        ]),
-        Change::AdviceOnly { action } => items.push(("advice", action, false)),
-    }
-    match items
+    let k = kind(change);
+    match k
+        .export_fields()
         .into_iter()
         .find(|&(_, t, name)| if name { bad_name(t) } else { bad_value(t) })
     {
@@ -159,96 +113,25 @@ fn header(out: &mut String, what: &str) {
     );
 }
 
-fn sysctl(changes: &[Change]) -> String {
-    let mut out = String::new();
-    header(&mut out, "sysctl.d settings");
-    let left: Vec<&Change> = changes
-        .iter()
-        .filter(|c| !matches!(c, Change::Sysctl { .. }))
-        .collect();
-    not_expressed(&mut out, "sysctl.d", &left);
-    for c in changes {
-        if let Change::Sysctl { key, value } = c {
-            let _ = writeln!(out, "{key} = {value}");
-        }
-    }
-    out
-}
-
-/// A device attribute as udev sees it: (subsystem, kernel name, attribute).
-fn device_attribute(change: &Change) -> Option<(String, String, String)> {
-    match change {
-        Change::SysfsAttribute { path, .. } => {
-            let parts: Vec<&str> = path.splitn(4, '/').collect();
-            match parts.as_slice() {
-                ["block", dev, rest @ ..] if !rest.is_empty() => {
-                    Some(("block".into(), dev.to_string(), rest.join("/")))
-                }
-                ["class", subsystem, dev, attr] => {
-                    Some((subsystem.to_string(), dev.to_string(), attr.to_string()))
-                }
-                _ => None,
-            }
-        }
-        Change::Ethtool {
-            interface, setting, ..
-        } => match setting.as_str() {
-            "mtu" => Some(("net".into(), interface.clone(), "mtu".into())),
-            "txqueuelen" => Some(("net".into(), interface.clone(), "tx_queue_len".into())),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-fn udev_line(
-    subsystem: &str,
-    matches: &[(String, String)],
-    attribute: &str,
-    value: &str,
+/// A file of one line per change (sysctl.d, udev rules): `line` gives a
+/// change's line, `None` when the format cannot express it.
+fn line_file(
+    changes: &[Change],
+    what: &str,
+    format: &str,
+    line: fn(&dyn ChangeKind) -> Option<String>,
 ) -> String {
-    let mut line = format!("ACTION==\"add|change\", SUBSYSTEM==\"{subsystem}\"");
-    for (k, v) in matches {
-        let _ = write!(line, ", {k}==\"{v}\"");
-    }
-    let _ = write!(line, ", ATTR{{{attribute}}}=\"{value}\"");
-    line
-}
-
-/// The udev rule line for a change that sets a device attribute, if it is one.
-fn udev_rule(change: &Change) -> Option<String> {
-    match change {
-        Change::UdevRule {
-            subsystem,
-            matches,
-            attribute,
-            value,
-        } => Some(udev_line(subsystem, matches, attribute, value)),
-        Change::SysfsAttribute { value, .. } | Change::Ethtool { value, .. } => {
-            let (subsystem, dev, attr) = device_attribute(change)?;
-            Some(udev_line(
-                &subsystem,
-                &[("KERNEL".into(), dev)],
-                &attr,
-                value,
-            ))
-        }
-        _ => None,
-    }
-}
-
-fn udev(changes: &[Change]) -> String {
     let mut lines = Vec::new();
     let mut left = Vec::new();
     for c in changes {
-        match udev_rule(c) {
+        match line(&*kind(c)) {
             Some(l) => lines.push(l),
             None => left.push(c),
         }
     }
     let mut out = String::new();
-    header(&mut out, "udev rules");
-    not_expressed(&mut out, "udev rules", &left);
+    header(&mut out, what);
+    not_expressed(&mut out, format, &left);
     for l in lines {
         let _ = writeln!(out, "{l}");
     }
@@ -257,70 +140,40 @@ fn udev(changes: &[Change]) -> String {
 
 /// TuneD's section for one network interface: ethtool-style option strings.
 #[derive(Default)]
-struct NetSection {
-    ring: Vec<String>,
-    features: Vec<String>,
-    mtu: Option<String>,
-    txqueuelen: Option<String>,
+pub struct NetSection {
+    pub ring: Vec<String>,
+    pub features: Vec<String>,
+    pub mtu: Option<String>,
+    pub txqueuelen: Option<String>,
+}
+
+/// A TuneD profile as change kinds fill it in, before it is written.
+#[derive(Default)]
+pub struct Tuned {
+    /// `key=value` lines of the [sysctl] plugin.
+    pub sysctl: Vec<String>,
+    /// `/sys/…=value` lines of the [sysfs] plugin.
+    pub sysfs: Vec<String>,
+    /// (device pattern) -> [(option, value)] for the disk plugin.
+    pub disk: BTreeMap<String, Vec<(String, String)>>,
+    /// Interface -> its net plugin section.
+    pub net: BTreeMap<String, NetSection>,
 }
 
 fn tuned(changes: &[Change]) -> String {
-    let mut sysctl = Vec::new();
-    let mut sysfs = Vec::new();
-    // (device pattern) -> [(option, value)] for the disk plugin.
-    let mut disk: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    let mut net: BTreeMap<String, NetSection> = BTreeMap::new();
+    let mut profile = Tuned::default();
     let mut left = Vec::new();
     for c in changes {
-        match c {
-            Change::Sysctl { key, value } => sysctl.push(format!("{key}={value}")),
-            Change::SysfsAttribute { path, value } => sysfs.push(format!("/sys/{path}={value}")),
-            Change::UdevRule {
-                subsystem,
-                matches,
-                attribute,
-                value,
-            } => {
-                // Only a KERNEL match translates: TuneD picks devices by name.
-                let [(key, dev)] = matches.as_slice() else {
-                    left.push(c);
-                    continue;
-                };
-                if key != "KERNEL" {
-                    left.push(c);
-                    continue;
-                }
-                let disk_option = match attribute.as_str() {
-                    "queue/read_ahead_kb" => Some("readahead"),
-                    "queue/scheduler" => Some("elevator"),
-                    _ => None,
-                };
-                match (subsystem.as_str(), disk_option) {
-                    ("block", Some(o)) => disk
-                        .entry(dev.clone())
-                        .or_default()
-                        .push((o.into(), value.clone())),
-                    _ => sysfs.push(format!("/sys/class/{subsystem}/{dev}/{attribute}={value}")),
-                }
-            }
-            Change::Ethtool {
-                interface,
-                setting,
-                value,
-            } => {
-                let s = net.entry(interface.clone()).or_default();
-                match setting.as_str() {
-                    "rx" | "tx" => s.ring.push(format!("{setting} {value}")),
-                    "mtu" => s.mtu = Some(value.clone()),
-                    "txqueuelen" => s.txqueuelen = Some(value.clone()),
-                    feature => s.features.push(format!("{feature} {value}")),
-                }
-            }
-            Change::MountOption { .. } | Change::SmbConf { .. } | Change::AdviceOnly { .. } => {
-                left.push(c)
-            }
+        if !kind(c).tuned(&mut profile) {
+            left.push(c);
         }
     }
+    let Tuned {
+        sysctl,
+        sysfs,
+        disk,
+        net,
+    } = profile;
     let mut out = String::new();
     header(&mut out, "TuneD profile");
     not_expressed(&mut out, "a TuneD profile", &left);
@@ -375,7 +228,7 @@ fn section_name(dev: &str) -> String {
 }
 
 /// A YAML double-quoted scalar (values were checked to hold no newline).
-fn yaml_str(s: &str) -> String {
+pub fn yaml_str(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
@@ -384,37 +237,8 @@ fn ansible(changes: &[Change]) -> String {
     let mut left = Vec::new();
     for c in changes {
         let name = yaml_str(&advise_text::change(c));
-        match c {
-            Change::Sysctl { key, value } => {
-                let _ = write!(
-                    tasks,
-                    "\n- name: {name}\n  ansible.posix.sysctl:\n    name: {}\n    value: {}\n    \
-                     sysctl_file: /{SYSCTL_FILE}\n    state: present\n    reload: true\n",
-                    yaml_str(key),
-                    yaml_str(value)
-                );
-            }
-            Change::SmbConf {
-                section,
-                parameter,
-                value,
-            } => {
-                let _ = write!(
-                    tasks,
-                    "\n- name: {name}\n  community.general.ini_file:\n    path: {SMB_CONF}\n    \
-                     section: {}\n    option: {}\n",
-                    yaml_str(section),
-                    yaml_str(parameter)
-                );
-                let _ = match value {
-                    Some(v) => writeln!(tasks, "    value: {}\n    state: present", yaml_str(v)),
-                    None => writeln!(tasks, "    state: absent"),
-                };
-            }
-            _ => match udev_rule(c) {
-                Some(line) => udev_task(&mut tasks, &name, &line),
-                None => left.push(c),
-            },
+        if !kind(c).ansible(&name, &mut tasks) {
+            left.push(c);
         }
     }
     let mut out = String::new();
@@ -433,7 +257,7 @@ fn ansible(changes: &[Change]) -> String {
 
 /// A udev rule line kept in nastune's rules file (applied at the next add/change
 /// event, or `udevadm trigger`).
-fn udev_task(tasks: &mut String, name: &str, line: &str) {
+pub fn udev_task(tasks: &mut String, name: &str, line: &str) {
     let _ = write!(
         tasks,
         "\n- name: {name}\n  ansible.builtin.lineinfile:\n    path: /{UDEV_FILE}\n    line: '{}'\n    \

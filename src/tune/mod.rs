@@ -2,6 +2,11 @@
 //! before anything is written), verify it, roll it back, and keep network changes
 //! behind a dead-man timer until they are confirmed.
 //!
+//! Each kind of change (sysctl, sysfs attribute, udev rule, fstab option,
+//! smb.conf parameter, device setting, qdisc, advice) is one module under
+//! [`kinds`] implementing [`kinds::ChangeKind`]: plan, edit, reload and export
+//! ask the kind, never match on the change.
+//!
 //! Every write is an [`action::Action`]: a runtime value under /proc/sys or /sys,
 //! a network device setting (ethtool ioctls, [`netdev`]), or a whole file: owned by
 //! nastune (`99-zz-nastune.conf` in /etc/sysctl.d, `99-zz-nastune.rules` in
@@ -17,6 +22,7 @@ pub mod edit_file;
 pub mod edit_fstab;
 pub mod edit_smbconf;
 pub mod export;
+pub mod kinds;
 pub mod netdev;
 pub mod plan;
 pub mod reload;

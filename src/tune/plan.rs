@@ -4,12 +4,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::action::netdev_path;
-use super::action::{Action, Step, check_relative, read_current, selected_value};
+use super::action::{Step, check_relative, read_current, selected_value};
 use super::edit_file::Edit;
-use super::udev_rules::{self, Rule};
-use super::{netdev, sysctl_d, validate};
+use super::kinds;
+use super::udev_rules::Rule;
 use crate::advise::{Change, Finding, Risk};
+
+mod files;
 use crate::root::Root;
 
 #[derive(Debug, thiserror::Error)]
@@ -65,24 +66,39 @@ pub struct PlanItem {
     /// Skipped because the setting is that way already (or another item makes
     /// the same change): nothing is wrong with what was asked.
     #[serde(skip)]
-    in_place: bool,
+    pub(in crate::tune) in_place: bool,
     #[serde(skip)]
-    runtime: Vec<(String, Option<String>)>,
+    pub(in crate::tune) runtime: Vec<(String, Option<String>)>,
     /// Network device settings: journal path (`netdev/IFACE/SETTING`) and value.
     #[serde(skip)]
-    netdev: Vec<(String, String)>,
+    pub(in crate::tune) netdev: Vec<(String, String)>,
     #[serde(skip)]
-    persist: Persist,
+    pub(in crate::tune) persist: Persist,
 }
 
 #[derive(Debug, Clone, Default)]
-enum Persist {
+pub(in crate::tune) enum Persist {
     #[default]
     None,
     Sysctl(String, String),
     Udev(Rule),
     /// An in-place edit of a configuration file that is not nastune's own.
     Edit(Edit),
+}
+
+impl PlanItem {
+    /// Sets old (the value `current` selects) and new; in place already is an
+    /// error that says so.
+    pub(in crate::tune) fn set_old_new(&mut self, current: &str, new: &str) -> Result<(), String> {
+        let old = selected_value(current);
+        self.old = Some(old.clone());
+        self.new = Some(new.to_string());
+        if old == new {
+            self.in_place = true;
+            return Err(format!("already '{new}'"));
+        }
+        Ok(())
+    }
 }
 
 /// One owned file the plan writes.
@@ -127,62 +143,11 @@ impl Plan {
     }
 }
 
-/// Parses `--set sysctl:KEY=VALUE` or `--set sysfs:PATH=VALUE`.
+/// Parses `--set KIND:…=VALUE`; each kind knows its syntax.
 pub fn parse_set(text: &str) -> Result<Change, PlanError> {
     let bad = || PlanError::BadSet(text.to_string());
     let (setting, value) = text.split_once('=').ok_or_else(bad)?;
-    let value = value.trim().to_string();
-    match setting.trim().split_once(':').ok_or_else(bad)? {
-        ("sysctl", key) if !key.is_empty() => Ok(Change::Sysctl {
-            key: key.to_string(),
-            value,
-        }),
-        ("sysfs", path) if !path.is_empty() => Ok(Change::SysfsAttribute {
-            path: path.trim_start_matches("/sys/").to_string(),
-            value,
-        }),
-        ("fstab", mount_point) if mount_point.starts_with('/') => {
-            let (mut add, mut remove) = (Vec::new(), Vec::new());
-            for o in value.split(',').map(str::trim).filter(|o| !o.is_empty()) {
-                match o.strip_prefix('-') {
-                    Some(r) => remove.push(r.to_string()),
-                    None => add.push(o.to_string()),
-                }
-            }
-            if add.is_empty() && remove.is_empty() {
-                return Err(bad());
-            }
-            Ok(Change::MountOption {
-                mount_point: mount_point.to_string(),
-                add,
-                remove,
-            })
-        }
-        ("smb.conf", rest) => match rest.split_once(':') {
-            Some((section, parameter)) if !section.is_empty() && !parameter.trim().is_empty() => {
-                Ok(Change::SmbConf {
-                    section: section
-                        .trim_start_matches('[')
-                        .trim_end_matches(']')
-                        .to_string(),
-                    parameter: parameter.trim().to_string(),
-                    value: Some(value),
-                })
-            }
-            _ => Err(bad()),
-        },
-        ("ethtool", rest) => match rest.split_once(':') {
-            Some((interface, setting)) if !interface.is_empty() && !setting.is_empty() => {
-                Ok(Change::Ethtool {
-                    interface: interface.to_string(),
-                    setting: setting.to_string(),
-                    value,
-                })
-            }
-            _ => Err(bad()),
-        },
-        _ => Err(bad()),
-    }
+    kinds::parse_set(setting.trim(), value.trim().to_string()).ok_or_else(bad)
 }
 
 /// The findings chosen by `ids` (rule ids or 1-based finding numbers): all of
@@ -224,10 +189,7 @@ pub fn select(
 
 /// A `--set` change as a plan source.
 pub fn manual(change: Change) -> Source {
-    let risk = match change {
-        Change::MountOption { .. } | Change::SmbConf { .. } => Risk::NeedsRestart,
-        _ => Risk::RuntimeSafe,
-    };
+    let risk = kinds::kind(&change).manual_risk();
     Source {
         finding: None,
         rule_id: None,
@@ -241,13 +203,14 @@ pub fn manual(change: Change) -> Source {
 pub fn build(root: &Root, sources: Vec<Source>) -> Plan {
     let mut items: Vec<PlanItem> = Vec::new();
     for (n, src) in sources.into_iter().enumerate() {
+        let setting = kinds::kind(&src.change).setting();
         let mut item = PlanItem {
             item: n + 1,
             finding: src.finding,
             rule_id: src.rule_id,
             title: src.title,
             risk: src.risk,
-            setting: setting_name(&src.change),
+            setting,
             change: src.change,
             old: None,
             new: None,
@@ -284,7 +247,7 @@ pub fn build(root: &Root, sources: Vec<Source>) -> Plan {
         }
         items.push(item);
     }
-    let (files, steps) = persistence(root, &mut items);
+    let (files, steps) = files::persistence(root, &mut items);
     Plan {
         items,
         files,
@@ -300,44 +263,10 @@ fn overlaps(a: &PlanItem, b: &PlanItem) -> bool {
         })
 }
 
-fn setting_name(c: &Change) -> String {
-    match c {
-        Change::Sysctl { key, .. } => format!("sysctl:{key}"),
-        Change::SysfsAttribute { path, .. } => format!("sysfs:{path}"),
-        Change::UdevRule {
-            subsystem,
-            matches,
-            attribute,
-            ..
-        } => {
-            let m: Vec<String> = matches.iter().map(|(k, v)| format!("{k}=={v}")).collect();
-            format!("udev:{subsystem}:{}:{attribute}", m.join(","))
-        }
-        Change::MountOption { mount_point, .. } => format!("fstab:{mount_point}"),
-        Change::SmbConf {
-            section, parameter, ..
-        } => format!("smb.conf:[{section}]:{parameter}"),
-        Change::Ethtool {
-            interface, setting, ..
-        } => format!("ethtool:{interface}:{setting}"),
-        Change::AdviceOnly { action } => format!("advice: {action}"),
-    }
-}
+pub use super::kinds::sysctl::sysctl_path;
 
-/// `/proc/sys` path of a key (`net.ipv4.conf.eth0/100.rp_filter` keeps its dot).
-pub fn sysctl_path(key: &str) -> String {
-    let p: String = key
-        .chars()
-        .map(|c| match c {
-            '.' => '/',
-            '/' => '.',
-            c => c,
-        })
-        .collect();
-    format!("proc/sys/{p}")
-}
-
-fn read_text(root: &Root, rel: &str) -> Result<Option<String>, String> {
+/// The text of a file below the root; `None` when absent.
+pub(in crate::tune) fn read_text(root: &Root, rel: &str) -> Result<Option<String>, String> {
     check_relative(rel).map_err(|e| e.to_string())?;
     read_current(root, rel)
         .map(|o| o.map(|b| String::from_utf8_lossy(&b).into_owned()))
@@ -349,419 +278,8 @@ fn resolve(root: &Root, item: &mut PlanItem) -> Result<(), String> {
     if item.risk == Risk::AdviceOnly {
         return Err("advice only: never applied automatically".into());
     }
-    match item.change.clone() {
-        Change::Sysctl { key, value } => {
-            let path = sysctl_path(&key);
-            let current = read_text(root, &path)?
-                .ok_or_else(|| format!("'{key}' does not exist on this kernel"))?;
-            let choices = if key == "net.ipv4.tcp_congestion_control" {
-                read_text(
-                    root,
-                    &sysctl_path("net.ipv4.tcp_available_congestion_control"),
-                )?
-                .map(|t| t.split_whitespace().map(str::to_string).collect::<Vec<_>>())
-            } else {
-                None
-            };
-            let new = validate::check(&item.setting, &key, &value, &current, choices.as_deref())
-                .map_err(|e| e.to_string())?;
-            set_old_new(item, &current, &new)?;
-            item.network = key.starts_with("net.");
-            // Setting a byte limit zeroes the ratio; journal the ratio so that
-            // rollback can bring it back (the kernel refuses dirty_bytes = 0).
-            if let Some(ratio) = key
-                .strip_suffix("_bytes")
-                .filter(|k| k.starts_with("vm.dirty"))
-            {
-                let rp = sysctl_path(&format!("{ratio}_ratio"));
-                if root.exists(&rp) {
-                    item.runtime.push((rp, None));
-                }
-            }
-            item.runtime.push((path, Some(new.clone())));
-            item.persisted_in = Some(format!("/{}", sysctl_d::OWNED_FILE));
-            item.warnings.extend(sysctl_d::later_sources(root, &key));
-            item.persist = Persist::Sysctl(key, new);
-            Ok(())
-        }
-        Change::SysfsAttribute { path, value } => {
-            let rel = format!("sys/{path}");
-            let current = read_text(root, &rel)?
-                .ok_or_else(|| format!("'/sys/{path}' does not exist on this kernel"))?;
-            let (rule, name) = device_rule(&path, &value);
-            let new = validate::check(&item.setting, &name, &value, &current, None)
-                .map_err(|e| e.to_string())?;
-            set_old_new(item, &current, &new)?;
-            item.network = path.starts_with("class/net/");
-            item.runtime.push((rel, Some(new)));
-            match rule {
-                Some(mut rule) => {
-                    rule.value = item.new.clone().unwrap_or_default();
-                    item.persisted_in = Some(format!("/{}", udev_rules::OWNED_FILE));
-                    item.persist = Persist::Udev(rule);
-                }
-                None => item
-                    .warnings
-                    .push("runtime only: nastune does not persist this attribute".into()),
-            }
-            Ok(())
-        }
-        Change::UdevRule {
-            subsystem,
-            matches,
-            attribute,
-            value,
-        } => {
-            let rule = Rule {
-                subsystem,
-                matches,
-                attribute,
-                value,
-            };
-            if let Some(why) = rule.unsupported() {
-                return Err(why);
-            }
-            let devices = rule.matching_devices(root)?;
-            let mut olds = Vec::new();
-            for dev in &devices {
-                let rel = format!("{dev}/{}", rule.attribute);
-                let Some(current) = read_text(root, &rel)? else {
-                    item.warnings
-                        .push(format!("'/{rel}' does not exist; only the rule is written"));
-                    continue;
-                };
-                let new =
-                    validate::check(&item.setting, &rule.attribute, &rule.value, &current, None)
-                        .map_err(|e| e.to_string())?;
-                let name = dev.rsplit('/').next().unwrap_or(dev);
-                olds.push(format!("{name}: {}", selected_value(&current)));
-                if selected_value(&current) != new {
-                    item.runtime.push((rel, Some(new)));
-                }
-            }
-            if devices.is_empty() {
-                item.warnings
-                    .push("no device matches now; the rule takes effect when one appears".into());
-            }
-            item.old = (!olds.is_empty()).then(|| olds.join(", "));
-            item.new = Some(rule.value.clone());
-            item.network = rule.subsystem == "net";
-            item.persisted_in = Some(format!("/{}", udev_rules::OWNED_FILE));
-            item.persist = Persist::Udev(rule);
-            Ok(())
-        }
-        Change::AdviceOnly { .. } => Err("advice only: never applied automatically".into()),
-        Change::MountOption { mount_point, .. } => {
-            plan_edit(root, item)?;
-            item.warnings.push(format!(
-                "takes effect at the next mount of '{mount_point}'; 'mount -o remount {mount_point}' \
-applies it now ('tune apply --reload' does that)"
-            ));
-            Ok(())
-        }
-        Change::SmbConf { .. } => {
-            plan_edit(root, item)?;
-            item.warnings.push(
-                "Samba reads it at its next reload: 'smbcontrol smbd reload-config' \
-('tune apply --reload' does that)"
-                    .into(),
-            );
-            Ok(())
-        }
-        Change::Ethtool {
-            interface,
-            setting,
-            value,
-        } => {
-            if !root.is_live() {
-                return Err(
-                    "ethtool settings are set on the live system only, not in a --root tree".into(),
-                );
-            }
-            let current = netdev::get(&interface, &setting).map_err(|e| e.to_string())?;
-            set_old_new(item, &current, value.trim())?;
-            item.network = true;
-            item.netdev
-                .push((netdev_path(&interface, &setting), value.trim().to_string()));
-            item.warnings.push(format!(
-                "runtime only: once confirmed, keep it in the interface's configuration \
-(an 'ethtool' line for '{interface}' in /etc/network/interfaces, or a systemd .link file)"
-            ));
-            Ok(())
-        }
-    }
-}
-
-/// Plans an in-place edit on its own (the edits of one file are combined in
-/// [`persistence`]): old and new are the lines that change.
-fn plan_edit(root: &Root, item: &mut PlanItem) -> Result<(), String> {
-    let edit = Edit::of(&item.change).expect("a mount option or smb.conf change");
-    let file = edit.file();
-    let text = read_text(root, file)?.ok_or_else(|| format!("'/{file}' does not exist"))?;
-    let new = edit.apply(&text)?;
-    let (old_lines, new_lines) = changed_lines(&text, &new);
-    if old_lines.is_empty() && new_lines.is_empty() {
-        item.in_place = true;
-        return Err("already set that way".into());
-    }
-    item.old = Some(or_absent(old_lines));
-    item.new = Some(or_absent(new_lines));
-    item.persisted_in = Some(format!("/{file}"));
-    item.persist = Persist::Edit(edit);
-    Ok(())
-}
-
-fn or_absent(lines: String) -> String {
-    if lines.is_empty() {
-        "(no line)".into()
-    } else {
-        lines
-    }
-}
-
-/// The lines between the common head and the common tail of two texts, each
-/// side joined with " / ".
-fn changed_lines(a: &str, b: &str) -> (String, String) {
-    let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
-    let head = la.iter().zip(&lb).take_while(|(x, y)| x == y).count();
-    let tail = la[head..]
-        .iter()
-        .rev()
-        .zip(lb[head..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let join = |l: &[&str]| l.iter().map(|s| s.trim()).collect::<Vec<_>>().join(" / ");
-    (
-        join(&la[head..la.len() - tail]),
-        join(&lb[head..lb.len() - tail]),
-    )
-}
-
-fn set_old_new(item: &mut PlanItem, current: &str, new: &str) -> Result<(), String> {
-    let old = selected_value(current);
-    item.old = Some(old.clone());
-    item.new = Some(new.to_string());
-    if old == new {
-        item.in_place = true;
-        return Err(format!("already '{new}'"));
-    }
-    Ok(())
-}
-
-/// A block or net device attribute persists as a udev rule; the second value is
-/// the attribute's name for validation (`queue/read_ahead_kb`).
-fn device_rule(path: &str, value: &str) -> (Option<Rule>, String) {
-    let split = |prefix: &str, subsystem: &str| {
-        let rest = path.strip_prefix(prefix)?;
-        let (dev, attr) = rest.split_once('/')?;
-        Some(Rule {
-            subsystem: subsystem.into(),
-            matches: vec![("KERNEL".into(), dev.into())],
-            attribute: attr.into(),
-            value: value.into(),
-        })
-    };
-    match split("block/", "block").or_else(|| split("class/net/", "net")) {
-        Some(rule) if rule.unsupported().is_none() => {
-            let name = rule.attribute.clone();
-            (Some(rule), name)
-        }
-        _ => (None, path.rsplit('/').next().unwrap_or(path).to_string()),
-    }
-}
-
-/// Builds the owned files (non-network content first, then network content,
-/// which waits for `tune confirm`) and the ordered steps.
-fn persistence(root: &Root, items: &mut [PlanItem]) -> (Vec<FilePlan>, Vec<Step>) {
-    let mut files = Vec::new();
-    let mut file_steps: [Vec<Step>; 2] = [Vec::new(), Vec::new()];
-    for sysctl in [true, false] {
-        let path = if sysctl {
-            sysctl_d::OWNED_FILE
-        } else {
-            udev_rules::OWNED_FILE
-        };
-        let belongs = |i: &PlanItem| {
-            i.status == Status::Apply
-                && match &i.persist {
-                    Persist::Sysctl(..) => sysctl,
-                    Persist::Udev(_) => !sysctl,
-                    Persist::None | Persist::Edit(_) => false,
-                }
-        };
-        if !items.iter().any(belongs) {
-            continue;
-        }
-        let existing = match read_text(root, path) {
-            Ok(e) => e,
-            Err(e) => {
-                skip_all(items, &belongs, &e);
-                continue;
-            }
-        };
-        let mut content = existing.clone();
-        for network in [false, true] {
-            let group: Vec<&PlanItem> = items
-                .iter()
-                .filter(|i| belongs(i) && i.network == network)
-                .collect();
-            if group.is_empty() {
-                continue;
-            }
-            let rendered = if sysctl {
-                let set: Vec<(String, String)> = group
-                    .iter()
-                    .filter_map(|i| match &i.persist {
-                        Persist::Sysctl(k, v) => Some((k.clone(), v.clone())),
-                        _ => None,
-                    })
-                    .collect();
-                sysctl_d::render(content.as_deref(), &set).map_err(|e| e.to_string())
-            } else {
-                let rules: Vec<Rule> = group
-                    .iter()
-                    .filter_map(|i| match &i.persist {
-                        Persist::Udev(r) => Some(r.clone()),
-                        _ => None,
-                    })
-                    .collect();
-                udev_rules::render(content.as_deref(), &rules).map_err(|e| e.to_string())
-            };
-            let text = match rendered {
-                Ok(t) => t,
-                Err(e) => {
-                    skip_all(items, &belongs, &e);
-                    break;
-                }
-            };
-            files.push(FilePlan {
-                path: format!("/{path}"),
-                existed: existing.is_some(),
-                network,
-                deferred: network,
-                content: text.clone(),
-            });
-            file_steps[network as usize].push(Step {
-                action: Action::File {
-                    path: path.to_string(),
-                    content: text.clone().into_bytes(),
-                },
-                setting: format!("file:/{path}"),
-                rule_id: None,
-                network,
-                deferred: network,
-            });
-            content = Some(text);
-        }
-    }
-    let runtime = |network: bool| {
-        items
-            .iter()
-            .filter(move |i| i.status == Status::Apply && i.network == network)
-            .flat_map(|i| {
-                i.runtime.iter().map(|(path, value)| Step {
-                    action: Action::Runtime {
-                        path: path.clone(),
-                        value: value.clone(),
-                    },
-                    setting: if value.is_some() {
-                        i.setting.clone()
-                    } else {
-                        format!("companion:{path}")
-                    },
-                    rule_id: i.rule_id.clone(),
-                    network,
-                    deferred: false,
-                })
-            })
-            .collect::<Vec<_>>()
-    };
-    let netdev_steps = items
-        .iter()
-        .filter(|i| i.status == Status::Apply)
-        .flat_map(|i| {
-            i.netdev.iter().map(|(path, value)| Step {
-                action: Action::Netdev {
-                    path: path.clone(),
-                    value: value.clone(),
-                },
-                setting: i.setting.clone(),
-                rule_id: i.rule_id.clone(),
-                network: true,
-                deferred: false,
-            })
-        })
-        .collect::<Vec<_>>();
-    let (local, network) = (runtime(false), runtime(true));
-    let mut steps = local;
-    steps.append(&mut file_steps[0]);
-    steps.extend(edits(root, items, &mut files));
-    steps.extend(network);
-    steps.extend(netdev_steps);
-    steps.append(&mut file_steps[1]);
-    (files, steps)
-}
-
-/// One whole-file write per edited file, its edits applied in plan order; an edit
-/// that fails on top of the earlier ones skips its item, a file the validator
-/// (findmnt, testparm) likes less than before skips every item on it.
-fn edits(root: &Root, items: &mut [PlanItem], files: &mut Vec<FilePlan>) -> Vec<Step> {
-    let mut steps = Vec::new();
-    for file in Edit::FILES {
-        let on_file = |i: &PlanItem| {
-            i.status == Status::Apply && matches!(&i.persist, Persist::Edit(e) if e.file() == file)
-        };
-        let Ok(Some(original)) = read_text(root, file) else {
-            continue;
-        };
-        let mut content = original.clone();
-        for i in items.iter_mut().filter(|i| on_file(i)) {
-            let Persist::Edit(edit) = &i.persist else {
-                continue;
-            };
-            match edit.apply(&content) {
-                Ok(t) => content = t,
-                Err(e) => {
-                    i.status = Status::Skip;
-                    i.reason = Some(e);
-                }
-            }
-        }
-        if content == original {
-            continue;
-        }
-        if let Some(why) = super::edit_file::validate(file, &original, &content) {
-            skip_all(items, &on_file, &why);
-            continue;
-        }
-        files.push(FilePlan {
-            path: format!("/{file}"),
-            existed: true,
-            network: false,
-            deferred: false,
-            content: content.clone(),
-        });
-        steps.push(Step {
-            action: Action::File {
-                path: file.to_string(),
-                content: content.into_bytes(),
-            },
-            setting: format!("file:/{file}"),
-            rule_id: None,
-            network: false,
-            deferred: false,
-        });
-    }
-    steps
-}
-
-fn skip_all(items: &mut [PlanItem], belongs: &dyn Fn(&PlanItem) -> bool, reason: &str) {
-    for i in items.iter_mut() {
-        if belongs(i) {
-            i.status = Status::Skip;
-            i.reason = Some(reason.to_string());
-        }
-    }
+    let change = item.change.clone();
+    kinds::kind(&change).plan(root, item)
 }
 
 impl crate::store::Document for Plan {
@@ -772,6 +290,7 @@ impl crate::store::Document for Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tune::{sysctl_d, udev_rules};
 
     fn tree() -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();

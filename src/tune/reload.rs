@@ -7,8 +7,8 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
+use super::kinds::kind;
 use super::plan::{Plan, Status};
-use crate::advise::Change;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reload {
@@ -22,16 +22,8 @@ pub struct Reload {
 pub fn needed(plan: &Plan) -> Vec<Vec<String>> {
     let mut out: Vec<Vec<String>> = Vec::new();
     for i in plan.items.iter().filter(|i| i.status == Status::Apply) {
-        let cmd: Vec<String> = match &i.change {
-            Change::MountOption { mount_point, .. } => {
-                ["mount", "-o", "remount", mount_point.as_str()]
-                    .map(String::from)
-                    .to_vec()
-            }
-            Change::SmbConf { .. } => ["smbcontrol", "smbd", "reload-config"]
-                .map(String::from)
-                .to_vec(),
-            _ => continue,
+        let Some(cmd) = kind(&i.change).reload() else {
+            continue;
         };
         if !out.contains(&cmd) {
             out.push(cmd);
