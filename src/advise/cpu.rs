@@ -123,7 +123,7 @@ mod tests {
     use crate::probe::Outcome;
 
     fn run(rule: &Rule, snap: &crate::probe::Snapshot) -> Vec<Finding> {
-        (rule.evaluate)(&rule.info, &Context { snapshot: snap })
+        (rule.evaluate)(&rule.info, &Context::unmeasured(snap))
     }
 
     #[test]
