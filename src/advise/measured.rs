@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::bottleneck::{Measurements, measurements_from};
+use super::bottleneck::{CipherFigure, Measurements, measurements_from};
 use crate::store::{RunId, RunKind, RunRecord, Store, StoreError};
 
 /// How many of the newest runs of each kind are looked at for this host: the
@@ -38,6 +38,36 @@ impl std::fmt::Display for MeasuredBy {
 /// `in this run` for a figure measured by the running command.
 pub fn origin(by: Option<&MeasuredBy>) -> String {
     by.map_or_else(|| "in this run".to_string(), |b| format!("by {b}"))
+}
+
+/// The measured figure of a cipher as dm-crypt runs it (the kernel's, at 4 KiB
+/// requests): of that key size when given and measured, else any key size.
+pub fn kernel_cipher<'m>(
+    m: &'m Measurements,
+    cipher: &str,
+    key_bits: Option<u64>,
+) -> Option<&'m CipherFigure> {
+    let mut kernel = m
+        .crypto
+        .iter()
+        .filter(|c| c.path == "kernel" && c.cipher == cipher);
+    let first = kernel.clone().next();
+    kernel
+        .find(|c| key_bits.is_some_and(|k| u64::from(c.key_bits) == k))
+        .or(first)
+}
+
+/// `aes-xts-plain64 (512-bit key) 14.2 MB/s encrypt, 13.9 MB/s decrypt, measured
+/// by bench crypto run 3`.
+pub fn cipher_speeds(c: &CipherFigure) -> String {
+    format!(
+        "{} ({}-bit key) {:.1} MB/s encrypt, {:.1} MB/s decrypt, measured {}",
+        c.cipher,
+        c.key_bits,
+        c.encrypt_bytes_per_sec / 1e6,
+        c.decrypt_bytes_per_sec / 1e6,
+        origin(c.measured_by.as_ref())
+    )
 }
 
 /// Figures gathered from the store, with the runs they came from.
@@ -143,6 +173,22 @@ fn merge(into: &mut Measurements, older: Measurements) {
     if into.network_goodput_bytes_per_sec.is_none() {
         into.network_goodput_bytes_per_sec = older.network_goodput_bytes_per_sec;
         into.network_goodput_measured_by = older.network_goodput_measured_by;
+    }
+}
+
+/// A kernel cipher figure measured by a stored bench crypto run, for rule tests.
+#[cfg(test)]
+pub(crate) fn kernel_figure(cipher: &str, key_bits: u32, enc: f64, dec: f64) -> CipherFigure {
+    CipherFigure {
+        cipher: cipher.into(),
+        key_bits,
+        path: "kernel".into(),
+        encrypt_bytes_per_sec: enc,
+        decrypt_bytes_per_sec: dec,
+        measured_by: Some(MeasuredBy {
+            run_id: 3,
+            run_kind: "bench-crypto".into(),
+        }),
     }
 }
 

@@ -271,6 +271,19 @@ pub(crate) mod test_support {
     pub fn run_rule(rule: &super::Rule, snap: &Snapshot) -> Vec<super::Finding> {
         (rule.evaluate)(&rule.info, &super::Context::unmeasured(snap))
     }
+
+    /// Runs one rule on a snapshot with what was measured.
+    pub fn run_measured(
+        rule: &super::Rule,
+        snapshot: &Snapshot,
+        measurements: &super::Measurements,
+    ) -> Vec<super::Finding> {
+        let ctx = super::Context {
+            snapshot,
+            measurements,
+        };
+        (rule.evaluate)(&rule.info, &ctx)
+    }
 }
 
 #[cfg(test)]

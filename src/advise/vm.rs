@@ -434,19 +434,11 @@ mod tests {
     use super::*;
     use crate::advise::Context;
     use crate::advise::bottleneck::{MeasuredBy, Measurements};
-    use crate::advise::test_support::snapshot_of;
+    use crate::advise::test_support::{run_measured, snapshot_of};
     use crate::probe::Snapshot;
 
     fn run(rule: &Rule, snap: &Snapshot) -> Vec<Finding> {
         (rule.evaluate)(&rule.info, &Context::unmeasured(snap))
-    }
-
-    fn run_measured(rule: &Rule, snap: &Snapshot, m: &Measurements) -> Vec<Finding> {
-        let ctx = Context {
-            snapshot: snap,
-            measurements: m,
-        };
-        (rule.evaluate)(&rule.info, &ctx)
     }
 
     /// A bench disk figure: sequential write in a directory of the filesystem.
