@@ -15,6 +15,8 @@ use crate::bench::disk::workload::Rw;
 use crate::net::doc::NetReport;
 use crate::store::RunDocs;
 
+pub use super::measured::MeasuredBy;
+
 use crate::probe::Snapshot;
 use crate::probe::storage::Chain;
 
@@ -36,8 +38,14 @@ pub struct Measurements {
     pub crypto: Vec<CipherFigure>,
     /// This box's own TCP ceiling over loopback, by bench net --loopback.
     pub tcp_loopback_bytes_per_sec: Option<f64>,
+    /// The stored run the loopback figure comes from; `None`: this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_loopback_measured_by: Option<MeasuredBy>,
     /// Goodput measured across the network, by bench net.
     pub network_goodput_bytes_per_sec: Option<f64>,
+    /// The stored run the goodput figure comes from; `None`: this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_goodput_measured_by: Option<MeasuredBy>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -48,6 +56,9 @@ pub struct DiskFigure {
     pub device: Option<String>,
     pub seq_read_bytes_per_sec: Option<f64>,
     pub seq_write_bytes_per_sec: Option<f64>,
+    /// The stored run this figure comes from; `None`: this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<MeasuredBy>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -59,6 +70,9 @@ pub struct CipherFigure {
     pub path: String,
     pub encrypt_bytes_per_sec: f64,
     pub decrypt_bytes_per_sec: f64,
+    /// The stored run this figure comes from; `None`: this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<MeasuredBy>,
 }
 
 /// Reads the figures this analysis needs from a run's bench documents (`disk`,
@@ -81,6 +95,7 @@ fn disk_figure(doc: &DiskBench) -> DiskFigure {
         device: doc.target.device.clone(),
         seq_read_bytes_per_sec: None,
         seq_write_bytes_per_sec: None,
+        measured_by: None,
     };
     for test in &doc.tests {
         let w = &test.workload;
@@ -122,6 +137,7 @@ fn cipher_figures(doc: &CryptoReport) -> Vec<CipherFigure> {
                 path: path.to_string(),
                 encrypt_bytes_per_sec: point.encrypt.bytes_per_sec,
                 decrypt_bytes_per_sec: point.decrypt.bytes_per_sec,
+                measured_by: None,
             });
         }
     }
@@ -225,7 +241,7 @@ fn data_mounts(snapshot: &Snapshot, m: &Measurements) -> Vec<String> {
 }
 
 /// The mount that holds a path: the longest mount point that prefixes it.
-fn holder_of(snapshot: &Snapshot, path: &str) -> Option<String> {
+pub(super) fn holder_of(snapshot: &Snapshot, path: &str) -> Option<String> {
     let path = std::path::Path::new(path);
     snapshot
         .filesystems
@@ -437,6 +453,7 @@ mod tests {
             path: "user space".into(),
             encrypt_bytes_per_sec: enc,
             decrypt_bytes_per_sec: dec,
+            measured_by: None,
         }
     }
 
@@ -450,6 +467,7 @@ mod tests {
                 device: Some("dm-0".into()),
                 seq_read_bytes_per_sec: Some(33.0e6),
                 seq_write_bytes_per_sec: None,
+                measured_by: None,
             }],
             ..Default::default()
         };

@@ -1,5 +1,6 @@
 //! CPU rules: frequency governors and AES instructions.
 
+use super::measured::{cipher_speeds, kernel_cipher};
 use super::{Change, Finding, Risk, Rule, RuleInfo, Severity};
 
 pub static RULES: &[&Rule] = &[&GOVERNOR_POWERSAVE, &NO_AES];
@@ -91,24 +92,47 @@ static NO_AES: Rule = Rule {
         if cpu.has_aes {
             return Vec::new();
         }
-        vec![
-            Finding::of(
-                info,
-                format!(
-                    "{} has no AES instructions",
-                    cpu.model.as_deref().unwrap_or("this CPU")
-                ),
+        let m = ctx.measurements;
+        let measured = kernel_cipher(m, "aes-xts-plain64", Some(512)).zip(kernel_cipher(
+            m,
+            "xchacha12,aes-adiantum-plain64",
+            None,
+        ));
+        let figures = match measured {
+            Some((aes, adiantum)) => format!(
+                "Through the kernel at dm-crypt's 4 KiB requests: {}; {} ({:.1}x the \
+                 aes-xts decrypt speed).",
+                cipher_speeds(aes),
+                cipher_speeds(adiantum),
+                adiantum.decrypt_bytes_per_sec / aes.decrypt_bytes_per_sec.max(1.0)
+            ),
+            None => "Run 'nastune bench crypto' to see both figures on this box.".to_string(),
+        };
+        let mut finding = Finding::of(
+            info,
+            format!(
+                "{} has no AES instructions",
+                cpu.model.as_deref().unwrap_or("this CPU")
+            ),
+            format!(
                 "Without AES instructions every encrypted sector goes through table-based \
                  software AES; Adiantum (XChaCha12 + one AES block per sector) was designed for \
-                 such CPUs and is typically several times faster there. Changing the cipher of an \
-                 existing volume means re-encrypting it, so this is for new volumes only. Run \
-                 'nastune bench crypto' to see both figures on this box.",
-            )
-            .evidence("cpu model", cpu.model.as_deref().unwrap_or("?"))
-            .evidence("aes flag", "absent")
-            .change(Change::AdviceOnly {
+                 such CPUs and is typically several times faster there. Changing the cipher of \
+                 an existing volume means re-encrypting it, so this is for new volumes only. \
+                 {figures}"
+            ),
+        )
+        .evidence("cpu model", cpu.model.as_deref().unwrap_or("?"))
+        .evidence("aes flag", "absent");
+        if let Some((aes, adiantum)) = measured {
+            finding = finding
+                .evidence("aes-xts measured", cipher_speeds(aes))
+                .evidence("adiantum measured", cipher_speeds(adiantum));
+        }
+        vec![
+            finding.change(Change::AdviceOnly {
                 action: "for new LUKS volumes: cryptsetup luksFormat --cipher \
-                         xchacha12,aes-adiantum-plain64 --key-size 256"
+                     xchacha12,aes-adiantum-plain64 --key-size 256"
                     .into(),
             }),
         ]
@@ -123,7 +147,7 @@ mod tests {
     use crate::probe::Outcome;
 
     fn run(rule: &Rule, snap: &crate::probe::Snapshot) -> Vec<Finding> {
-        (rule.evaluate)(&rule.info, &Context { snapshot: snap })
+        (rule.evaluate)(&rule.info, &Context::unmeasured(snap))
     }
 
     #[test]
@@ -161,5 +185,37 @@ mod tests {
         assert_eq!(run(&NO_AES, &snapshot_of("pogoplug-v4")).len(), 1);
         assert_eq!(run(&NO_AES, &snapshot_of("rpi2-luks")).len(), 1);
         assert!(run(&NO_AES, &snapshot_of("rk3399-raid5")).is_empty());
+    }
+
+    #[test]
+    fn adiantum_advice_quotes_the_measured_ciphers() {
+        use crate::advise::measured::kernel_figure;
+        let snap = snapshot_of("pogoplug-v4");
+        let unmeasured = run(&NO_AES, &snap);
+        assert!(
+            unmeasured[0]
+                .rationale
+                .contains("Run 'nastune bench crypto'")
+        );
+        let m = crate::advise::Measurements {
+            crypto: vec![
+                kernel_figure("aes-xts-plain64", 256, 20e6, 20e6),
+                kernel_figure("aes-xts-plain64", 512, 15e6, 14e6),
+                kernel_figure("xchacha12,aes-adiantum-plain64", 256, 45e6, 42e6),
+            ],
+            ..Default::default()
+        };
+        let f = crate::advise::test_support::run_measured(&NO_AES, &snap, &m);
+        // The 512-bit key (the LUKS2 default) is the one compared: 42 / 14 = 3.0x.
+        assert!(
+            f[0].rationale.contains(
+                "aes-xts-plain64 (512-bit key) 15.0 MB/s encrypt, 14.0 MB/s decrypt, measured \
+                 by bench crypto run 3; xchacha12,aes-adiantum-plain64 (256-bit key) 45.0 MB/s \
+                 encrypt, 42.0 MB/s decrypt, measured by bench crypto run 3 (3.0x"
+            ),
+            "{}",
+            f[0].rationale
+        );
+        assert!(!f[0].rationale.contains("Run 'nastune bench crypto'"));
     }
 }

@@ -1,6 +1,7 @@
 //! dm-crypt rules: CESA cannot do XTS, and 512-byte crypt sectors on 4K disks.
 //! (CPUs without AES are covered by `cpu-without-aes` in cpu.rs.)
 
+use super::measured::{cipher_speeds, kernel_cipher};
 use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
 use crate::probe::dm::Crypt;
 
@@ -52,24 +53,44 @@ static CESA_NO_XTS: Rule = Rule {
             .into_iter()
             .filter(|(_, c, _)| c.cipher.starts_with("aes-xts"))
             .map(|(dev, c, _)| {
-                Finding::of(
+                let m = ctx.measurements;
+                let xts = kernel_cipher(m, &c.cipher, c.key_bits);
+                let cbc = kernel_cipher(m, "aes-cbc-essiv:sha256", None);
+                let figures = match (xts, cbc) {
+                    (None, None) => "Compare with 'nastune bench crypto'.".to_string(),
+                    _ => format!(
+                        "Through the kernel at 4 KiB requests: {}.",
+                        xts.into_iter()
+                            .chain(cbc)
+                            .map(cipher_speeds)
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                };
+                let mut finding = Finding::of(
                     info,
                     format!("{dev} uses {} which CESA cannot offload", c.cipher),
-                    "CESA lacks XTS, so your volume does not use the engine: xts(aes) \
-                     resolves to a CPU driver. aes-cbc-essiv:sha256 would run on CESA but is \
-                     weaker (CBC malleability, no per-sector tweak); for new volumes \
-                     Adiantum is the usual choice on such CPUs. Compare with 'nastune bench \
-                     crypto'. Changing the cipher means re-encrypting.",
+                    format!(
+                        "CESA lacks XTS, so your volume does not use the engine: xts(aes) \
+                         resolves to a CPU driver. aes-cbc-essiv:sha256 would run on CESA but \
+                         is weaker (CBC malleability, no per-sector tweak); for new volumes \
+                         Adiantum is the usual choice on such CPUs. {figures} Changing the \
+                         cipher means re-encrypting."
+                    ),
                 )
                 .evidence(format!("{dev} cipher"), &c.cipher)
-                .evidence("crypto engine", "marvell_cesa (ecb/cbc only)")
-                .setting(format!("dm-crypt:{dev}:cipher"))
-                .change(Change::AdviceOnly {
-                    action: "new volumes: cryptsetup luksFormat --cipher \
+                .evidence("crypto engine", "marvell_cesa (ecb/cbc only)");
+                if let Some(f) = xts {
+                    finding = finding.evidence(format!("{} measured", f.cipher), cipher_speeds(f));
+                }
+                finding
+                    .setting(format!("dm-crypt:{dev}:cipher"))
+                    .change(Change::AdviceOnly {
+                        action: "new volumes: cryptsetup luksFormat --cipher \
                              xchacha12,aes-adiantum-plain64, or aes-cbc-essiv:sha256 to use \
                              CESA (weaker)"
-                        .into(),
-                })
+                            .into(),
+                    })
             })
             .collect()
     },
@@ -174,6 +195,28 @@ mod tests {
         let f = run(&CESA_NO_XTS, &snap);
         assert_eq!(f.len(), 1);
         assert!(f[0].rationale.contains("CESA lacks XTS"));
+        assert!(
+            f[0].rationale
+                .contains("Compare with 'nastune bench crypto'")
+        );
+        // Measured: the volume's cipher on the CPU against CBC on the engine.
+        let m = crate::advise::Measurements {
+            crypto: vec![
+                crate::advise::measured::kernel_figure("aes-xts-plain64", 512, 15e6, 14e6),
+                crate::advise::measured::kernel_figure("aes-cbc-essiv:sha256", 256, 60e6, 61e6),
+            ],
+            ..Default::default()
+        };
+        let measured = crate::advise::test_support::run_measured(&CESA_NO_XTS, &snap, &m);
+        assert!(
+            measured[0].rationale.contains(
+                "Through the kernel at 4 KiB requests: aes-xts-plain64 (512-bit key) 15.0 MB/s \
+                 encrypt, 14.0 MB/s decrypt, measured by bench crypto run 3; \
+                 aes-cbc-essiv:sha256 (256-bit key) 60.0 MB/s"
+            ),
+            "{}",
+            measured[0].rationale
+        );
         assert!(run(&CESA_NO_XTS, &rpi).is_empty(), "no CESA on the Pi");
         if let Outcome::Ok { data } = &mut snap.storage {
             for d in &mut data.dm_devices {

@@ -12,6 +12,7 @@ pub mod check;
 mod cpu;
 mod crypto;
 mod geometry;
+pub mod measured;
 mod memory;
 mod net;
 mod samba;
@@ -25,6 +26,7 @@ mod vm;
 use serde::{Deserialize, Serialize};
 
 use crate::probe::Snapshot;
+pub use bottleneck::Measurements;
 
 /// How much a finding matters. Ordered: `--fail-on warning` also fails on critical.
 #[derive(
@@ -155,9 +157,32 @@ impl crate::store::Document for FindingsDoc {
     const VERSION: u32 = SCHEMA_VERSION;
 }
 
-/// Everything rules may look at.
+/// Everything rules may look at: what the box is, and what was measured on it
+/// (in the same run, or by the latest stored runs of this host).
 pub struct Context<'a> {
     pub snapshot: &'a Snapshot,
+    /// Empty when nothing was measured; rules then say what they assumed.
+    pub measurements: &'a Measurements,
+}
+
+/// Nothing measured: the measurements of a [`Context`] built from a snapshot alone.
+pub static UNMEASURED: Measurements = Measurements {
+    disk: Vec::new(),
+    crypto: Vec::new(),
+    tcp_loopback_bytes_per_sec: None,
+    tcp_loopback_measured_by: None,
+    network_goodput_bytes_per_sec: None,
+    network_goodput_measured_by: None,
+};
+
+impl<'a> Context<'a> {
+    /// Rules on a snapshot with nothing measured.
+    pub fn unmeasured(snapshot: &'a Snapshot) -> Self {
+        Context {
+            snapshot,
+            measurements: &UNMEASURED,
+        }
+    }
 }
 
 /// A rule: its description and a pure evaluation.
@@ -244,7 +269,20 @@ pub(crate) mod test_support {
 
     /// Runs one rule on a snapshot.
     pub fn run_rule(rule: &super::Rule, snap: &Snapshot) -> Vec<super::Finding> {
-        (rule.evaluate)(&rule.info, &super::Context { snapshot: snap })
+        (rule.evaluate)(&rule.info, &super::Context::unmeasured(snap))
+    }
+
+    /// Runs one rule on a snapshot with what was measured.
+    pub fn run_measured(
+        rule: &super::Rule,
+        snapshot: &Snapshot,
+        measurements: &super::Measurements,
+    ) -> Vec<super::Finding> {
+        let ctx = super::Context {
+            snapshot,
+            measurements,
+        };
+        (rule.evaluate)(&rule.info, &ctx)
     }
 }
 

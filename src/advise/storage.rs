@@ -2,6 +2,7 @@
 //! rc.local, md RAID health and stripe cache, fstab options, USB autosuspend and
 //! write cache.
 
+use super::measured::origin;
 use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
 use crate::probe::block::BlockDevice;
 use crate::probe::config_files::{ConfigFiles, RcKind};
@@ -280,8 +281,7 @@ static READAHEAD_OVERSIZED: Rule = Rule {
                 if !too_big {
                     return None;
                 }
-                let mbit = link_mbit(ctx);
-                let link = mbit * PAYLOAD_BYTES_PER_MBIT;
+                let (link, feeds) = link_goodput(ctx);
                 let ms = ra as f64 * 1000.0 / link as f64;
                 let suggest_kib: u64 = if ram <= SMALL_BOARD_RAM_BYTES {
                     512
@@ -293,14 +293,13 @@ static READAHEAD_OVERSIZED: Rule = Rule {
                         info,
                         format!("{name} reads ahead {} KiB", ra / 1024),
                         format!(
-                            "{} KiB of readahead is {ms:.0} ms of the {mbit} Mbit/s link ({:.0} \
-                             MB/s); {suggest_kib} KiB is {:.0} ms and usually saturates it. \
+                            "{} KiB of readahead is {ms:.0} ms of {feeds}; {suggest_kib} KiB \
+                             is {:.0} ms and usually saturates it. \
                              {READAHEAD_STREAMS} \
                              readers × {} MiB = {} MiB of page cache against {} MiB of RAM. \
                              Benchmark sequential reads at 128/512/1024/2048 KiB and keep the \
                              smallest that saturates the link.",
                             ra / 1024,
-                            link as f64 / 1e6,
                             (suggest_kib * 1024) as f64 * 1000.0 / link as f64,
                             ra / MIB,
                             ra * READAHEAD_STREAMS / MIB,
@@ -334,6 +333,28 @@ fn hdparm_flags(ctx: &Context, flag: &str) -> Vec<(usize, Option<String>, Vec<St
             _ => None,
         })
         .collect()
+}
+
+/// What readahead must feed, in bytes/s, and a phrase naming it: the network
+/// goodput bench net measured, else the fastest link's line rate less framing.
+fn link_goodput(ctx: &Context) -> (u64, String) {
+    let m = ctx.measurements;
+    if let Some(goodput) = m.network_goodput_bytes_per_sec.filter(|g| *g >= 1.0) {
+        let by = origin(m.network_goodput_measured_by.as_ref());
+        return (
+            goodput as u64,
+            format!(
+                "the network goodput of {:.0} MB/s measured {by}",
+                goodput / 1e6
+            ),
+        );
+    }
+    let mbit = link_mbit(ctx);
+    let link = mbit * PAYLOAD_BYTES_PER_MBIT;
+    (
+        link,
+        format!("the {mbit} Mbit/s link ({:.0} MB/s)", link as f64 / 1e6),
+    )
 }
 
 /// The fastest physical link that is up, in Mbit/s: what readahead must feed.
@@ -1181,6 +1202,35 @@ mod tests {
         for b in ["rk3399-raid5", "buildhost", "pogoplug-v4", "rpi2-luks"] {
             assert!(run(&READAHEAD_OVERSIZED, &snapshot_of(b)).is_empty(), "{b}");
         }
+    }
+
+    #[test]
+    fn readahead_is_weighed_against_measured_network_goodput() {
+        let snap = snapshot_of("oldguide");
+        let unmeasured = run(&READAHEAD_OVERSIZED, &snap);
+        assert!(
+            unmeasured[0].rationale.contains("Mbit/s link"),
+            "{}",
+            unmeasured[0].rationale
+        );
+        let m = crate::advise::Measurements {
+            network_goodput_bytes_per_sec: Some(40e6),
+            network_goodput_measured_by: Some(crate::advise::measured::MeasuredBy {
+                run_id: 5,
+                run_kind: "bench-net".into(),
+            }),
+            ..Default::default()
+        };
+        let f = crate::advise::test_support::run_measured(&READAHEAD_OVERSIZED, &snap, &m);
+        // 32 MiB at 40 MB/s = 839 ms; 1 MiB = 26 ms.
+        assert!(
+            f[0].rationale.contains(
+                "32768 KiB of readahead is 839 ms of the network goodput of 40 MB/s measured \
+                 by bench net run 5; 1024 KiB is 26 ms"
+            ),
+            "{}",
+            f[0].rationale
+        );
     }
 
     #[test]

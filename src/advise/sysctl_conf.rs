@@ -236,7 +236,7 @@ mod tests {
     use test_edit::{configure, remove};
 
     fn run(rule: &Rule, snap: &Snapshot) -> Vec<Finding> {
-        (rule.evaluate)(&rule.info, &Context { snapshot: snap })
+        (rule.evaluate)(&rule.info, &Context::unmeasured(snap))
     }
 
     #[test]

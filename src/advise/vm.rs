@@ -1,10 +1,12 @@
 //! vm sysctls: swappiness by swap kind, vfs_cache_pressure, dirty writeback for
 //! slow USB disks, and min_free_kbytes on tiny boards.
 
+use super::bottleneck::{DiskFigure, holder_of};
+use super::measured::origin;
 use super::sysctl_conf::{persist_hint, value_u64};
-use super::{Change, Finding, Risk, Rule, RuleInfo, Severity};
+use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
 use crate::probe::memory::Memory;
-use crate::probe::storage::Storage;
+use crate::probe::storage::{Chain, Storage};
 
 pub static RULES: &[&Rule] = &[
     &SWAPPINESS,
@@ -187,9 +189,9 @@ const DIRTY_STALL_LIMIT_SECONDS: f64 = 5.0;
 const DIRTY_TARGET_SECONDS: u64 = 3;
 const DIRTY_BACKGROUND_TARGET_SECONDS: u64 = 1;
 
-/// Mount points whose stack ends on a USB disk (swap excluded).
-fn usb_mounts(storage: &Storage) -> Vec<String> {
-    let mut out: Vec<String> = storage
+/// Mounted chains whose stack ends on a USB disk (swap excluded).
+fn usb_chains(storage: &Storage) -> Vec<&Chain> {
+    storage
         .chains
         .iter()
         .filter(|c| !c.swap && !c.mount_points.is_empty())
@@ -201,11 +203,68 @@ fn usb_mounts(storage: &Storage) -> Vec<String> {
                     .any(|d| &d.name == bottom && d.transport == "usb")
             })
         })
-        .flat_map(|c| c.mount_points.iter().cloned())
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+        .collect()
+}
+
+/// The write speed the dirty limit is weighed against, and where it comes from.
+struct WriteSpeed {
+    bytes_per_sec: u64,
+    /// For the rationale: `the measured 95 MB/s sequential write on dm-0 (/srv) by …`.
+    basis: String,
+    /// For the evidence: `95 MB/s (measured by bench disk run 12)`.
+    evidence: String,
+}
+
+/// A measured sequential write speed of a chain: a bench on one of its devices
+/// or on a path its filesystem holds.
+fn measured_write<'m>(ctx: &Context<'m>, chain: &Chain) -> Option<(&'m DiskFigure, f64)> {
+    ctx.measurements.disk.iter().find_map(|d| {
+        let speed = d.seq_write_bytes_per_sec.filter(|s| *s > 0.0)?;
+        let on_device = d
+            .device
+            .as_ref()
+            .is_some_and(|dev| chain.devices.contains(dev));
+        let on_mount =
+            holder_of(ctx.snapshot, &d.path).is_some_and(|m| chain.mount_points.contains(&m));
+        (on_device || on_mount).then_some((d, speed))
+    })
+}
+
+/// The slowest write speed among the USB chains: measured where a bench ran on
+/// them, else the USB 2.0 assumption (the dirty limit is shared, so the
+/// slowest disk decides how long a full flush takes).
+fn usb_write_speed(ctx: &Context, chains: &[&Chain]) -> Option<WriteSpeed> {
+    chains
+        .iter()
+        .map(|chain| match measured_write(ctx, chain) {
+            Some((fig, speed)) => {
+                // Whole MB/s: the recommended byte counts stay readable.
+                let mb_per_sec = (speed / 1e6).round().max(1.0) as u64;
+                let on = fig.device.as_deref().unwrap_or(fig.path.as_str());
+                let by = origin(fig.measured_by.as_ref());
+                WriteSpeed {
+                    bytes_per_sec: mb_per_sec * 1_000_000,
+                    basis: format!(
+                        "the measured {mb_per_sec} MB/s sequential write on {on} ({}) {by}",
+                        chain.mount_points.join(", ")
+                    ),
+                    evidence: format!("{mb_per_sec} MB/s (measured on {on} {by})"),
+                }
+            }
+            None => {
+                let mb_per_sec = ASSUMED_USB_WRITE_BYTES_PER_SEC / 1_000_000;
+                WriteSpeed {
+                    bytes_per_sec: ASSUMED_USB_WRITE_BYTES_PER_SEC,
+                    basis: format!(
+                        "an assumed {mb_per_sec} MB/s (a USB 2.0 hard disk; not measured: run \
+                         'nastune bench disk {}' to measure)",
+                        chain.mount_points.first().map_or("DIR", String::as_str)
+                    ),
+                    evidence: format!("{mb_per_sec} MB/s (assumed)"),
+                }
+            }
+        })
+        .min_by_key(|s| s.bytes_per_sec)
 }
 
 static DIRTY_USB: Rule = Rule {
@@ -216,8 +275,9 @@ static DIRTY_USB: Rule = Rule {
         severity: Severity::Notice,
         risk: Risk::RuntimeSafe,
         checks: "A filesystem sits on a USB disk and vm.dirty_ratio of available memory holds \
-                 more than 5 s of its write throughput (30 MB/s assumed for USB 2.0 when not \
-                 measured): writers then stall for that long once the limit is hit.",
+                 more than 5 s of its write throughput: the sequential write speed measured \
+                 there by 'bench disk' or 'check', else 30 MB/s assumed for USB 2.0. Writers \
+                 then stall for that long once the limit is hit.",
         references: &[
             "https://docs.kernel.org/admin-guide/sysctl/vm.html#dirty-bytes",
             "https://lwn.net/Articles/572911/",
@@ -228,10 +288,16 @@ static DIRTY_USB: Rule = Rule {
         else {
             return Vec::new();
         };
-        let mounts = usb_mounts(storage);
-        if mounts.is_empty() {
+        let chains = usb_chains(storage);
+        if chains.is_empty() {
             return Vec::new();
         }
+        let mut mounts: Vec<&str> = chains
+            .iter()
+            .flat_map(|c| c.mount_points.iter().map(String::as_str))
+            .collect();
+        mounts.sort();
+        mounts.dedup();
         // dirty_bytes, when set, replaces dirty_ratio (the kernel zeroes the other).
         let (limit, how) = match value_u64(ctx, "vm.dirty_bytes") {
             Some(bytes) if bytes > 0 => (bytes, format!("vm.dirty_bytes {bytes} B")),
@@ -251,13 +317,16 @@ static DIRTY_USB: Rule = Rule {
             }
             None => return Vec::new(),
         };
-        let speed = ASSUMED_USB_WRITE_BYTES_PER_SEC;
-        let stall = limit as f64 / speed as f64;
+        let Some(speed) = usb_write_speed(ctx, &chains) else {
+            return Vec::new();
+        };
+        let bps = speed.bytes_per_sec;
+        let stall = limit as f64 / bps as f64;
         if stall <= DIRTY_STALL_LIMIT_SECONDS {
             return Vec::new();
         }
-        let dirty = speed * DIRTY_TARGET_SECONDS;
-        let background = speed * DIRTY_BACKGROUND_TARGET_SECONDS;
+        let dirty = bps * DIRTY_TARGET_SECONDS;
+        let background = bps * DIRTY_BACKGROUND_TARGET_SECONDS;
         vec![
             Finding::of(
                 info,
@@ -266,18 +335,16 @@ static DIRTY_USB: Rule = Rule {
                     limit / MIB
                 ),
                 format!(
-                    "{how} = {} MiB of dirty pages may pile up before writers are throttled. At an assumed {} MB/s \
-                     (a USB 2.0 hard disk; not measured here) flushing that takes {} MiB / {} \
-                     MB/s = {stall:.1} s, during which a writer (and an SMB client) hangs, and \
-                     which is lost on a power cut. Capping dirty data at ~{DIRTY_TARGET_SECONDS} \
-                     s of throughput ({} MB) with background writeback from \
-                     ~{DIRTY_BACKGROUND_TARGET_SECONDS} s ({} MB) keeps the pipe full without \
-                     the stall. Mounts on USB: {}. Measure with 'nastune bench disk' and scale \
-                     the bytes to the real speed.",
+                    "{how} = {} MiB of dirty pages may pile up before writers are throttled. \
+                     At {} flushing that takes {} MiB / {} MB/s = {stall:.1} s, during which \
+                     a writer (and an SMB client) hangs, and which is lost on a power cut. \
+                     Capping dirty data at ~{DIRTY_TARGET_SECONDS} s of throughput ({} MB) \
+                     with background writeback from ~{DIRTY_BACKGROUND_TARGET_SECONDS} s ({} \
+                     MB) keeps the pipe full without the stall. Mounts on USB: {}.",
                     limit / MIB,
-                    speed / 1_000_000,
+                    speed.basis,
                     limit / MIB,
-                    speed / 1_000_000,
+                    bps / 1_000_000,
                     dirty / 1_000_000,
                     background / 1_000_000,
                     mounts.join(", ")
@@ -285,10 +352,7 @@ static DIRTY_USB: Rule = Rule {
             )
             .evidence("dirty limit", &how)
             .evidence("dirty limit bytes", limit)
-            .evidence(
-                "USB write speed",
-                format!("{} MB/s (assumed)", speed / 1_000_000),
-            )
+            .evidence("USB write speed", speed.evidence)
             .setting("sysctl:vm.dirty_bytes")
             .setting("sysctl:vm.dirty_background_bytes")
             .change(Change::Sysctl {
@@ -369,11 +433,116 @@ mod tests {
     use super::super::sysctl_conf::test_edit::set;
     use super::*;
     use crate::advise::Context;
-    use crate::advise::test_support::snapshot_of;
+    use crate::advise::bottleneck::{MeasuredBy, Measurements};
+    use crate::advise::test_support::{run_measured, snapshot_of};
     use crate::probe::Snapshot;
 
     fn run(rule: &Rule, snap: &Snapshot) -> Vec<Finding> {
-        (rule.evaluate)(&rule.info, &Context { snapshot: snap })
+        (rule.evaluate)(&rule.info, &Context::unmeasured(snap))
+    }
+
+    /// A bench disk figure: sequential write in a directory of the filesystem.
+    fn written(path: &str, device: Option<&str>, bytes_per_sec: f64) -> Measurements {
+        Measurements {
+            disk: vec![DiskFigure {
+                path: path.into(),
+                device: device.map(String::from),
+                seq_read_bytes_per_sec: Some(bytes_per_sec * 1.2),
+                seq_write_bytes_per_sec: Some(bytes_per_sec),
+                measured_by: Some(MeasuredBy {
+                    run_id: 12,
+                    run_kind: "bench-disk".into(),
+                }),
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn sysctl_value<'f>(f: &'f Finding, key: &str) -> &'f str {
+        f.recommendation
+            .iter()
+            .find_map(|c| match c {
+                Change::Sysctl { key: k, value } if k == key => Some(value.as_str()),
+                _ => None,
+            })
+            .expect("sysctl change")
+    }
+
+    #[test]
+    fn dirty_limit_uses_the_measured_write_speed_of_the_usb_disk() {
+        let mut snap = snapshot_of("rpi2-luks");
+        set(&mut snap, "vm.dirty_bytes", "1000000000");
+        // 1 GB dirty: 10.5 s at a measured 95 MB/s, 83.3 s at 12 MB/s.
+        let fast = run_measured(
+            &DIRTY_USB,
+            &snap,
+            &written("/srv/nas/t", Some("dm-0"), 95.2e6),
+        );
+        let slow = run_measured(
+            &DIRTY_USB,
+            &snap,
+            &written("/srv/nas/t", Some("dm-0"), 12e6),
+        );
+        assert_eq!(fast.len(), 1, "{fast:?}");
+        assert_eq!(slow.len(), 1, "{slow:?}");
+        assert_eq!(sysctl_value(&fast[0], "vm.dirty_bytes"), "285000000");
+        assert_eq!(
+            sysctl_value(&fast[0], "vm.dirty_background_bytes"),
+            "95000000"
+        );
+        assert_eq!(sysctl_value(&slow[0], "vm.dirty_bytes"), "36000000");
+        assert!(fast[0].title.contains("10.5 s"), "{}", fast[0].title);
+        assert!(slow[0].title.contains("83.3 s"), "{}", slow[0].title);
+        assert!(
+            fast[0].rationale.contains(
+                "the measured 95 MB/s sequential write on dm-0 (/srv/nas) by bench disk run 12"
+            ),
+            "{}",
+            fast[0].rationale
+        );
+        assert!(
+            !fast[0].rationale.contains("assumed"),
+            "{}",
+            fast[0].rationale
+        );
+        assert!(
+            fast[0]
+                .evidence
+                .iter()
+                .any(|e| e.value == "95 MB/s (measured on dm-0 by bench disk run 12)"),
+            "{:?}",
+            fast[0].evidence
+        );
+
+        // The default 20% of 742 MiB (5.2 s at the assumed 30 MB/s) is fine for a
+        // disk measured at 95 MB/s, and worse for one measured at 12.
+        let snap = snapshot_of("rpi2-luks");
+        assert!(run_measured(&DIRTY_USB, &snap, &written("/srv/nas", None, 95e6)).is_empty());
+        let f = run_measured(&DIRTY_USB, &snap, &written("/dev/sda", Some("sda"), 12e6));
+        assert!(f[0].title.contains("13.0 s"), "{}", f[0].title);
+        assert!(
+            f[0].rationale.contains("on sda (/srv/nas)"),
+            "{}",
+            f[0].rationale
+        );
+        // Measured in this run (check): no stored run to name.
+        let mut m = written("/srv/nas", None, 12e6);
+        m.disk[0].measured_by = None;
+        let f = run_measured(&DIRTY_USB, &snap, &m);
+        assert!(
+            f[0].rationale.contains("/srv/nas (/srv/nas) in this run"),
+            "{}",
+            f[0].rationale
+        );
+
+        // A figure of another filesystem is not this disk's: assumed, and said so.
+        let f = run_measured(&DIRTY_USB, &snap, &written("/", Some("mmcblk0p2"), 95e6));
+        assert!(
+            f[0].rationale
+                .contains("an assumed 30 MB/s (a USB 2.0 hard disk; not measured: run 'nastune bench disk /srv/nas' to measure)"),
+            "{}",
+            f[0].rationale
+        );
     }
 
     #[test]

@@ -227,6 +227,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let paths = bottleneck::analyse(&snapshot, &measurements);
     let findings = advise::evaluate(&advise::Context {
         snapshot: &snapshot,
+        measurements: &measurements,
     });
     let doc = CheckDoc {
         schema_version: SCHEMA_VERSION,

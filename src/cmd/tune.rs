@@ -198,9 +198,7 @@ pub(crate) fn make_plan(sel: &SelectArgs, root: &Root) -> anyhow::Result<plan::P
     // Findings are needed unless only --set changes were asked for.
     if !sel.ids.is_empty() || sel.sets.is_empty() {
         let snapshot = crate::probe::probe(root);
-        let findings = crate::advise::evaluate(&crate::advise::Context {
-            snapshot: &snapshot,
-        });
+        let findings = crate::advise::evaluate(&crate::advise::Context::unmeasured(&snapshot));
         sources = plan::select(&findings, &sel.ids, !sel.sets.is_empty())?;
     }
     for s in &sel.sets {

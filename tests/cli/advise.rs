@@ -126,3 +126,88 @@ fn oldguide_box_is_flagged_end_to_end() {
         assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
     }
 }
+
+/// A real `bench disk` run, stored as if it had measured the USB filesystem of
+/// the rpi2-luks box (its host id, /srv/nas on dm-0): `advise --root` of that
+/// box then weighs the dirty limit against the measured speed and names the run.
+#[test]
+fn dirty_limit_rule_uses_the_write_speed_a_stored_bench_measured() {
+    use nastune::store::{RunKind, Store};
+    let (t, boxdir) = crate::tune::copy_box("rpi2-luks");
+    // 1 TB of dirty data is more than 5 s of any disk's writes: the rule fires
+    // whatever this machine's disk measures.
+    std::fs::write(boxdir.join("proc/sys/vm/dirty_bytes"), "1000000000000\n").unwrap();
+    let data = t.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let o = run_with_db(
+        t.path(),
+        &[
+            "bench",
+            "disk",
+            "--rw",
+            "write",
+            "--bs",
+            "1m",
+            "--runtime",
+            "1",
+            "--size",
+            "8M",
+            "--json",
+            data.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let db = t.path().join("nastune.db");
+    let store = Store::open(&db).unwrap();
+    let live = store
+        .runs_of(Some(RunKind::BenchDisk), 1)
+        .unwrap()
+        .remove(0);
+    let mut doc = store.load(live.id).unwrap().disk().unwrap().clone();
+    doc.target.path = "/srv/nas/nastune-bench.tmp".into();
+    doc.target.device = Some("dm-0".into());
+    let host = nastune::probe::host::read_host_id(&nastune::root::Root::tree(&boxdir).unwrap());
+    let run = store
+        .begin_run(RunKind::BenchDisk, &host, &live.command)
+        .unwrap();
+    store.save(run, &doc).unwrap();
+    store.finish_run(run, "ok").unwrap();
+    drop(store);
+    let written = doc.tests[0].write.as_ref().unwrap().bw_bytes;
+    let mb = (written / 1e6).round().max(1.0) as u64;
+
+    let o = run_with_db(
+        t.path(),
+        &["advise", "--json", "--root", boxdir.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "advise: using measurements of bench-disk run {run}"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let finding = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "dirty-limit-for-usb-disk")
+        .unwrap_or_else(|| panic!("no dirty-limit finding in {v}"));
+    let rationale = finding["rationale"].as_str().unwrap();
+    assert!(
+        rationale.contains(&format!(
+            "the measured {mb} MB/s sequential write on dm-0 (/srv/nas) by bench disk run {run}"
+        )),
+        "{rationale}"
+    );
+    let dirty = finding["recommendation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["key"] == "vm.dirty_bytes")
+        .unwrap();
+    assert_eq!(dirty["value"], (mb * 3_000_000).to_string());
+}
