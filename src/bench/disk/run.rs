@@ -318,10 +318,11 @@ pub fn run_test(
     let secs = elapsed.as_secs_f64().max(1e-9);
     let per_io = |ns: u64| (ios > 0).then(|| ns as f64 / ios as f64);
     let mut notes = Vec::new();
-    if b.engine != EngineKind::Null && w.iodepth > 1 && b.engine == EngineKind::Psync {
+    let registered = engine::entry(b.engine);
+    if registered.caps.does_io && !registered.caps.queues && w.iodepth > 1 {
         notes.push(format!(
-            "psync runs one I/O at a time: --iodepth {} had no effect",
-            w.iodepth
+            "{} runs one I/O at a time: --iodepth {} had no effect",
+            registered.name, w.iodepth
         ));
     }
     if let Some(v) = &verify
