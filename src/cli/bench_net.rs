@@ -112,11 +112,15 @@ impl BenchNetArgs {
             response_bytes: self.response_size,
         });
         let copy = self.copy || self.udp;
-        let base = Plan::tcp(
-            self.host.as_deref().unwrap_or_default(),
-            self.port,
-            self.time,
-        );
+        let base = if self.loopback {
+            Plan::loopback(self.time)
+        } else {
+            Plan::tcp(
+                self.host.as_deref().unwrap_or_default(),
+                self.port,
+                self.time,
+            )
+        };
         Ok(Plan {
             loopback: self.loopback,
             client: ClientConfig {

@@ -101,3 +101,69 @@ impl CheckArgs {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{BenchCommand, Cli, Command};
+
+    fn parse(argv: &[&str]) -> Command {
+        let mut full = vec!["nastune"];
+        full.extend_from_slice(argv);
+        Cli::try_parse_from(full).unwrap().command
+    }
+
+    #[test]
+    fn the_disk_plan_is_what_bench_disk_plans_for_the_same_request() {
+        let Command::Check(check) = parse(&["check", "--disk-seconds", "2", "--dir", "/"]) else {
+            panic!("not check");
+        };
+        let Command::Bench(bench) = parse(&[
+            "bench",
+            "disk",
+            "--suite",
+            "quick",
+            "--runtime",
+            "2s",
+            "--ramp-time",
+            "500ms",
+            "--size",
+            "256M",
+            "/",
+        ]) else {
+            panic!("not bench");
+        };
+        let BenchCommand::Disk(disk) = bench.command else {
+            panic!("not bench disk");
+        };
+        let plan = check.plan().unwrap();
+        assert_eq!(plan.disk, Some(disk.plan().unwrap()));
+        assert_eq!(plan.disk.unwrap().size, Some(256 << 20));
+    }
+
+    #[test]
+    fn the_net_plans_are_what_bench_net_plans_for_the_same_request() {
+        let Command::Check(check) = parse(&["check", "--skip-disk", "--peer", "nas"]) else {
+            panic!("not check");
+        };
+        let net = |argv: &[&str]| {
+            let Command::Bench(b) = parse(argv) else {
+                panic!("not bench");
+            };
+            let BenchCommand::Net(n) = b.command else {
+                panic!("not bench net");
+            };
+            n.plan().unwrap()
+        };
+        let plan = check.plan().unwrap();
+        assert!(plan.disk.is_none());
+        let want = net(&["bench", "net", "--loopback", "-t", "2"]);
+        let got = plan.loopback.unwrap();
+        assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        let (peer, got) = plan.peer.unwrap();
+        let want = net(&["bench", "net", "nas", "-t", "5"]);
+        assert_eq!(peer, "nas");
+        assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    }
+}
