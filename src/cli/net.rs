@@ -1,10 +1,14 @@
 //! `nastune net serve`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
 use super::values;
+use crate::net::params::Caps;
+use crate::net::server::{ServeConfig, Timeouts};
+use crate::net::{allow, auth, handshake};
 
 pub const LONG_ABOUT: &str = "Network services for tests from other machines.\n\nExamples:\n  \
 nastune net serve                      # port 5201, 2 sessions, private peers only\n  \
@@ -57,4 +61,35 @@ pub struct NetServeArgs {
     /// Exit after this many sessions (for scripts and tests)
     #[arg(long, value_name = "N", value_parser = values::whole("sessions", 1..=1_000_000))]
     pub sessions: Option<u32>,
+}
+
+impl NetServeArgs {
+    /// The server's limits, peers and key; reads the --psk-file.
+    pub fn plan(&self) -> anyhow::Result<ServeConfig> {
+        let psk = match &self.psk_file {
+            Some(p) => Some(auth::load_psk(p)?),
+            None => None,
+        };
+        let allow = if self.allow.is_empty() {
+            allow::default_allow()
+        } else {
+            self.allow.clone()
+        };
+        Ok(ServeConfig {
+            caps: Caps {
+                max_duration_secs: self.max_duration,
+                max_streams: self.max_streams,
+                max_bitrate: self.max_bitrate.unwrap_or(0),
+            },
+            max_sessions: self.max_sessions as usize,
+            allow,
+            psk,
+            timeouts: Timeouts {
+                handshake: Duration::from_secs(self.handshake_timeout.into()),
+                ..Timeouts::default()
+            },
+            max_pending: handshake::MAX_PENDING,
+            max_pending_per_addr: handshake::MAX_PENDING_PER_ADDR,
+        })
+    }
 }

@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 
 use crate::tune::export::ExportFormat;
 use crate::tune::trial::workload::TrialWorkload;
+use crate::tune::trial::{PlanError, TrialPlan};
 
 pub const LONG_ABOUT: &str = "Turn findings into changes, apply them journaled, verify \
 and roll them back.\n\n\
@@ -203,6 +204,18 @@ pub struct ExportArgs {
     /// Directory to write the files into ('-': stdout, each file after a '# ==> path <==' line)
     #[arg(long, short = 'o', default_value = "-", value_name = "DIR")]
     pub output: PathBuf,
+}
+
+impl TryArgs {
+    /// The trial: --runs on each side in ABBA blocks, judged at --confidence
+    /// in the direction the workload's metric improves.
+    pub fn plan(&self) -> Result<TrialPlan, PlanError> {
+        let mut plan = TrialPlan::new(self.runs, true, self.bench.kind.metric().better);
+        plan.confidence = self.confidence;
+        plan.min_gain_pct = self.min_gain;
+        plan.validate()?;
+        Ok(plan)
+    }
 }
 
 #[cfg(test)]

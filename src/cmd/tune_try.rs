@@ -18,7 +18,7 @@ use crate::root::Root;
 use crate::store::Store;
 use crate::tune::action::{self, Action, read_current, restore_runtime, selected_value};
 use crate::tune::plan::{Plan, PlanItem, Status};
-use crate::tune::trial::{self, TrialError, TrialPlan, TryReport, Verdict};
+use crate::tune::trial::{self, TrialError, TryReport, Verdict};
 use crate::tune::{apply, deadman, rollback};
 use anyhow::Context as _;
 
@@ -196,10 +196,7 @@ impl Switch<'_> {
 pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let store = need_store(global, "try")?;
     let metric = a.bench.kind.metric();
-    let mut trial_plan = TrialPlan::new(a.runs, true, metric.better);
-    trial_plan.confidence = a.confidence;
-    trial_plan.min_gain_pct = a.min_gain;
-    trial_plan.validate()?;
+    let trial_plan = a.plan()?;
     let root = open_root(&a.root)?;
     let select = SelectArgs {
         ids: a.id.iter().cloned().collect(),
