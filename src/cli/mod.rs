@@ -1,5 +1,11 @@
 //! The command line: one clap definition that also produces the man page and the
 //! shell completions (`nastune generate`).
+//!
+//! One file per command (or group): its Args, its long help and, for the
+//! commands that run an engine, `plan()`, where the flags' defaults and checks
+//! turn into the plan the engine takes (`bench::disk::Plan`, `net::plan::Plan`,
+//! `crypto::Settings`, `http::Plan`, …). Nothing here runs anything; the
+//! commands in src/cmd/ do, and only this module and cmd/ know about clap Args.
 
 use std::path::PathBuf;
 

@@ -1,7 +1,9 @@
 //! Engines are plug-ins, as in fio: each one queues reads and writes against a
 //! file descriptor using buffers from a [`Buffers`] pool and reports completions.
-//! Capability flags tell the job loop what an engine can do (queue depth > 1,
-//! registered buffers). `psync` and `null` are always built; `io_uring` only with
+//! Every engine is one entry of [`ENGINES`]: its name, its capability flags
+//! (queue depth > 1, registered buffers, real I/O), whether it can run here and
+//! how to open it; the job loop and the test runner decide by capabilities,
+//! never by engine. `psync` and `null` are always built; `io_uring` only with
 //! the `io-uring` cargo feature.
 
 use std::io;
