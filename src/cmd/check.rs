@@ -2,91 +2,30 @@
 //! directory, crypto, and what else is cheap), advise, and a short ranked summary
 //! naming the bottleneck of each data path. Everything is saved as one run.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use clap::{Args, Parser};
-
+use crate::advise;
 use crate::advise::bottleneck;
-use crate::advise::{self, Severity};
-use crate::bench::crypto;
+use crate::bench::{crypto, disk};
 use crate::cli::GlobalArgs;
+use crate::cli::check::CheckArgs;
+use crate::net::{self, plan::done_fraction};
 use crate::probe;
 use crate::root::Root;
 use crate::store::{Doc, RunDocs};
 
 pub use crate::advise::check::{CheckDoc, SCHEMA_VERSION};
 
-pub const LONG_ABOUT: &str = "The main job: inventory the box, measure what is cheap to \
-measure (sequential and random I/O in a temporary file in --dir, cipher speed at dm-crypt's \
-request size, this box's loopback TCP ceiling, and the network to --peer when given), then list the findings and name the slowest stage of each data path with its \
-number (network, TCP stack, crypto, storage). Takes about a minute; everything is saved in the \
-store.\n\nExit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage or runtime error, 130 \
-interrupted.\n\nExamples:\n  nastune check\n  nastune check --dir /srv --json\n  \
-nastune check --skip-disk --fail-on warning";
-
-#[derive(Debug, Args)]
-pub struct CheckArgs {
-    /// Directory for the disk tests (a temporary file is created and removed there)
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub dir: PathBuf,
-    /// Measured seconds per disk test (four tests)
-    #[arg(long, value_name = "SECS", default_value_t = 3,
-          value_parser = crate::cli::values::whole("seconds", 1..=60))]
-    pub disk_seconds: u32,
-    /// Size of the temporary disk test file
-    #[arg(long, value_name = "BYTES", default_value = "256M")]
-    pub disk_size: String,
-    /// Do not run the disk tests
-    #[arg(long)]
-    pub skip_disk: bool,
-    /// Do not run the cipher tests
-    #[arg(long)]
-    pub skip_crypto: bool,
-    /// Also measure the network against this host running 'nastune net serve' or 'iperf3 -s'
-    #[arg(long, value_name = "HOST")]
-    pub peer: Option<String>,
-    /// Do not measure the loopback TCP ceiling
-    #[arg(long)]
-    pub skip_tcp: bool,
-    /// Print the versioned JSON document instead of the summary
-    #[arg(long)]
-    pub json: bool,
-    /// Exit with status 1 when a finding is at or above this severity
-    #[arg(long, value_enum, value_name = "SEVERITY")]
-    pub fail_on: Option<Severity>,
-}
-
-/// Parses `bench net` arguments the way the command line would.
-#[derive(Parser)]
-struct NetCommand {
-    #[command(flatten)]
-    args: crate::cli::BenchNetArgs,
-}
-
 /// Runs one network test for `check`; the document, or why there is none.
 /// `progress` gets the share of the test done after each interval.
 fn net_test(
-    argv: &[&str],
+    plan: &net::plan::Plan,
     progress: &mut dyn FnMut(f64),
-) -> Result<crate::net::doc::NetReport, String> {
-    let args = NetCommand::try_parse_from(argv)
-        .map_err(|e| e.to_string().trim().to_string())?
-        .args;
-    let (_, outcome) = super::bench_net::measure(&args, &mut |i| {
-        progress(super::bench_net::done_fraction(i, &args))
-    })
-    .map_err(|e| format!("{e:#}"))?;
-    outcome.map_err(|e| format!("{e:#}"))
-}
-
-/// Parses `bench disk` arguments the way the command line would, so `check`
-/// gets exactly the defaults and validation of `nastune bench disk`.
-#[derive(Parser)]
-struct DiskCommand {
-    #[command(flatten)]
-    args: super::bench_disk::DiskArgs,
+) -> Result<net::doc::NetReport, String> {
+    let cfg = plan.start().map_err(|e| e.to_string())?;
+    net::client::run(&cfg, &mut |i| progress(done_fraction(i, &cfg)))
+        .map_err(|e| format!("{:#}", anyhow::Error::from(e)))
 }
 
 /// The progress bar of `check`: one share per measuring phase.
@@ -126,32 +65,7 @@ impl Phases {
 
 pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let disk_args = if args.skip_disk {
-        None
-    } else {
-        // Absolute, so the bottleneck analysis finds the filesystem it measured.
-        let dir = std::fs::canonicalize(&args.dir)
-            .map_err(|e| anyhow::anyhow!("--dir '{}': {e}", args.dir.display()))?
-            .to_string_lossy()
-            .into_owned();
-        let runtime = format!("{}s", args.disk_seconds);
-        Some(
-            DiskCommand::try_parse_from([
-                "disk",
-                "--suite",
-                "quick",
-                "--runtime",
-                &runtime,
-                "--ramp-time",
-                "500ms",
-                "--size",
-                &args.disk_size,
-                &dir,
-            ])
-            .map_err(|e| anyhow::anyhow!("--dir/--disk-size: {}", e.to_string().trim()))?
-            .args,
-        )
-    };
+    let plan = args.plan()?;
     let store = super::open_store(global)?;
     let root = Root::live();
     let snapshot = probe::probe(&root);
@@ -160,62 +74,50 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let mut not_measured = Vec::new();
     let mut phases = Phases::new(
         [
-            disk_args.is_some(),
-            !args.skip_crypto,
-            !args.skip_tcp,
-            args.peer.is_some(),
+            plan.disk.is_some(),
+            plan.crypto.is_some(),
+            plan.loopback.is_some(),
+            plan.peer.is_some(),
         ]
         .into_iter()
         .filter(|on| *on)
         .count(),
     );
-    if let Some(disk_args) = &disk_args {
+    if let Some(disk_plan) = &plan.disk {
         phases.start(&format!("disk under '{}'", args.dir.display()));
         // The disk bench draws its own bar, one test at a time.
         phases.bar.clear();
-        match super::bench_disk::measure(disk_args) {
+        match disk::measure(disk_plan) {
             Ok(Some(doc)) if !doc.interrupted => docs.push(Doc::Disk(Box::new(doc))),
             Ok(_) => {
                 eprintln!("nastune: interrupted; temporary files removed");
                 return Ok(ExitCode::from(crate::bench::interrupt::EXIT_CODE));
             }
-            Err(e) => not_measured.push(format!("disk: {e:#}")),
+            Err(e) => not_measured.push(format!("disk: {:#}", anyhow::Error::from(e))),
         }
     } else {
         not_measured.push("disk: skipped (--skip-disk)".into());
     }
-    if args.skip_crypto {
-        not_measured.push("crypto: skipped (--skip-crypto)".into());
-    } else {
+    if let Some(settings) = &plan.crypto {
         phases.start("ciphers");
-        let settings = crypto::Settings {
-            duration: Duration::from_millis(100),
-            sizes: vec![4096],
-            depth: 1,
-            filters: Vec::new(),
-            argon2_max_kib: 64,
-            kdf: false,
-        };
-        let report = crypto::run(&settings, &root, &mut |step, f| phases.within(step, f));
+        let report = crypto::run(settings, &root, &mut |step, f| phases.within(step, f));
         docs.push(Doc::Crypto(Box::new(report)));
+    } else {
+        not_measured.push("crypto: skipped (--skip-crypto)".into());
     }
 
-    if args.skip_tcp {
-        not_measured.push("tcp: skipped (--skip-tcp)".into());
-    } else {
+    if let Some(loopback) = &plan.loopback {
         phases.start("loopback TCP ceiling");
-        match net_test(&["net", "--loopback", "-t", "2", "--json"], &mut |f| {
-            phases.within("", f)
-        }) {
+        match net_test(loopback, &mut |f| phases.within("", f)) {
             Ok(doc) => docs.push(Doc::Net(Box::new(doc))),
             Err(e) => not_measured.push(format!("tcp loopback: {e}")),
         }
+    } else {
+        not_measured.push("tcp: skipped (--skip-tcp)".into());
     }
-    if let Some(peer) = &args.peer {
+    if let Some((peer, peer_plan)) = &plan.peer {
         phases.start(&format!("network to '{peer}'"));
-        match net_test(&["net", peer, "-t", "5", "--json"], &mut |f| {
-            phases.within("", f)
-        }) {
+        match net_test(peer_plan, &mut |f| phases.within("", f)) {
             Ok(doc) => docs.push(Doc::Net(Box::new(doc))),
             Err(e) => not_measured.push(format!("network to '{peer}': {e}")),
         }

@@ -4,43 +4,18 @@ use std::net::{SocketAddr, TcpListener};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
 
 use anyhow::Context;
 
 use crate::cli::NetServeArgs;
-use crate::net::{allow, auth, handshake, params::Caps, server};
+use crate::net::server;
 
 pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
-    let psk = match &args.psk_file {
-        Some(p) => Some(auth::load_psk(p)?),
-        None => None,
-    };
-    let allow = if args.allow.is_empty() {
-        allow::default_allow()
-    } else {
-        args.allow.clone()
-    };
+    let cfg = args.plan()?;
     let addr = SocketAddr::new(args.bind, args.port);
     let listener = TcpListener::bind(addr).with_context(|| {
         format!("cannot listen on '{addr}'; is another server (iperf3 -s?) using the port? try -p")
     })?;
-    let cfg = server::ServeConfig {
-        caps: Caps {
-            max_duration_secs: args.max_duration,
-            max_streams: args.max_streams,
-            max_bitrate: args.max_bitrate.unwrap_or(0),
-        },
-        max_sessions: args.max_sessions as usize,
-        allow,
-        psk,
-        timeouts: server::Timeouts {
-            handshake: Duration::from_secs(args.handshake_timeout.into()),
-            ..server::Timeouts::default()
-        },
-        max_pending: handshake::MAX_PENDING,
-        max_pending_per_addr: handshake::MAX_PENDING_PER_ADDR,
-    };
     eprintln!(
         "nastune net serve: listening on '{}' (TCP and UDP), {} sessions at once, auth: {}, allowed: {}",
         listener.local_addr()?,

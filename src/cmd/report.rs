@@ -1,41 +1,15 @@
 //! `nastune report [RUN...] --html FILE | --markdown FILE`: stored runs as a
 //! page to look at or a post to paste.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
-use clap::Args;
-
 use crate::cli::GlobalArgs;
+use crate::cli::report::ReportArgs;
 use crate::report::counter_series::{self, CounterSeries};
 use crate::report::runs::ReportRun;
 use crate::store::{RunId, Store};
 use crate::watch::points::WatchPoint;
-
-pub const LONG_ABOUT: &str = "Write stored runs as one self-contained HTML file (inline CSS \
-and SVG charts; no script, no network: it opens anywhere and can be mailed) or as Markdown \
-for a forum post.\n\nThe page shows the box (from a probe snapshot), the findings of an \
-advise run, the bottleneck when one was named, bar charts per benchmark with one bar per run \
-(give the before and after runs to see the change), latency percentile curves, and for a \
-watch run every counter that moved over time (increase since the first sample, wraps and \
-resets marked; at most 500 points per chart). Markdown gives the same as tables. Without RUN \
-the newest stored run is used.\n\nExamples:\n  nastune report --html \
-box.html\n  nastune report 3 7 9 --html before-after.html\n  nastune report 7 --markdown post.md\n  nastune history list --kind watch && nastune report 12 --html counters.html";
-
-#[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("format").required(true).args(["html", "markdown"])))]
-pub struct ReportArgs {
-    /// Run ids to include (from `history list`) [default: the newest run]
-    #[arg(value_parser = crate::cli::values::run_id)]
-    pub runs: Vec<RunId>,
-    /// Write the HTML page to FILE ('-' for stdout)
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// Write Markdown to FILE ('-' for stdout)
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-}
+use anyhow::{Context, bail};
 
 pub fn run(args: &ReportArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let Some(store) = super::open_store_to_read(global)? else {

@@ -2,28 +2,15 @@
 //! sysctl.d file, udev rules, a TuneD profile, Ansible tasks), to stdout or into
 //! a directory. Nothing on the system is written.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
-use clap::Args;
-
-use super::tune::{SelectArgs, make_plan, open_root};
+use super::tune::{make_plan, open_root};
 use crate::advise::Change;
-use crate::tune::export::{self, ExportFile, ExportFormat};
+use crate::cli::tune::ExportArgs;
+use crate::tune::export::{self, ExportFile};
 use crate::tune::plan::{Plan, PlanItem, Status};
-
-#[derive(Debug, Args)]
-pub struct ExportArgs {
-    #[command(flatten)]
-    pub select: SelectArgs,
-    /// What to write
-    #[arg(long, value_enum)]
-    pub format: ExportFormat,
-    /// Directory to write the files into ('-': stdout, each file after a '# ==> path <==' line)
-    #[arg(long, short = 'o', default_value = "-", value_name = "DIR")]
-    pub output: PathBuf,
-}
+use anyhow::Context as _;
 
 /// The change of an item with the value apply would write (validated and
 /// normalised, e.g. whitespace runs of a multi-value sysctl made one space).
@@ -88,6 +75,7 @@ pub fn run(a: &ExportArgs) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::*;
     use crate::root::Root;
+    use crate::tune::export::ExportFormat;
     use crate::tune::plan::{build, manual, parse_set};
 
     #[test]

@@ -6,67 +6,20 @@
 //! network changes are confirmed) or revert (the session is rolled back).
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context as _;
-use clap::Args;
-
-use super::tune::{SelectArgs, ask, json, make_plan, need_store, open_root};
+use super::tune::{ask, json, make_plan, need_store, open_root};
 use crate::cli::GlobalArgs;
+use crate::cli::tune::{SelectArgs, TryArgs};
 use crate::report::{tune_text, tune_try_text};
 use crate::root::Root;
 use crate::store::Store;
 use crate::tune::action::{self, Action, read_current, restore_runtime, selected_value};
 use crate::tune::plan::{Plan, PlanItem, Status};
-use crate::tune::trial::workload::TrialWorkload;
-use crate::tune::trial::{self, TrialError, TrialPlan, TryReport, Verdict};
+use crate::tune::trial::{self, TrialError, TryReport, Verdict};
 use crate::tune::{apply, deadman, rollback};
-
-#[derive(Debug, Args)]
-pub struct TryArgs {
-    /// The change to try: a rule id or finding number (from 'tune plan') that recommends one change
-    #[arg(required_unless_present = "set", conflicts_with = "set")]
-    pub id: Option<String>,
-    /// Or a change of your own: sysctl:KEY=VALUE or sysfs:PATH=VALUE (PATH below /sys)
-    #[arg(long, value_name = "SETTING=VALUE")]
-    pub set: Option<String>,
-    /// What to measure, KIND:PATH: seq-read or rand-read (direct I/O, which read-ahead does not
-    /// touch), or buffered-seq-read (through the emptied page cache: the one a
-    /// queue/read_ahead_kb change needs); PATH is a block device, a file or a directory
-    #[arg(long, value_name = "KIND:PATH")]
-    pub bench: TrialWorkload,
-    /// Measurements on each side (without and with the change)
-    #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::cli::values::whole("runs", 2..=1000))]
-    pub runs: u32,
-    /// Length of one measurement (1s, 500ms)
-    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_runtime)]
-    pub runtime: Duration,
-    /// Two-sided confidence of the interval of the difference
-    #[arg(long, default_value_t = 0.95, value_name = "P", value_parser = crate::cli::values::real("(a probability)", 0.5..=1.0))]
-    pub confidence: f64,
-    /// Keep the change only if the mean gains at least this many percent
-    #[arg(long, default_value_t = 0.0, value_name = "PERCENT", value_parser = crate::cli::values::real("percent", -100.0..=1000.0))]
-    pub min_gain: f64,
-    /// Work on this tree (with proc/, sys/, etc/) instead of /; the workload still runs on PATH
-    #[arg(long, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-    /// Try without asking
-    #[arg(long, short = 'y')]
-    pub yes: bool,
-    /// Print JSON instead of text
-    #[arg(long)]
-    pub json: bool,
-}
-
-fn parse_runtime(s: &str) -> Result<Duration, String> {
-    let d = crate::bench::disk::workload::parse_duration(s).map_err(|e| e.to_string())?;
-    if d < Duration::from_millis(10) || d > Duration::from_secs(3600) {
-        return Err(format!("'{s}' is out of range: use 10ms to 1h"));
-    }
-    Ok(d)
-}
+use anyhow::Context as _;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TryError {
@@ -236,10 +189,7 @@ impl Switch<'_> {
 pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let store = need_store(global, "try")?;
     let metric = a.bench.kind.metric();
-    let mut trial_plan = TrialPlan::new(a.runs, true, metric.better);
-    trial_plan.confidence = a.confidence;
-    trial_plan.min_gain_pct = a.min_gain;
-    trial_plan.validate()?;
+    let trial_plan = a.plan()?;
     let root = open_root(&a.root)?;
     let select = SelectArgs {
         ids: a.id.iter().cloned().collect(),
@@ -404,12 +354,5 @@ mod tests {
             e.starts_with("'ethtool:eth0:tso' is an ethtool change"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn runtimes_are_bounded() {
-        assert_eq!(parse_runtime("2s"), Ok(Duration::from_secs(2)));
-        assert!(parse_runtime("1ms").unwrap_err().contains("'1ms'"));
-        assert!(parse_runtime("2h").is_err());
     }
 }

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod fuzz;
 pub mod handshake;
 pub mod params;
+pub mod plan;
 pub mod protocol;
 pub mod results;
 pub mod rr;

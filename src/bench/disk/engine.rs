@@ -1,7 +1,9 @@
 //! Engines are plug-ins, as in fio: each one queues reads and writes against a
 //! file descriptor using buffers from a [`Buffers`] pool and reports completions.
-//! Capability flags tell the job loop what an engine can do (queue depth > 1,
-//! registered buffers). `psync` and `null` are always built; `io_uring` only with
+//! Every engine is one entry of [`ENGINES`]: its name, its capability flags
+//! (queue depth > 1, registered buffers, real I/O), whether it can run here and
+//! how to open it; the job loop and the test runner decide by capabilities,
+//! never by engine. `psync` and `null` are always built; `io_uring` only with
 //! the `io-uring` cargo feature.
 
 use std::io;
@@ -59,12 +61,80 @@ pub enum EngineKind {
 
 impl EngineKind {
     pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::IoUring => "io_uring",
-            EngineKind::Psync => "psync",
-            EngineKind::Null => "null",
-        }
+        entry(self).name
     }
+}
+
+/// One engine in [`ENGINES`]: what it is called, what it can do, whether this
+/// box and build can run it, and how to open it for a job.
+pub struct Registered {
+    pub kind: EngineKind,
+    pub name: &'static str,
+    /// What the engine can do at best (an io_uring may still fail to register buffers).
+    pub caps: Caps,
+    /// `Ok` when the engine can run here; the error says why not.
+    pub available: fn() -> io::Result<()>,
+    pub open: fn(std::fs::File, Buffers) -> io::Result<Box<dyn Engine + Send>>,
+}
+
+/// Every engine, the default first. Adding one is an entry here, a variant of
+/// [`EngineKind`] and its module.
+pub const ENGINES: &[Registered] = &[
+    Registered {
+        kind: EngineKind::IoUring,
+        name: "io_uring",
+        caps: Caps {
+            queues: true,
+            fixed_buffers: true,
+            does_io: true,
+        },
+        available: probe_uring,
+        open: open_uring,
+    },
+    Registered {
+        kind: EngineKind::Psync,
+        name: "psync",
+        caps: Caps {
+            queues: false,
+            fixed_buffers: false,
+            does_io: true,
+        },
+        available: always,
+        open: |file, bufs| Ok(Box::new(super::psync::Psync::new(file, bufs))),
+    },
+    Registered {
+        kind: EngineKind::Null,
+        name: "null",
+        caps: Caps {
+            queues: true,
+            fixed_buffers: false,
+            does_io: false,
+        },
+        available: always,
+        open: |file, bufs| {
+            drop(file);
+            Ok(Box::new(super::null::Null::new(bufs)))
+        },
+    },
+];
+
+fn always() -> io::Result<()> {
+    Ok(())
+}
+
+/// The table entry of `kind`.
+pub fn entry(kind: EngineKind) -> &'static Registered {
+    // Every kind has an entry (a test checks it); the first is a safe default.
+    ENGINES
+        .iter()
+        .find(|e| e.kind == kind)
+        .unwrap_or(&ENGINES[0])
+}
+
+/// The engine to run: the one asked for, checked, or the default with its fallback.
+pub fn choose(requested: Option<EngineKind>) -> Result<(EngineKind, Option<String>), EngineError> {
+    let available = entry(requested.unwrap_or(ENGINES[0].kind)).available;
+    decide(requested, available())
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -137,29 +207,24 @@ pub fn open(
     file: std::fs::File,
     bufs: Buffers,
 ) -> io::Result<Box<dyn Engine + Send>> {
-    match kind {
-        EngineKind::Psync => Ok(Box::new(super::psync::Psync::new(file, bufs))),
-        EngineKind::Null => {
-            drop(file);
-            Ok(Box::new(super::null::Null::new(bufs)))
-        }
-        EngineKind::IoUring => {
-            if let Some(e) = forced_uring_error() {
-                return Err(e);
-            }
-            #[cfg(feature = "io-uring")]
-            {
-                Ok(Box::new(super::uring::Uring::new(file, bufs)?))
-            }
-            #[cfg(not(feature = "io-uring"))]
-            {
-                let _ = (file, bufs);
-                Err(io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    "built without io_uring",
-                ))
-            }
-        }
+    (entry(kind).open)(file, bufs)
+}
+
+fn open_uring(file: std::fs::File, bufs: Buffers) -> io::Result<Box<dyn Engine + Send>> {
+    if let Some(e) = forced_uring_error() {
+        return Err(e);
+    }
+    #[cfg(feature = "io-uring")]
+    {
+        Ok(Box::new(super::uring::Uring::new(file, bufs)?))
+    }
+    #[cfg(not(feature = "io-uring"))]
+    {
+        let _ = (file, bufs);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "built without io_uring",
+        ))
     }
 }
 
@@ -174,6 +239,32 @@ mod tests {
 
     fn errno(n: i32) -> Result<(), io::Error> {
         Err(io::Error::from_raw_os_error(n))
+    }
+
+    #[test]
+    fn every_kind_has_one_entry_under_its_own_name() {
+        use clap::ValueEnum;
+        for kind in EngineKind::value_variants() {
+            let found: Vec<_> = ENGINES.iter().filter(|e| e.kind == *kind).collect();
+            assert_eq!(found.len(), 1, "{kind:?}");
+            let cli_name = kind.to_possible_value().map(|v| v.get_name().to_string());
+            assert_eq!(cli_name.as_deref(), Some(found[0].name));
+        }
+        assert!((entry(EngineKind::Psync).available)().is_ok());
+        assert!(!entry(EngineKind::Psync).caps.queues);
+        assert!(!entry(EngineKind::Null).caps.does_io);
+    }
+
+    #[test]
+    fn an_engine_asked_for_by_name_is_used_as_is() {
+        assert_eq!(
+            choose(Some(EngineKind::Null)).unwrap(),
+            (EngineKind::Null, None)
+        );
+        assert_eq!(
+            choose(Some(EngineKind::Psync)).unwrap(),
+            (EngineKind::Psync, None)
+        );
     }
 
     #[test]

@@ -5,7 +5,9 @@
 pub mod buffers;
 pub mod engine;
 pub mod job;
+pub mod measure;
 pub mod null;
+pub mod plan;
 pub mod psync;
 pub mod run;
 pub mod safety;
@@ -26,6 +28,8 @@ use crate::bench::cpu::CpuUsage;
 use crate::bench::diskstats::{Layer, LayerIo};
 use crate::bench::histogram::{Histogram, REPORTED_PERCENTILES};
 
+pub use measure::{MeasureError, measure};
+pub use plan::{Plan, SuiteOptions};
 pub use workload::{Rw, Workload};
 
 /// Version of the JSON document (`--json` and the store).

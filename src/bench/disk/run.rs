@@ -261,6 +261,17 @@ fn spread(passes: &[PassSummary]) -> Option<Spread> {
     })
 }
 
+/// Said when the engine cannot keep several I/Os in flight but more were asked
+/// for; an engine doing no I/O measures only itself, so its depth means nothing.
+fn depth_note(engine: &engine::Registered, iodepth: u32) -> Option<String> {
+    (engine.caps.does_io && !engine.caps.queues && iodepth > 1).then(|| {
+        format!(
+            "{} runs one I/O at a time: --iodepth {iodepth} had no effect",
+            engine.name
+        )
+    })
+}
+
 /// Runs `loops` passes of a workload and summarises them.
 pub fn run_test(
     b: &Bench<'_>,
@@ -319,12 +330,7 @@ pub fn run_test(
     let secs = elapsed.as_secs_f64().max(1e-9);
     let per_io = |ns: u64| (ios > 0).then(|| ns as f64 / ios as f64);
     let mut notes = Vec::new();
-    if b.engine != EngineKind::Null && w.iodepth > 1 && b.engine == EngineKind::Psync {
-        notes.push(format!(
-            "psync runs one I/O at a time: --iodepth {} had no effect",
-            w.iodepth
-        ));
-    }
+    notes.extend(depth_note(engine::entry(b.engine), w.iodepth));
     if let Some(v) = &verify
         && v.mismatches > 0
     {
@@ -368,6 +374,19 @@ pub fn run_test(
 mod tests {
     use super::*;
     use crate::bench::histogram::Histogram;
+
+    #[test]
+    fn only_an_engine_without_a_queue_notes_an_ignored_depth() {
+        use super::engine::EngineKind;
+        let psync = engine::entry(EngineKind::Psync);
+        assert_eq!(
+            depth_note(psync, 32).as_deref(),
+            Some("psync runs one I/O at a time: --iodepth 32 had no effect")
+        );
+        assert_eq!(depth_note(psync, 1), None);
+        assert_eq!(depth_note(engine::entry(EngineKind::Null), 32), None);
+        assert_eq!(depth_note(engine::entry(EngineKind::IoUring), 32), None);
+    }
 
     #[test]
     fn spread_needs_two_passes() {

@@ -60,6 +60,15 @@ pub struct Settings {
     pub insecure: bool,
 }
 
+/// A whole `bench http` run: each mode against each URL (a second URL is
+/// compared against the first), all with the same settings.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub urls: Vec<target::Url>,
+    pub modes: Vec<ConnMode>,
+    pub settings: Settings,
+}
+
 /// The measurement of one URL in one connection mode.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {

@@ -1,0 +1,141 @@
+//! What `bench disk` runs: the target and the tests, validated before anything
+//! touches the target. Built from the command line (src/cli/bench_disk.rs) or by
+//! `check`, which asks for a suite directly.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::engine::EngineKind;
+use super::suites::{self, Planned, Suite};
+use super::workload::{Rw, Workload, WorkloadError};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Directory (a temporary file goes there), file or block device.
+    pub path: PathBuf,
+    /// The suite the tests come from; `None` for one custom test.
+    pub suite: Option<Suite>,
+    pub tests: Vec<Planned>,
+    /// Bytes of the target to use; for a directory, the temporary file's size.
+    pub size: Option<u64>,
+    /// The engine asked for; `None` picks the default (with its fallback).
+    pub engine: Option<EngineKind>,
+    /// The block device whose data may be overwritten (must be `path` itself).
+    pub destroy_data: Option<PathBuf>,
+    /// Passes per test.
+    pub loops: u32,
+}
+
+/// What a suite takes from the caller; the suite sets the rest of each workload.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SuiteOptions {
+    pub direct: bool,
+    pub runtime: Duration,
+    pub ramp_time: Duration,
+    pub verify: bool,
+}
+
+impl Default for SuiteOptions {
+    fn default() -> Self {
+        SuiteOptions {
+            direct: true,
+            runtime: suites::DEFAULT_RUNTIME,
+            ramp_time: suites::DEFAULT_RAMP,
+            verify: false,
+        }
+    }
+}
+
+impl Plan {
+    /// The tests of `suite` on `path`, one pass each, default engine and size.
+    pub fn suite(path: PathBuf, suite: Suite, opts: SuiteOptions) -> Result<Plan, WorkloadError> {
+        let base = Workload {
+            rw: Rw::Read,
+            rwmixread: 50,
+            bs: 4096,
+            iodepth: 1,
+            numjobs: 1,
+            direct: opts.direct,
+            runtime: opts.runtime,
+            ramp_time: opts.ramp_time,
+            fsync: 0,
+            fdatasync: 0,
+            end_fsync: false,
+            verify: opts.verify,
+        };
+        Plan::with_tests(path, Some(suite), suites::plan(suite, &base))
+    }
+
+    /// One custom test on `path`, named by its workload.
+    pub fn custom(path: PathBuf, workload: Workload) -> Result<Plan, WorkloadError> {
+        let test = Planned {
+            name: workload.label(),
+            workload,
+            special: None,
+        };
+        Plan::with_tests(path, None, vec![test])
+    }
+
+    fn with_tests(
+        path: PathBuf,
+        suite: Option<Suite>,
+        tests: Vec<Planned>,
+    ) -> Result<Plan, WorkloadError> {
+        for t in &tests {
+            t.workload.validate()?;
+        }
+        Ok(Plan {
+            path,
+            suite,
+            tests,
+            size: None,
+            engine: None,
+            destroy_data: None,
+            loops: 1,
+        })
+    }
+
+    /// Whether any test writes to the target.
+    pub fn writes(&self) -> bool {
+        self.tests.iter().any(|t| t.workload.rw.writes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suite_plan_takes_runtime_ramp_and_direct_from_the_options() {
+        let opts = SuiteOptions {
+            runtime: Duration::from_secs(3),
+            ramp_time: Duration::from_millis(500),
+            ..SuiteOptions::default()
+        };
+        let p = Plan::suite("/srv".into(), Suite::Quick, opts).unwrap();
+        assert_eq!(p.suite, Some(Suite::Quick));
+        assert_eq!(p.tests.len(), 4);
+        assert!(p.writes());
+        for t in &p.tests {
+            assert_eq!(t.workload.runtime, Duration::from_secs(3));
+            assert_eq!(t.workload.ramp_time, Duration::from_millis(500));
+            assert!(t.workload.direct);
+        }
+        assert_eq!((p.loops, p.engine, p.size), (1, None, None));
+    }
+
+    #[test]
+    fn a_custom_plan_is_validated() {
+        let quick = Plan::suite("/srv".into(), Suite::Quick, SuiteOptions::default()).unwrap();
+        let good = quick.tests[0].workload.clone();
+        let mut w = good.clone();
+        w.runtime = Duration::ZERO;
+        assert!(matches!(
+            Plan::custom("/srv".into(), w),
+            Err(WorkloadError::ZeroRuntime)
+        ));
+        let p = Plan::custom("/srv".into(), good.clone()).unwrap();
+        assert_eq!(p.tests[0].name, good.label());
+        assert_eq!(p.suite, None);
+    }
+}

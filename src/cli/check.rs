@@ -1,0 +1,169 @@
+//! `nastune check`.
+
+use std::path::PathBuf;
+
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::advise::Severity;
+use crate::bench::{crypto, disk};
+use crate::net;
+
+pub const LONG_ABOUT: &str = "The main job: inventory the box, measure what is cheap to \
+measure (sequential and random I/O in a temporary file in --dir, cipher speed at dm-crypt's \
+request size, this box's loopback TCP ceiling, and the network to --peer when given), then list the findings and name the slowest stage of each data path with its \
+number (network, TCP stack, crypto, storage). Takes about a minute; everything is saved in the \
+store.\n\nExit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage or runtime error, 130 \
+interrupted.\n\nExamples:\n  nastune check\n  nastune check --dir /srv --json\n  \
+nastune check --skip-disk --fail-on warning";
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Directory for the disk tests (a temporary file is created and removed there)
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// Measured seconds per disk test (four tests)
+    #[arg(long, value_name = "SECS", default_value_t = 3,
+          value_parser = crate::cli::values::whole("seconds", 1..=60))]
+    pub disk_seconds: u32,
+    /// Size of the temporary disk test file
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = super::bench_disk::size_arg)]
+    pub disk_size: u64,
+    /// Do not run the disk tests
+    #[arg(long)]
+    pub skip_disk: bool,
+    /// Do not run the cipher tests
+    #[arg(long)]
+    pub skip_crypto: bool,
+    /// Also measure the network against this host running 'nastune net serve' or 'iperf3 -s'
+    #[arg(long, value_name = "HOST")]
+    pub peer: Option<String>,
+    /// Do not measure the loopback TCP ceiling
+    #[arg(long)]
+    pub skip_tcp: bool,
+    /// Print the versioned JSON document instead of the summary
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with status 1 when a finding is at or above this severity
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<Severity>,
+}
+
+/// What `check` measures, each part `None` when skipped.
+#[derive(Debug, Clone)]
+pub struct CheckPlan {
+    pub disk: Option<disk::Plan>,
+    pub crypto: Option<crypto::Settings>,
+    pub loopback: Option<net::plan::Plan>,
+    /// The peer's name as given, and the test against it.
+    pub peer: Option<(String, net::plan::Plan)>,
+}
+
+impl CheckArgs {
+    /// The quick measurements: the `quick` disk suite with a short warm-up in a
+    /// temporary file in --dir, dm-crypt's request size one at a time, two
+    /// seconds of loopback TCP, five to the peer.
+    pub fn plan(&self) -> anyhow::Result<CheckPlan> {
+        let disk = if self.skip_disk {
+            None
+        } else {
+            // Absolute, so the bottleneck analysis finds the filesystem it measured.
+            let dir = std::fs::canonicalize(&self.dir)
+                .map_err(|e| anyhow::anyhow!("--dir '{}': {e}", self.dir.display()))?;
+            let opts = disk::SuiteOptions {
+                runtime: Duration::from_secs(u64::from(self.disk_seconds)),
+                ramp_time: Duration::from_millis(500),
+                ..disk::SuiteOptions::default()
+            };
+            let mut plan = disk::Plan::suite(dir, disk::suites::Suite::Quick, opts)?;
+            plan.size = Some(self.disk_size);
+            Some(plan)
+        };
+        let crypto = (!self.skip_crypto).then(|| crypto::Settings {
+            duration: Duration::from_millis(100),
+            sizes: vec![4096],
+            depth: 1,
+            filters: Vec::new(),
+            argon2_max_kib: 64,
+            kdf: false,
+        });
+        Ok(CheckPlan {
+            disk,
+            crypto,
+            loopback: (!self.skip_tcp).then(|| net::plan::Plan::loopback(2)),
+            peer: self.peer.as_ref().map(|p| {
+                (
+                    p.clone(),
+                    net::plan::Plan::tcp(p, net::plan::DEFAULT_PORT, 5),
+                )
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{BenchCommand, Cli, Command};
+
+    fn parse(argv: &[&str]) -> Command {
+        let mut full = vec!["nastune"];
+        full.extend_from_slice(argv);
+        Cli::try_parse_from(full).unwrap().command
+    }
+
+    #[test]
+    fn the_disk_plan_is_what_bench_disk_plans_for_the_same_request() {
+        let Command::Check(check) = parse(&["check", "--disk-seconds", "2", "--dir", "/"]) else {
+            panic!("not check");
+        };
+        let Command::Bench(bench) = parse(&[
+            "bench",
+            "disk",
+            "--suite",
+            "quick",
+            "--runtime",
+            "2s",
+            "--ramp-time",
+            "500ms",
+            "--size",
+            "256M",
+            "/",
+        ]) else {
+            panic!("not bench");
+        };
+        let BenchCommand::Disk(disk) = bench.command else {
+            panic!("not bench disk");
+        };
+        let plan = check.plan().unwrap();
+        assert_eq!(plan.disk, Some(disk.plan().unwrap()));
+        assert_eq!(plan.disk.unwrap().size, Some(256 << 20));
+    }
+
+    #[test]
+    fn the_net_plans_are_what_bench_net_plans_for_the_same_request() {
+        let Command::Check(check) = parse(&["check", "--skip-disk", "--peer", "nas"]) else {
+            panic!("not check");
+        };
+        let net = |argv: &[&str]| {
+            let Command::Bench(b) = parse(argv) else {
+                panic!("not bench");
+            };
+            let BenchCommand::Net(n) = b.command else {
+                panic!("not bench net");
+            };
+            n.plan().unwrap()
+        };
+        let plan = check.plan().unwrap();
+        assert!(plan.disk.is_none());
+        let want = net(&["bench", "net", "--loopback", "-t", "2"]);
+        let got = plan.loopback.unwrap();
+        assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        let (peer, got) = plan.peer.unwrap();
+        let want = net(&["bench", "net", "nas", "-t", "5"]);
+        assert_eq!(peer, "nas");
+        assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    }
+}

@@ -1,0 +1,142 @@
+//! The command line: one clap definition that also produces the man page and the
+//! shell completions (`nastune generate`).
+//!
+//! One file per command (or group): its Args, its long help and, for the
+//! commands that run an engine, `plan()`, where the flags' defaults and checks
+//! turn into the plan the engine takes (`bench::disk::Plan`, `net::plan::Plan`,
+//! `crypto::Settings`, `http::Plan`, …). Nothing here runs anything; the
+//! commands in src/cmd/ do, and only this module and cmd/ know about clap Args.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+pub mod advise;
+pub mod bench_crypto;
+pub mod bench_disk;
+pub mod bench_http;
+pub mod bench_net;
+pub mod check;
+pub mod compare;
+pub mod generate;
+pub mod history;
+pub mod net;
+pub mod probe;
+pub mod report;
+pub mod tune;
+pub mod values;
+pub mod watch;
+
+pub use advise::AdviseArgs;
+pub use bench_net::BenchNetArgs;
+pub use generate::{GenerateArgs, GenerateWhat};
+pub use history::{HistoryCommand, HistoryListArgs, HistoryRmArgs, HistoryShowArgs};
+pub use net::{NetArgs, NetCommand, NetServeArgs};
+pub use probe::ProbeArgs;
+
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("NASTUNE_BUILD_TARGET"),
+    ")"
+);
+
+/// Probe, measure, advise and tune small Linux servers and NAS boxes.
+#[derive(Debug, Parser)]
+#[command(
+    name = "nastune",
+    version = VERSION,
+    about,
+    long_about = "nastune finds out why a small Linux server or NAS is slow and what to change: \
+it probes the box (CPU, memory, NICs, the storage stack, sysctls, kernel crypto, Samba/NFS, \
+SMART), measures disk, ciphers and the network, turns both into findings with the arithmetic, \
+watches error counters over time, and keeps every run in an SQLite store. Start with \
+'nastune check'.\n\nExit codes: 0 ok, 1 a finding at or above --fail-on (check, advise), \
+2 usage or runtime error, 130 interrupted.",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Database file for the run store [default: $XDG_DATA_HOME/nastune/nastune.db]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not save this run in the store
+    #[arg(long, global = true, conflicts_with = "db")]
+    pub no_store: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inventory the box: host, CPU, memory, network, storage stack, settings
+    #[command(long_about = probe::LONG_ABOUT)]
+    Probe(ProbeArgs),
+    /// The main job: probe, measure quickly, advise, name the bottleneck
+    #[command(long_about = check::LONG_ABOUT)]
+    Check(check::CheckArgs),
+    /// Find misconfigurations and explain them, with the arithmetic
+    #[command(long_about = advise::LONG_ABOUT)]
+    Advise(AdviseArgs),
+    /// List, show or remove stored runs
+    #[command(subcommand)]
+    History(HistoryCommand),
+    /// Run a network test server (iperf3-compatible) on this box
+    #[command(long_about = net::LONG_ABOUT)]
+    Net(NetArgs),
+    /// Measure what the box does: disk, crypto, network, HTTP
+    Bench(BenchArgs),
+    /// Compare two stored runs: benchmark changes with confidence intervals, settings that differ
+    #[command(long_about = compare::LONG_ABOUT)]
+    Compare(compare::CompareArgs),
+    /// Write stored runs as one self-contained HTML page or as Markdown
+    #[command(long_about = report::LONG_ABOUT)]
+    Report(report::ReportArgs),
+    /// Watch error counters, disks, md, SMART, pressure and temperatures over time
+    #[command(long_about = watch::LONG_ABOUT)]
+    Watch(watch::WatchArgs),
+    /// Apply findings as journaled changes: plan, apply, verify, rollback, confirm
+    #[command(long_about = tune::LONG_ABOUT)]
+    Tune(tune::TuneArgs),
+    /// Generate the man page or shell completions
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub command: BenchCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Storage throughput, IOPS, latency and the CPU they cost
+    #[command(long_about = bench_disk::LONG_ABOUT)]
+    Disk(bench_disk::DiskArgs),
+    /// Cipher and key-derivation speed: kernel (AF_ALG, as dm-crypt) and user space
+    #[command(long_about = bench_crypto::LONG_ABOUT)]
+    Crypto(bench_crypto::BenchCryptoArgs),
+    /// Network throughput (TCP/UDP, iperf3-compatible) and request/response latency
+    #[command(long_about = bench_net::LONG_ABOUT)]
+    Net(BenchNetArgs),
+    /// HTTP/1.1 and HTTPS load: requests/s, latency by phase, TLS cost per connection mode
+    #[command(long_about = bench_http::LONG_ABOUT)]
+    Http(bench_http::HttpArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

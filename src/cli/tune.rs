@@ -1,0 +1,231 @@
+//! `nastune tune plan|apply|rollback|verify|confirm|try|export`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use crate::tune::export::ExportFormat;
+use crate::tune::trial::workload::TrialWorkload;
+use crate::tune::trial::{PlanError, TrialPlan};
+
+pub const LONG_ABOUT: &str = "Turn findings into changes, apply them journaled, verify \
+and roll them back.\n\n\
+'plan' shows each change the findings imply (or that --set asks for): the setting, old -> new, \
+why, its risk, and whether it is applied or skipped and why. 'apply' writes runtime values \
+(/proc/sys, /sys) and network device settings (ring sizes, offload features, MTU, \
+txqueuelen through ethtool ioctls, the root qdisc through rtnetlink; live system only, runtime only: keep a confirmed one in the \
+interface's configuration) and persists them: sysctls in /etc/sysctl.d/99-zz-nastune.conf (other files \
+that boot applies later are reported), block and network device attributes as udev rules in \
+/etc/udev/rules.d/99-zz-nastune.rules, mount options and Samba parameters as in-place edits of \
+/etc/fstab and /etc/samba/smb.conf that keep comments and order (checked with findmnt --verify and \
+testparm when installed: an edit that adds errors is skipped; with --reload the edited mount \
+points are remounted and Samba reloads its configuration, never without). Values are validated first (ranges, kernel limits, keys and \
+scheduler names this kernel has). Before each write the old value or file is journaled in the \
+store; 'rollback' restores exactly that, also after a crash. 'verify' says, per owned setting, \
+applied, drifted (changed by someone else: reported, not fought) or unsupported.\n\n\
+Network changes (net.* sysctls, network device attributes and settings) revert by themselves unless 'tune \
+confirm' arrives within --confirm-within; their persistence is written only at confirm.\n\n\
+'try' measures one runtime change (sysctl, sysfs or udev attribute): a warm-up run, then \
+--runs measurements on each side in ABBA order, the change applied as a journaled session and \
+switched back and forth; it stays only if Welch's confidence interval of the difference lies \
+wholly on the better side (and the mean gains --min-gain), otherwise the session is rolled \
+back. The runs, interval and verdict are stored as a 'tune-try' run. A read_ahead_kb change \
+needs the buffered-seq-read workload: seq-read and rand-read use direct I/O, which read-ahead \
+does not touch. 'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
+a TuneD profile or Ansible tasks, without touching the system.\n\nExamples:\n  \
+nastune tune plan\n  nastune tune apply swappiness-for-swap-kind\n  \
+nastune tune apply --set sysctl:vm.swappiness=10 --yes\n  \
+nastune tune apply --set ethtool:eth0:rx-gro=on --confirm-within 2m\n  nastune tune confirm\n  \
+nastune tune verify\n  nastune tune rollback\n  \
+nastune tune try --set sysfs:block/sda/queue/read_ahead_kb=1024 --bench buffered-seq-read:/dev/sda\n  \
+nastune tune export --format tuned --output /etc/tuned";
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    #[command(subcommand)]
+    pub command: TuneCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TuneCommand {
+    /// Show the changes the findings imply: old -> new, why, risk
+    Plan(PlanArgs),
+    /// Apply the plan: journal old values, write runtime values and persistence
+    Apply(ApplyArgs),
+    /// Restore what a session (default: the latest) changed
+    Rollback(RollbackArgs),
+    /// Check each owned setting: applied, drifted or unsupported
+    Verify(VerifyArgs),
+    /// Keep the network changes of a session (stops the dead-man timer)
+    Confirm(ConfirmArgs),
+    /// Measure a workload without and with one change; keep it only if it beats the noise
+    Try(TryArgs),
+    /// Write the plan as a sysctl.d file, udev rules, a TuneD profile or Ansible tasks
+    Export(ExportArgs),
+    /// The dead-man timer process started by apply
+    #[command(hide = true)]
+    Deadman(DeadmanArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SelectArgs {
+    /// Rule ids or finding numbers to act on [default: every finding]
+    pub ids: Vec<String>,
+    /// A change of your own: sysctl:KEY=VALUE, sysfs:PATH=VALUE (PATH below /sys) or
+    /// ethtool:IFACE:SETTING=VALUE (rx, tx, mtu, txqueuelen, qdisc or a feature),
+    /// fstab:MOUNTPOINT=OPT,-OPT or smb.conf:SECTION:PARAMETER=VALUE; repeatable
+    #[arg(long = "set", value_name = "SETTING=VALUE")]
+    pub sets: Vec<String>,
+    /// Work on this tree (with proc/, sys/, etc/) instead of /
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Apply without asking
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Network changes revert unless 'tune confirm' comes within this time (10s, 2m)
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = parse_confirm_within)]
+    pub confirm_within: Duration,
+    /// Afterwards remount each edited mount point and reload Samba's configuration (live system only)
+    #[arg(long)]
+    pub reload: bool,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// Session to roll back [default: the latest not rolled back]
+    #[arg(conflicts_with = "entry", value_parser = crate::cli::values::session_id)]
+    pub session: Option<i64>,
+    /// Roll back only this journal entry
+    #[arg(long, value_name = "ID", value_parser = crate::cli::values::entry_id)]
+    pub entry: Option<i64>,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Check the settings written to this tree instead of /
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfirmArgs {
+    /// Session to confirm [default: the latest with changes waiting]
+    #[arg(value_parser = crate::cli::values::session_id)]
+    pub session: Option<i64>,
+}
+
+#[derive(Debug, Args)]
+pub struct DeadmanArgs {
+    pub session: i64,
+}
+
+fn parse_confirm_within(s: &str) -> Result<Duration, String> {
+    let d = crate::bench::disk::workload::parse_duration(s).map_err(|e| e.to_string())?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
+        return Err(format!("'{s}' is out of range: use 1s to 1h"));
+    }
+    Ok(d)
+}
+#[derive(Debug, Args)]
+pub struct TryArgs {
+    /// The change to try: a rule id or finding number (from 'tune plan') that recommends one change
+    #[arg(required_unless_present = "set", conflicts_with = "set")]
+    pub id: Option<String>,
+    /// Or a change of your own: sysctl:KEY=VALUE or sysfs:PATH=VALUE (PATH below /sys)
+    #[arg(long, value_name = "SETTING=VALUE")]
+    pub set: Option<String>,
+    /// What to measure, KIND:PATH: seq-read or rand-read (direct I/O, which read-ahead does not
+    /// touch), or buffered-seq-read (through the emptied page cache: the one a
+    /// queue/read_ahead_kb change needs); PATH is a block device, a file or a directory
+    #[arg(long, value_name = "KIND:PATH")]
+    pub bench: TrialWorkload,
+    /// Measurements on each side (without and with the change)
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::cli::values::whole("runs", 2..=1000))]
+    pub runs: u32,
+    /// Length of one measurement (1s, 500ms)
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_runtime)]
+    pub runtime: Duration,
+    /// Two-sided confidence of the interval of the difference
+    #[arg(long, default_value_t = 0.95, value_name = "P", value_parser = crate::cli::values::real("(a probability)", 0.5..=1.0))]
+    pub confidence: f64,
+    /// Keep the change only if the mean gains at least this many percent
+    #[arg(long, default_value_t = 0.0, value_name = "PERCENT", value_parser = crate::cli::values::real("percent", -100.0..=1000.0))]
+    pub min_gain: f64,
+    /// Work on this tree (with proc/, sys/, etc/) instead of /; the workload still runs on PATH
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Try without asking
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_runtime(s: &str) -> Result<Duration, String> {
+    let d = crate::bench::disk::workload::parse_duration(s).map_err(|e| e.to_string())?;
+    if d < Duration::from_millis(10) || d > Duration::from_secs(3600) {
+        return Err(format!("'{s}' is out of range: use 10ms to 1h"));
+    }
+    Ok(d)
+}
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// What to write
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Directory to write the files into ('-': stdout, each file after a '# ==> path <==' line)
+    #[arg(long, short = 'o', default_value = "-", value_name = "DIR")]
+    pub output: PathBuf,
+}
+
+impl TryArgs {
+    /// The trial: --runs on each side in ABBA blocks, judged at --confidence
+    /// in the direction the workload's metric improves.
+    pub fn plan(&self) -> Result<TrialPlan, PlanError> {
+        let mut plan = TrialPlan::new(self.runs, true, self.bench.kind.metric().better);
+        plan.confidence = self.confidence;
+        plan.min_gain_pct = self.min_gain;
+        plan.validate()?;
+        Ok(plan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtimes_are_bounded() {
+        assert_eq!(parse_runtime("2s"), Ok(Duration::from_secs(2)));
+        assert!(parse_runtime("1ms").unwrap_err().contains("'1ms'"));
+        assert!(parse_runtime("2h").is_err());
+    }
+}
