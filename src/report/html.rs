@@ -84,6 +84,7 @@ pub fn render(runs: &[ReportRun]) -> String {
             svg::bar_chart(&g.title, &g.categories, &series, &fmt)
         );
     }
+    tune_changes(&mut h, runs);
     tune_trials(&mut h, runs);
     let curves = runs::latency_curves(runs);
     if !curves.is_empty() {
@@ -150,6 +151,27 @@ fn bottleneck(h: &mut String, paths: &[runs::PathLimit]) {
         }
         h.push_str("</table>\n");
     }
+}
+
+/// The changes of tune runs, one row each.
+fn tune_changes(h: &mut String, runs: &[ReportRun]) {
+    let changes = runs::tune_changes(runs);
+    if changes.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Tuning</h2>\n<table>\n<tr><th>run</th><th>setting</th><th>was</th><th>set to</th><th>outcome</th></tr>\n");
+    for c in &changes {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&c.run),
+            escape(&c.setting),
+            escape(&c.old),
+            escape(&c.new),
+            escape(&c.outcome)
+        );
+    }
+    h.push_str("</table>\n");
 }
 
 /// One before/after chart per `tune try`, its verdict and interval beneath.

@@ -86,6 +86,23 @@ pub fn render(runs: &[ReportRun]) -> String {
             m.push('\n');
         }
     }
+    let changes = runs::tune_changes(runs);
+    if !changes.is_empty() {
+        m.push_str(
+            "\n### Tuning\n\n| run | setting | was | set to | outcome |\n|---|---|---|---|---|\n",
+        );
+        for c in &changes {
+            let _ = writeln!(
+                m,
+                "| {} | `{}` | {} | {} | {} |",
+                cell(&c.run),
+                cell(&c.setting),
+                cell(&c.old),
+                cell(&c.new),
+                cell(&c.outcome)
+            );
+        }
+    }
     let trials = runs::tune_trials(runs);
     if !trials.is_empty() {
         m.push_str("\n### Tuning trials\n\n| run | change | workload | without | with | verdict |\n|---|---|---|---:|---:|---|\n");

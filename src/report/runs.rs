@@ -343,6 +343,39 @@ pub fn counter_events(c: &super::counter_series::CounterSeries) -> String {
         .collect()
 }
 
+/// One change of a `tune` run's plan: what it set, from what to what.
+pub struct PlannedChange {
+    pub run: String,
+    pub setting: String,
+    pub old: String,
+    pub new: String,
+    /// "applied" or why it was skipped.
+    pub outcome: String,
+}
+
+/// The changes each tune run planned (and applied, unless skipped).
+pub fn tune_changes(runs: &[ReportRun]) -> Vec<PlannedChange> {
+    let mut out = Vec::new();
+    for r in runs.iter().filter(|r| r.is(RunKind::Tune)) {
+        for i in r.docs.tune_plans().flat_map(|p| &p.items) {
+            out.push(PlannedChange {
+                run: r.label(),
+                setting: i.setting.clone(),
+                old: or_unknown(i.old.as_ref()),
+                new: or_unknown(i.new.as_ref()),
+                outcome: match i.status {
+                    crate::tune::plan::Status::Apply => "applied".into(),
+                    crate::tune::plan::Status::Skip => format!(
+                        "skipped: {}",
+                        i.reason.as_deref().unwrap_or("no reason given")
+                    ),
+                },
+            });
+        }
+    }
+    out
+}
+
 /// One `tune try` of a run: the change, both sides' means and the verdict.
 pub struct Trial {
     pub run: String,

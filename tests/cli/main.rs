@@ -24,6 +24,7 @@ mod probe;
 mod probe_storage;
 mod progress;
 mod report;
+mod report_golden;
 mod schemas;
 mod services;
 mod store;
