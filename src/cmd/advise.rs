@@ -82,7 +82,7 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
 
 /// The figures the latest bench and check runs of this host measured, saying on
 /// stderr which runs they come from (advise itself measures nothing).
-fn stored_measurements(store: &Store, host_id: &str) -> anyhow::Result<Measurements> {
+pub(crate) fn stored_measurements(store: &Store, host_id: &str) -> anyhow::Result<Measurements> {
     // Without a machine id every box is 'unknown': their runs must not mix.
     if host_id == "unknown" {
         eprintln!("advise: no machine id, so no stored measurements are used");

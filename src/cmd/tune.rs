@@ -22,13 +22,13 @@ pub use crate::tune::plan::SCHEMA_VERSION;
 
 pub fn run(args: &TuneArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
-        TuneCommand::Plan(a) => run_plan(a),
+        TuneCommand::Plan(a) => run_plan(a, global),
         TuneCommand::Apply(a) => run_apply(a, global),
         TuneCommand::Rollback(a) => run_rollback(a, &need_store(global, "rollback")?),
         TuneCommand::Verify(a) => run_verify(a, &need_store(global, "verify")?),
         TuneCommand::Confirm(a) => run_confirm(a, &need_store(global, "confirm")?),
         TuneCommand::Try(a) => super::tune_try::run(a, global),
-        TuneCommand::Export(a) => super::tune_export::run(a),
+        TuneCommand::Export(a) => super::tune_export::run(a, global),
         TuneCommand::Deadman(a) => {
             let store = need_store(global, "deadman")?;
             deadman::run(&store, a.session)?;
@@ -51,12 +51,26 @@ pub(crate) fn open_root(dir: &Option<PathBuf>) -> anyhow::Result<Root> {
     })
 }
 
-pub(crate) fn make_plan(sel: &SelectArgs, root: &Root) -> anyhow::Result<plan::Plan> {
+/// The plan for the selected findings and `--set` changes. Findings come from
+/// the same rules and stored measurements as `advise`, so both recommend the
+/// same values.
+pub(crate) fn make_plan(
+    sel: &SelectArgs,
+    root: &Root,
+    store: Option<&Store>,
+) -> anyhow::Result<plan::Plan> {
     let mut sources = Vec::new();
     // Findings are needed unless only --set changes were asked for.
     if !sel.ids.is_empty() || sel.sets.is_empty() {
         let snapshot = crate::probe::probe(root);
-        let findings = crate::advise::evaluate(&crate::advise::Context::unmeasured(&snapshot));
+        let measurements = match store {
+            Some(s) => super::advise::stored_measurements(s, &snapshot.host_id)?,
+            None => Default::default(),
+        };
+        let findings = crate::advise::evaluate(&crate::advise::Context {
+            snapshot: &snapshot,
+            measurements: &measurements,
+        });
         sources = plan::select(&findings, &sel.ids, !sel.sets.is_empty())?;
     }
     for s in &sel.sets {
@@ -81,9 +95,10 @@ pub(crate) fn json<T: Serialize>(body: &T) -> anyhow::Result<String> {
     })? + "\n")
 }
 
-fn run_plan(a: &PlanArgs) -> anyhow::Result<ExitCode> {
+fn run_plan(a: &PlanArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let root = open_root(&a.select.root)?;
-    let plan = make_plan(&a.select, &root)?;
+    let store = super::open_store_to_read(global)?;
+    let plan = make_plan(&a.select, &root, store.as_ref())?;
     let out = if a.json {
         json(&plan)?
     } else {
@@ -125,7 +140,7 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             root.base().display()
         );
     }
-    let plan = make_plan(&a.select, &root)?;
+    let plan = make_plan(&a.select, &root, Some(&store))?;
     if !a.json {
         crate::output::write_stdout(tune_text::render_plan(&plan).as_bytes())?;
     }

@@ -51,9 +51,10 @@ fn write_into(dir: &Path, files: &[ExportFile]) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(a: &ExportArgs) -> anyhow::Result<ExitCode> {
+pub fn run(a: &ExportArgs, global: &crate::cli::GlobalArgs) -> anyhow::Result<ExitCode> {
     let root = open_root(&a.select.root)?;
-    let plan = make_plan(&a.select, &root)?;
+    let store = super::open_store_to_read(global)?;
+    let plan = make_plan(&a.select, &root, store.as_ref())?;
     for i in plan.items.iter().filter(|i| i.status == Status::Skip) {
         eprintln!(
             "nastune: not exported: {} ({})",

@@ -197,7 +197,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         root: a.root.clone(),
     };
     let what = a.id.clone().or_else(|| a.set.clone()).unwrap_or_default();
-    let plan = make_plan(&select, &root)?;
+    let plan = make_plan(&select, &root, Some(&store))?;
     let item = the_change(&plan, &what)?;
     if !a.json {
         crate::output::write_stdout(tune_text::render_plan(&plan).as_bytes())?;
