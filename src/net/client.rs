@@ -189,11 +189,19 @@ pub fn run(
 
     let crr = plan.rr.filter(|r| r.mode == RrMode::Crr);
     let mut specs = Vec::new();
+    let mut socket_options = None;
     for index in 0..plan.connection_count() {
         let socket = match plan.protocol {
             Protocol::Tcp => DataSocket::Tcp(open_tcp(addr, &cookie, &plan, cfg.connect_timeout)?),
             Protocol::Udp => DataSocket::Udp(open_udp(addr, &plan)?),
         };
+        // Every stream is set up alike; the first one's read-back stands for all.
+        if socket_options.is_none() {
+            socket_options = Some(match &socket {
+                DataSocket::Tcp(t) => sockopt::read_applied(t, true)?,
+                DataSocket::Udp(u) => sockopt::read_applied(u, false)?,
+            });
+        }
         specs.push(StreamSpec {
             id: params::stream_id(index),
             sender: plan.client_sends(index),
@@ -327,6 +335,7 @@ pub fn run(
             send_method: method_name(&cfg.send),
             receive_method: method_name(&cfg.receive),
             remote_send_method: theirs.nastune.as_ref().and_then(|n| n.send_method.clone()),
+            socket_options,
         },
         intervals,
         end,
@@ -371,9 +380,8 @@ fn open_tcp(
     plan: &TestPlan,
     timeout: Duration,
 ) -> Result<TcpStream, ClientError> {
-    let s = connect(addr, timeout)?;
-    sockopt::set_window(&s, plan.window_bytes)?;
-    sockopt::set_mss(&s, plan.mss_bytes)?;
+    let s = sockopt::connect_tuned(addr, timeout, plan.window_bytes, plan.mss_bytes)
+        .map_err(|err| ClientError::Connect { addr, err })?;
     if plan.nodelay {
         s.set_nodelay(true)?;
     }

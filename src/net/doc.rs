@@ -34,6 +34,10 @@ pub struct Start {
     /// From the server's results: only a nastune server reports it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_send_method: Option<String>,
+    /// Buffers and MSS of our data sockets as the kernel reports them (runs stored
+    /// before 0.2 lack it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket_options: Option<super::sockopt::Applied>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

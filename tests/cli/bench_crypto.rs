@@ -122,6 +122,17 @@ fn bench_crypto_kdf_reports_pbkdf2_and_a_capped_argon2() {
     assert_eq!(a["status"], "ok", "{a}");
     assert_eq!(a["data"]["memory_kib"], 1024);
     assert_eq!(a["data"]["iterations"], 4);
+    // The reference implementation's output for these parameters (Debian's `argon2`:
+    // `echo -n "nastune benchmark" | argon2 0123456789abcdef -id -t 4 -k 1024 -p P -l 32 -r`),
+    // which a derivation with fewer passes than reported cannot produce.
+    let want = match a["data"]["lanes"].as_u64().unwrap() {
+        1 => "90f066adc721759f716bd55bfe0087761f1af5a56c6e7d02db204f5ae756d1d1",
+        2 => "51094cb1feb25b63f48db51f5e17d4ded89ff817841f4b206f50822d8b4e2a40",
+        3 => "1f0eb14eda7a49157edf466ad3a185073bb92c21eddd1d9d72d70a452b322b8a",
+        4 => "99609d94cb043055312e1a40075c5defd365bfabeed5ebd3cd27b78702046fd7",
+        other => panic!("lanes {other} outside LUKS2's 1..=4"),
+    };
+    assert_eq!(a["data"]["derived_key_hex"], want, "{a}");
     assert!(
         a["data"]["memory_capped"]
             .as_str()

@@ -1,3 +1,8 @@
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use clap::CommandFactory;
+
 use crate::util::*;
 
 #[test]
@@ -44,4 +49,140 @@ fn committed_man_page_is_current() {
     let o = nastune().args(["generate", "man"]).output().unwrap();
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/nastune.1");
     assert_golden(&path, &stdout(&o));
+}
+
+/// Each visible command at every depth with the name of its page ("nastune-bench-disk").
+fn commands_by_page(cmd: &clap::Command, page: &str, out: &mut Vec<(String, clap::Command)>) {
+    out.push((page.to_string(), cmd.clone()));
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        commands_by_page(sub, &format!("{page}-{}", sub.get_name()), out);
+    }
+}
+
+/// `generate man DIR` into a new directory: file name -> text with roff's `\-` undone.
+fn man_dir(dir: &Path) -> BTreeMap<String, String> {
+    let o = nastune()
+        .args(["generate", "man"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            (name, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect()
+}
+
+fn plain(roff: &str) -> String {
+    roff.replace("\\-", "-")
+}
+
+#[test]
+fn man_dir_has_one_page_per_command_and_refers_only_to_those() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = man_dir(&dir.path().join("man1"));
+    let mut commands = Vec::new();
+    commands_by_page(&nastune::cli::Cli::command(), "nastune", &mut commands);
+    let want: Vec<String> = commands.iter().map(|(p, _)| format!("{p}.1")).collect();
+    let got: Vec<String> = pages.keys().cloned().collect();
+    let mut want_sorted = want.clone();
+    want_sorted.sort();
+    assert_eq!(got, want_sorted);
+    for page in [
+        "nastune-bench-disk.1",
+        "nastune-tune-apply.1",
+        "nastune-net-serve.1",
+    ] {
+        assert!(pages.contains_key(page), "no {page}");
+    }
+    let mut references = 0;
+    for (name, text) in &pages {
+        let text = plain(text);
+        let stem = name.trim_end_matches(".1");
+        assert!(text.contains(&format!(".TH {stem} 1 ")), "{name}: title");
+        for line in text.lines() {
+            if let Some(target) = line.strip_suffix("(1)") {
+                references += 1;
+                assert!(
+                    pages.contains_key(&format!("{target}.1")),
+                    "{name} refers to {line}, which has no page"
+                );
+            }
+        }
+    }
+    // Every command but the top one is listed in its parent's page.
+    assert_eq!(references, commands.len() - 1);
+}
+
+/// Options of nested commands (`--iodepth`, `--confirm-within`, `--max-sessions`) were
+/// on no page when only the top-level commands had one.
+#[test]
+fn every_option_of_every_command_is_on_its_man_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = man_dir(dir.path());
+    let mut commands = Vec::new();
+    commands_by_page(&nastune::cli::Cli::command(), "nastune", &mut commands);
+    let mut checked = 0;
+    for (page, cmd) in &commands {
+        let text = plain(&pages[&format!("{page}.1")]);
+        for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+            let mut names: Vec<String> = arg
+                .get_long()
+                .map(|l| format!("--{l}"))
+                .into_iter()
+                .collect();
+            names.extend(arg.get_short().map(|c| format!("-{c}")));
+            if names.is_empty() {
+                names.extend(
+                    arg.get_value_names()
+                        .into_iter()
+                        .flatten()
+                        .map(|v| v.to_string()),
+                );
+            }
+            for name in names {
+                checked += 1;
+                assert!(text.contains(&name), "{page}.1 lacks {name}");
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} options checked");
+    for (page, option) in [
+        ("nastune-bench-disk.1", "--iodepth"),
+        ("nastune-tune-apply.1", "--confirm-within"),
+        ("nastune-net-serve.1", "--max-sessions"),
+    ] {
+        assert!(
+            plain(&pages[page]).contains(option),
+            "{page} lacks {option}"
+        );
+    }
+}
+
+#[test]
+fn committed_man_pages_are_current() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = man_dir(dir.path());
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/man");
+    for (name, text) in &pages {
+        assert_golden(&committed.join(name), text);
+    }
+    if !update_golden() {
+        let stale: Vec<String> = std::fs::read_dir(&committed)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !pages.contains_key(n))
+            .collect();
+        assert!(
+            stale.is_empty(),
+            "docs/man has pages of no command: {stale:?}"
+        );
+    }
+    // Without DIR the top page comes first, as in a DIR.
+    let o = nastune().args(["generate", "man"]).output().unwrap();
+    assert!(stdout(&o).starts_with(&pages["nastune.1"]));
 }

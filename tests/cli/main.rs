@@ -23,6 +23,7 @@ mod netsys_fixtures;
 mod probe;
 mod probe_storage;
 mod progress;
+mod readme;
 mod report;
 mod report_golden;
 mod schemas;

@@ -816,6 +816,30 @@ fn tuning_flags_reach_the_sockets_and_server_limits_refuse() {
     assert_eq!(plan["block_bytes"], 65_536);
     assert_eq!(plan["mss_bytes"], 1400);
     assert_eq!(plan["nodelay"], true);
+    // What the kernel made of them, read back from the socket: Linux doubles a buffer
+    // request capped at wmem_max/rmem_max; the MSS is what the SYN announced, less the
+    // timestamp option.
+    let applied = &v["start"]["socket_options"];
+    let cap = |key: &str| -> u64 {
+        let path = format!("/proc/sys/net/core/{key}");
+        std::fs::read_to_string(path)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(
+        applied["sndbuf_bytes"],
+        2 * cap("wmem_max").min(262_144),
+        "{applied}"
+    );
+    assert_eq!(
+        applied["rcvbuf_bytes"],
+        2 * cap("rmem_max").min(262_144),
+        "{applied}"
+    );
+    let mss = applied["mss_bytes"].as_u64().unwrap();
+    assert!((1388..=1400).contains(&mss), "{applied}");
     assert_eq!(v["start"]["send_method"], "copy");
     assert!(v["end"]["sum_received"]["bytes"].as_u64().unwrap() > 0);
 

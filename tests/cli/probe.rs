@@ -236,3 +236,164 @@ fn a_malformed_nic_counter_costs_only_that_counter() {
     assert!(text.contains("counter problem: "), "{text}");
     assert!(text.contains("rx 3.6"), "{text}");
 }
+
+/// What a fixture box's own files say, read by the test itself, against what probe
+/// reports: the golden files are rewritten from probe's output (UPDATE_GOLDEN=1), so
+/// they cannot catch a probe that misreads a file.
+struct Facts<'a> {
+    root: &'a Path,
+    checked: usize,
+}
+
+impl Facts<'_> {
+    /// The trimmed text of a file in the tree, when the box has it.
+    fn file(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.root.join(rel))
+            .ok()
+            .map(|s| s.trim().to_string())
+    }
+
+    fn number(&self, rel: &str) -> Option<u64> {
+        self.file(rel).map(|s| {
+            s.parse()
+                .unwrap_or_else(|_| panic!("{}: '{s}' is no number", self.root.join(rel).display()))
+        })
+    }
+
+    fn check(&mut self, what: &str, reported: &serde_json::Value, expected: serde_json::Value) {
+        assert_eq!(*reported, expected, "{}: {what}", self.root.display());
+        self.checked += 1;
+    }
+
+    fn names(&self, rel: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.root.join(rel))
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+}
+
+#[test]
+fn fixture_boxes_report_what_their_own_files_say() {
+    for name in BOXES.iter().chain(LAB_BOXES).chain(&["oldguide"]) {
+        let root = fixtures().join("boxes").join(name);
+        let v = normalized(&probe_json(&root));
+        let mut f = Facts {
+            root: &root,
+            checked: 0,
+        };
+        let host = &v["host"]["data"];
+        if let Some(h) = f.file("proc/sys/kernel/hostname") {
+            f.check("hostname", &host["hostname"], h.into());
+        }
+        if let Some(r) = f.file("proc/sys/kernel/osrelease") {
+            f.check("kernel release", &host["kernel_release"], r.into());
+        }
+        if let Some(meminfo) = f.file("proc/meminfo") {
+            for (key, field) in [
+                ("MemTotal:", "total_bytes"),
+                ("MemAvailable:", "available_bytes"),
+            ] {
+                let kib: u64 = meminfo
+                    .lines()
+                    .find_map(|l| l.strip_prefix(key))
+                    .and_then(|rest| rest.split_whitespace().next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or_else(|| panic!("{name}: no {key} in meminfo"));
+                f.check(key, &v["memory"]["data"][field], (kib * 1024).into());
+            }
+        }
+        let interfaces = v["network"]["data"]["interfaces"].as_array().unwrap();
+        for ifname in f.names("sys/class/net") {
+            let i = interfaces
+                .iter()
+                .find(|i| i["name"] == ifname.as_str())
+                .unwrap_or_else(|| panic!("{name}: interface {ifname} not reported"));
+            let dir = format!("sys/class/net/{ifname}");
+            if let Some(mtu) = f.number(&format!("{dir}/mtu")) {
+                f.check(&format!("{ifname} mtu"), &i["mtu_bytes"], mtu.into());
+            }
+            if let Some(q) = f.number(&format!("{dir}/tx_queue_len")) {
+                f.check(
+                    &format!("{ifname} txqueuelen"),
+                    &i["tx_queue_len_packets"],
+                    q.into(),
+                );
+            }
+            if let Some(rx) = f.number(&format!("{dir}/statistics/rx_bytes")) {
+                f.check(
+                    &format!("{ifname} rx_bytes"),
+                    &i["counters"]["rx_bytes"],
+                    rx.into(),
+                );
+            }
+        }
+        let devices = v["storage"]["data"]["devices"].as_array().unwrap();
+        for dev in f.names("sys/block") {
+            let Some(d) = devices.iter().find(|d| d["name"] == dev.as_str()) else {
+                continue; // loop devices with nothing behind them are left out
+            };
+            let dir = format!("sys/block/{dev}");
+            if let Some(sectors) = f.number(&format!("{dir}/size")) {
+                f.check(
+                    &format!("{dev} size"),
+                    &d["size_bytes"],
+                    (sectors * 512).into(),
+                );
+            }
+            if let Some(kb) = f.number(&format!("{dir}/queue/read_ahead_kb")) {
+                f.check(
+                    &format!("{dev} read-ahead"),
+                    &d["queue"]["read_ahead_bytes"],
+                    (kb * 1024).into(),
+                );
+            }
+            if let Some(r) = f.number(&format!("{dir}/queue/rotational")) {
+                f.check(
+                    &format!("{dev} rotational"),
+                    &d["queue"]["rotational"],
+                    (r == 1).into(),
+                );
+            }
+            // "mq-deadline [none]": the bracketed one is in use.
+            if let Some(active) = f
+                .file(&format!("{dir}/queue/scheduler"))
+                .and_then(|s| Some(s.split_once('[')?.1.split_once(']')?.0.to_string()))
+            {
+                f.check(
+                    &format!("{dev} scheduler"),
+                    &d["queue"]["scheduler"],
+                    active.into(),
+                );
+            }
+        }
+        for md in v["storage"]["data"]["md_arrays"].as_array().unwrap() {
+            let dir = format!("sys/block/{}/md", md["name"].as_str().unwrap());
+            if let Some(n) = f.number(&format!("{dir}/raid_disks")) {
+                f.check("md raid_disks", &md["raid_disks"], n.into());
+            }
+            if let Some(level) = f.file(&format!("{dir}/level")) {
+                f.check("md level", &md["level"], level.into());
+            }
+        }
+        if let Some(values) = v["sysctl"]["data"]["values"].as_object() {
+            for (key, reported) in values {
+                if let Some(text) = f.file(&format!("proc/sys/{}", key.replace('.', "/"))) {
+                    let words: Vec<&str> = text.split_whitespace().collect();
+                    let reported_words: Vec<&str> = reported
+                        .as_str()
+                        .unwrap_or_default()
+                        .split_whitespace()
+                        .collect();
+                    assert_eq!(reported_words, words, "{name}: sysctl {key}");
+                    f.checked += 1;
+                }
+            }
+        }
+        assert!(f.checked >= 8, "{name}: only {} facts checked", f.checked);
+    }
+}

@@ -1,7 +1,7 @@
 //! `nastune compare` and `nastune report` on real runs: a loop device slowed
 //! between runs, and the HTML page rendered by headless Chromium.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::util::{Need, QUICK_CRYPTO, nastune, require, run_with_db, skip, stderr, stdout};
@@ -33,32 +33,86 @@ fn verdict(c: &serde_json::Value, quantity: &str) -> String {
         .to_string()
 }
 
-/// A blkio (cgroup v1) group that limits reads from one device, removed on drop.
 /// Where cgroup v1 mounts the blkio controller (absent on a cgroup v2-only system).
 const BLKIO: &str = "/sys/fs/cgroup/blkio";
 
-struct Throttle(std::path::PathBuf);
+/// Where a group that caps one device's reads can be made: cgroup v1's blkio
+/// throttle, else cgroup v2's io controller (io.max), Debian 12's default.
+enum Controller {
+    V1Blkio(PathBuf),
+    V2Io(PathBuf),
+}
 
-impl Throttle {
-    fn new(dev: &str, read_iops: u32) -> Option<Throttle> {
-        let base = Path::new(BLKIO);
-        if !base.join("blkio.throttle.read_iops_device").exists() {
+/// The cgroup2 mount point in /proc/self/mountinfo text (`/sys/fs/cgroup` on a v2-only
+/// system, `/sys/fs/cgroup/unified` on a hybrid one).
+fn cgroup2_mount(mountinfo: &str) -> Option<PathBuf> {
+    mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        if right.split_whitespace().next()? != "cgroup2" {
             return None;
         }
-        let dir = base.join(format!("nastune-test-{}", std::process::id()));
-        std::fs::create_dir(&dir).ok()?;
-        let group = Throttle(dir);
+        left.split_whitespace().nth(4).map(PathBuf::from)
+    })
+}
+
+fn controller() -> Result<Controller, String> {
+    let v1 = Path::new(BLKIO);
+    if v1.join("blkio.throttle.read_iops_device").exists() {
+        return Ok(Controller::V1Blkio(v1.to_path_buf()));
+    }
+    let no_v1 = format!("no cgroup v1 blkio controller at '{BLKIO}'");
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let Some(v2) = cgroup2_mount(&mountinfo) else {
+        return Err(format!("{no_v1} and no cgroup2 mount"));
+    };
+    let controllers = std::fs::read_to_string(v2.join("cgroup.controllers")).unwrap_or_default();
+    if !controllers.split_whitespace().any(|c| c == "io") {
+        return Err(format!(
+            "{no_v1}, and cgroup v2 at '{}' has no io controller (it has '{}')",
+            v2.display(),
+            controllers.trim()
+        ));
+    }
+    Ok(Controller::V2Io(v2))
+}
+
+/// A cgroup that limits reads from one device, removed on drop.
+struct Throttle(PathBuf);
+
+impl Throttle {
+    fn new(dev: &str, read_iops: u32) -> Result<Throttle, String> {
         let o = Command::new("lsblk")
             .args(["-dno", "MAJ:MIN", dev])
             .output()
-            .ok()?;
+            .map_err(|e| format!("lsblk: {e}"))?;
         let majmin = stdout(&o).trim().to_string();
-        std::fs::write(
-            group.0.join("blkio.throttle.read_iops_device"),
-            format!("{majmin} {read_iops}"),
-        )
-        .ok()?;
-        Some(group)
+        let name = format!("nastune-test-{}", std::process::id());
+        let write = |path: PathBuf, text: String| {
+            std::fs::write(&path, &text)
+                .map_err(|e| format!("cannot write '{text}' to '{}': {e}", path.display()))
+        };
+        let (parent, file, limit) = match controller()? {
+            Controller::V1Blkio(base) => (
+                base,
+                "blkio.throttle.read_iops_device",
+                format!("{majmin} {read_iops}"),
+            ),
+            Controller::V2Io(root) => {
+                // The group's parent must hand the io controller down; the root
+                // cgroup may hold processes while doing so, other cgroups may not.
+                let subtree = root.join("cgroup.subtree_control");
+                let enabled = std::fs::read_to_string(&subtree).unwrap_or_default();
+                if !enabled.split_whitespace().any(|c| c == "io") {
+                    write(subtree, "+io".into())?;
+                }
+                (root, "io.max", format!("{majmin} riops={read_iops}"))
+            }
+        };
+        let dir = parent.join(name);
+        std::fs::create_dir(&dir).map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
+        let group = Throttle(dir);
+        write(group.0.join(file), limit)?;
+        Ok(group)
     }
 
     /// Runs `cmd` inside the group: the child joins it before exec.
@@ -104,19 +158,16 @@ impl Drop for LoopDev {
 
 #[test]
 fn compare_sees_a_slowed_loop_device_and_not_a_repeat() {
-    let blkio = || {
-        Path::new(BLKIO)
-            .join("blkio.throttle.read_iops_device")
-            .exists()
-            .then_some(())
-            .ok_or_else(|| format!("no '{BLKIO}' (cgroup v1 blkio controller)"))
-    };
+    let throttling = || controller().map(|_| ());
     if !require(&[
         Need::Root,
         Need::Tool("losetup"),
         Need::Tool("blockdev"),
         Need::Tool("lsblk"),
-        Need::Feature("blkio throttling", &blkio),
+        Need::Feature(
+            "cgroup read throttling (v1 blkio or v2 io.max)",
+            &throttling,
+        ),
     ]) {
         return;
     }
@@ -153,12 +204,15 @@ fn compare_sees_a_slowed_loop_device_and_not_a_repeat() {
         "8",
         &dev.0,
     ];
-    // The slowed runs go into a blkio cgroup that caps this device at a few
+    // The slowed runs go into a cgroup that caps this device at a few
     // hundred reads/s: a slowdown of well over 10x that no load on the machine
     // can hide or fake.
-    let Some(cgroup) = Throttle::new(&dev.0, 300) else {
-        skip(&format!("cannot make a blkio cgroup throttling {}", dev.0));
-        return;
+    let cgroup = match Throttle::new(&dev.0, 300) {
+        Ok(group) => group,
+        Err(why) => {
+            skip(&format!("cannot throttle {}: {why}", dev.0));
+            return;
+        }
     };
     // Welch's test is right 95 % of the time by design, and a loaded machine
     // drifts between runs; retries keep a true failure visible without
@@ -505,4 +559,22 @@ fn report_draws_request_response_latency_percentiles() {
         "{row}"
     );
     assert!(row.ends_with("| - |"), "{row}");
+}
+
+#[test]
+fn the_cgroup2_mount_is_found_on_v2_only_and_hybrid_systems() {
+    let v2_only = "24 30 0:22 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n";
+    assert_eq!(
+        cgroup2_mount(v2_only),
+        Some(PathBuf::from("/sys/fs/cgroup"))
+    );
+    let hybrid = "\
+25 24 0:23 / /sys/fs/cgroup/blkio rw,relatime shared:10 - cgroup cgroup rw,blkio
+26 24 0:24 / /sys/fs/cgroup/unified rw,relatime shared:11 - cgroup2 cgroup2 rw
+";
+    assert_eq!(
+        cgroup2_mount(hybrid),
+        Some(PathBuf::from("/sys/fs/cgroup/unified"))
+    );
+    assert_eq!(cgroup2_mount(&hybrid[..hybrid.find("26 ").unwrap()]), None);
 }

@@ -97,6 +97,11 @@ pub struct Argon2Result {
     pub cpu_secs: f64,
     /// Why the memory is below LUKS2's default, when it is.
     pub memory_capped: Option<String>,
+    /// The timed derivation's 32-byte output (hex) for password `nastune benchmark` and
+    /// salt `0123456789abcdef`: any Argon2id implementation given the parameters above
+    /// must produce it, so it proves what was timed. Empty in runs stored before 0.2.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub derived_key_hex: String,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -142,6 +147,9 @@ pub fn argon2_memory(max_kib: u32, mem_available_bytes: Option<u64>) -> (u32, Op
     (kib, why)
 }
 
+const BENCH_PASSWORD: &[u8] = b"nastune benchmark";
+const BENCH_SALT: &[u8] = b"0123456789abcdef";
+
 /// Times one Argon2id derivation with LUKS2's minimum iterations.
 pub fn argon2id_time(memory_kib: u32, lanes: u32) -> Result<Argon2Result, KdfError> {
     let t = LUKS2_ARGON2_MIN_ITERATIONS;
@@ -156,11 +164,11 @@ pub fn argon2id_time(memory_kib: u32, lanes: u32) -> Result<Argon2Result, KdfErr
     let ctx = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
     let mut out = [0u8; 32];
     let clock = Clock::start();
-    ctx.hash_password_into(b"nastune benchmark", b"0123456789abcdef", &mut out)
+    ctx.hash_password_into(BENCH_PASSWORD, BENCH_SALT, &mut out)
         .map_err(|e| bad(e.to_string()))?;
     let (wall, cpu) = clock.stop();
-    std::hint::black_box(&out);
     Ok(Argon2Result {
+        derived_key_hex: out.iter().map(|b| format!("{b:02x}")).collect(),
         iterations: t,
         memory_kib,
         lanes,
@@ -198,6 +206,62 @@ mod tests {
             (r.iterations_per_sec - implied).abs() < 1e-6 * implied,
             "{r:?}"
         );
+    }
+
+    /// Outputs of the reference implementation (Debian's `argon2` 0~20171227):
+    /// `echo -n "nastune benchmark" | argon2 0123456789abcdef -id -v 13 -t T -k M -p P -l 32 -r`.
+    /// A derivation that ran fewer passes, less memory or other lanes than it reports
+    /// cannot match.
+    const REFERENCE_TAGS: [(u32, u32, u32, &str); 6] = [
+        (
+            4,
+            64,
+            1,
+            "3d19e9dd11d42e6435935c809026d4d1b32878852a59ef35bc8cb5385e8ae953",
+        ),
+        (
+            4,
+            64,
+            2,
+            "2daa97fef1cf146d5b1683e20af16c1a9536123005b4801378e86415dabf585c",
+        ),
+        (
+            4,
+            1024,
+            1,
+            "90f066adc721759f716bd55bfe0087761f1af5a56c6e7d02db204f5ae756d1d1",
+        ),
+        (
+            4,
+            1024,
+            2,
+            "51094cb1feb25b63f48db51f5e17d4ded89ff817841f4b206f50822d8b4e2a40",
+        ),
+        (
+            4,
+            1024,
+            3,
+            "1f0eb14eda7a49157edf466ad3a185073bb92c21eddd1d9d72d70a452b322b8a",
+        ),
+        (
+            4,
+            1024,
+            4,
+            "99609d94cb043055312e1a40075c5defd365bfabeed5ebd3cd27b78702046fd7",
+        ),
+    ];
+
+    #[test]
+    fn argon2_derives_the_reference_output_for_the_parameters_it_reports() {
+        for (memory_kib, lanes) in [(64, 1), (64, 2), (1024, 3)] {
+            let r = argon2id_time(memory_kib, lanes).unwrap();
+            let want = REFERENCE_TAGS
+                .iter()
+                .find(|(t, m, p, _)| (*t, *m, *p) == (r.iterations, r.memory_kib, r.lanes))
+                .unwrap_or_else(|| panic!("no reference output for {r:?}"))
+                .3;
+            assert_eq!(r.derived_key_hex, want, "{r:?}");
+        }
     }
 
     #[test]

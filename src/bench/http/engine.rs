@@ -10,7 +10,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -894,64 +894,8 @@ fn flush_tls(tls: &mut rustls::ClientConnection, sock: &mut TcpStream) -> io::Re
 
 /// A non-blocking socket with a connect in progress, TCP_NODELAY set.
 fn start_connect(addr: SocketAddr) -> io::Result<TcpStream> {
-    let family = if addr.is_ipv4() {
-        libc::AF_INET
-    } else {
-        libc::AF_INET6
-    };
-    // SAFETY: plain syscall; the fd is owned by the TcpStream at once.
-    let fd = unsafe {
-        libc::socket(
-            family,
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is fresh and owned by nobody else.
-    let sock = unsafe { TcpStream::from_raw_fd(fd) };
+    let sock = crate::net::sockopt::start_connect(addr, 0, 0)?;
     sock.set_nodelay(true)?;
-    let rc = match addr {
-        SocketAddr::V4(a) => {
-            // SAFETY: a zeroed sockaddr_in is valid; the fields are set below.
-            let mut sa: libc::sockaddr_in = unsafe { std::mem::zeroed() };
-            sa.sin_family = libc::AF_INET as libc::sa_family_t;
-            sa.sin_port = a.port().to_be();
-            sa.sin_addr.s_addr = u32::from_ne_bytes(a.ip().octets());
-            // SAFETY: sa is a valid sockaddr_in of the given length.
-            unsafe {
-                libc::connect(
-                    fd,
-                    (&raw const sa).cast(),
-                    std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-                )
-            }
-        }
-        SocketAddr::V6(a) => {
-            // SAFETY: as above, for sockaddr_in6.
-            let mut sa: libc::sockaddr_in6 = unsafe { std::mem::zeroed() };
-            sa.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-            sa.sin6_port = a.port().to_be();
-            sa.sin6_addr.s6_addr = a.ip().octets();
-            sa.sin6_scope_id = a.scope_id();
-            // SAFETY: sa is a valid sockaddr_in6 of the given length.
-            unsafe {
-                libc::connect(
-                    fd,
-                    (&raw const sa).cast(),
-                    std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
-                )
-            }
-        }
-    };
-    if rc < 0 {
-        let err = io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EINPROGRESS) {
-            return Err(err);
-        }
-    }
     Ok(sock)
 }
 
