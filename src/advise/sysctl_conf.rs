@@ -4,6 +4,7 @@
 
 use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
 use crate::probe::sysctl::{ConfigSetting, Sysctl};
+use crate::tune::sysctl_d;
 
 pub static RULES: &[&Rule] = &[&REMOVED_KEY, &OVERRIDDEN_KEY];
 
@@ -42,11 +43,11 @@ fn location(s: &ConfigSetting) -> String {
 }
 
 /// Where a recommendation's persistence goes: the file that sets the key now,
-/// else a drop-in of our own.
+/// else the drop-in `tune` writes (one name, so advice and tune agree).
 pub(super) fn persist_hint(ctx: &Context, key: &str) -> String {
     match set_at(ctx, key) {
         Some(at) => format!("edit {at}"),
-        None => "persist in /etc/sysctl.d/90-nastune.conf".into(),
+        None => format!("persist in /{}", sysctl_d::OWNED_FILE),
     }
 }
 
@@ -273,6 +274,29 @@ mod tests {
         }
         let stock = snapshot_of("rk3399-raid5");
         assert!(stock.sysctl.data().expect("sysctl").absent.is_empty());
+    }
+
+    /// advise once said 90-nastune.conf while tune wrote 99-zz-nastune.conf.
+    #[test]
+    fn persist_hint_names_the_file_tune_writes() {
+        let mut snap = snapshot_of("rk3399-raid5");
+        let ctx = Context::unmeasured(&snap);
+        assert_eq!(
+            persist_hint(&ctx, "vm.swappiness"),
+            "persist in /etc/sysctl.d/99-zz-nastune.conf"
+        );
+        configure(
+            &mut snap,
+            "vm.swappiness",
+            "/etc/sysctl.d/60-nas.conf",
+            2,
+            "10",
+        );
+        let ctx = Context::unmeasured(&snap);
+        assert_eq!(
+            persist_hint(&ctx, "vm.swappiness"),
+            "edit /etc/sysctl.d/60-nas.conf:2"
+        );
     }
 
     #[test]
