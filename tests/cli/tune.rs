@@ -848,6 +848,46 @@ fn ethtool_settings_on_a_veth_revert_unless_confirmed_and_roll_back() {
     assert!(!etc.rules_d().join("99-zz-nastune.rules").exists());
 }
 
+/// Issue 23 item 12: a qdisc is shown as the tc command and persisted through
+/// net.core.default_qdisc or tc, never as an ethtool line (ethtool cannot set one).
+#[test]
+fn qdisc_plan_gives_tc_and_default_qdisc_not_an_ethtool_line() {
+    let Some(ns) = netns_setup("qdisc") else {
+        return;
+    };
+    let etc = PrivateEtc::new();
+    let prefix = ["ip", "netns", "exec", ns.0.as_str()];
+    let o = etc.run_ok(
+        &prefix,
+        &[
+            "tune",
+            "plan",
+            "--json",
+            "--set",
+            "ethtool:lo:qdisc=fq_codel",
+        ],
+    );
+    let doc = json_of(&o);
+    let item = &doc["items"][0];
+    assert_eq!(item["setting"], "ethtool:lo:qdisc", "{item}");
+    let warnings = item["warnings"].to_string();
+    assert!(
+        warnings.contains("net.core.default_qdisc = fq_codel")
+            && warnings.contains("tc qdisc replace dev lo root fq_codel"),
+        "{warnings}"
+    );
+    assert!(!warnings.contains("'ethtool' line"), "{warnings}");
+    let text = stdout(&etc.run_ok(
+        &prefix,
+        &["tune", "plan", "--set", "ethtool:lo:qdisc=fq_codel"],
+    ));
+    assert!(
+        text.contains("tc qdisc replace dev lo root fq_codel"),
+        "{text}"
+    );
+    assert!(!text.contains("ethtool lo: qdisc"), "{text}");
+}
+
 /// A mount option applied with `--reload` on the live system: inside a private
 /// mount namespace, with a private /etc/fstab bind-mounted over the real one,
 /// a loop-mounted ext4 is remounted with the new option, and rollback puts the
