@@ -1,12 +1,78 @@
 //! Geometry rules: filesystem stripe settings against the md layout, partition
-//! alignment, and drive-managed SMR disks in RAID.
+//! alignment (to sectors and stripes, and to the pages and erase blocks of flash
+//! media), and drive-managed SMR disks in RAID.
 
-use super::{Change, Finding, Risk, Rule, RuleInfo, Severity};
+use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
+use crate::probe::block::{BlockDevice, Partition, Queue};
 use crate::probe::md::MdArray;
 
-pub static RULES: &[&Rule] = &[&STRIPE_MISMATCH, &PARTITION_MISALIGNED, &SMR_IN_RAID];
+pub static RULES: &[&Rule] = &[
+    &STRIPE_MISMATCH,
+    &PARTITION_MISALIGNED,
+    &PARTITION_MISALIGNED_FLASH,
+    &SMR_IN_RAID,
+];
 
 const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+/// The flash page a 4 KiB filesystem block should fit in.
+const FLASH_PAGE_BYTES: u64 = 4 * KIB;
+
+/// Model fragments of USB flash sticks and card readers: their bridges report
+/// them rotational, so the model is what tells them from USB hard disks.
+const USB_FLASH_MODELS: &[&str] = &[
+    "CRUZER",
+    "DATATRAVELER",
+    "JUMPDRIVE",
+    "FLASH",
+    "USB DISK",
+    "ULTRA FIT",
+    "STORE N GO",
+    "SD/MMC",
+    "SD CARD",
+    "CARD READER",
+    "MICROSD",
+];
+
+/// What kind of flash medium a disk is, when it is an SD card, eMMC or USB
+/// flash stick (not SATA/NVMe SSDs, whose controllers remap small writes).
+fn flash_medium(disk: &BlockDevice) -> Option<&'static str> {
+    match disk.transport.as_str() {
+        "mmc" => Some("SD card or eMMC"),
+        "usb" => {
+            let model = disk.model.as_deref().unwrap_or("").to_ascii_uppercase();
+            let rotational = disk.queue.as_ref().and_then(|q| q.rotational);
+            (rotational == Some(false) || USB_FLASH_MODELS.iter().any(|m| model.contains(m)))
+                .then_some("USB flash")
+        }
+        _ => None,
+    }
+}
+
+/// Every partition with its disk.
+fn partitions<'a>(
+    ctx: &Context<'a>,
+) -> impl Iterator<Item = (&'a BlockDevice, &'a Partition, &'a BlockDevice)> {
+    let devices = ctx.snapshot.storage.data().map_or(&[][..], |s| &s.devices);
+    devices.iter().filter_map(|d| {
+        let p = d.partition.as_ref()?;
+        let disk = devices.iter().find(|x| x.name == p.disk)?;
+        Some((d, p, disk))
+    })
+}
+
+/// The unit a partition start misses, for the sector/stripe rule.
+fn sector_misalignment(p: &Partition, q: &Queue) -> Option<(u64, &'static str)> {
+    let phys = q.physical_sector_bytes.unwrap_or(512).max(1);
+    let opt = q.optimal_io_bytes.unwrap_or(0);
+    if p.aligned_to_physical_sector == Some(false) || !p.start_bytes.is_multiple_of(phys) {
+        Some((phys, "physical sector"))
+    } else if opt > 0 && !p.start_bytes.is_multiple_of(opt) {
+        Some((opt, "optimal I/O size (stripe)"))
+    } else {
+        None
+    }
+}
 
 /// Model fragments of drive-managed SMR disks, from the vendors' 2020 disclosures.
 const DM_SMR_MODELS: &[&str] = &[
@@ -177,26 +243,9 @@ static PARTITION_MISALIGNED: Rule = Rule {
         ],
     },
     evaluate: |info, ctx| {
-        let Some(storage) = ctx.snapshot.storage.data() else {
-            return Vec::new();
-        };
-        storage
-            .devices
-            .iter()
-            .filter_map(|d| {
-                let p = d.partition.as_ref()?;
-                let disk = storage.devices.iter().find(|x| x.name == p.disk)?;
-                let q = disk.queue.as_ref()?;
-                let phys = q.physical_sector_bytes.unwrap_or(512).max(1);
-                let opt = q.optimal_io_bytes.unwrap_or(0);
-                let (unit, what) =
-                    if p.aligned_to_physical_sector == Some(false) || p.start_bytes % phys != 0 {
-                        (phys, "physical sector")
-                    } else if opt > 0 && p.start_bytes % opt != 0 {
-                        (opt, "optimal I/O size (stripe)")
-                    } else {
-                        return None;
-                    };
+        partitions(ctx)
+            .filter_map(|(d, p, disk)| {
+                let (unit, what) = sector_misalignment(p, disk.queue.as_ref()?)?;
                 Some(
                     Finding::of(
                         info,
@@ -220,6 +269,83 @@ static PARTITION_MISALIGNED: Rule = Rule {
                     .change(Change::AdviceOnly {
                         action: "recreate the partition starting at a 1 MiB boundary (after a \
                                  backup)"
+                            .into(),
+                    }),
+                )
+            })
+            .collect()
+    },
+};
+
+static PARTITION_MISALIGNED_FLASH: Rule = Rule {
+    info: RuleInfo {
+        id: "partition-misaligned-flash",
+        area: "storage",
+        title: "Partition on flash media not aligned to 1 MiB",
+        severity: Severity::Notice,
+        risk: Risk::AdviceOnly,
+        checks: "A partition on an SD card, eMMC or USB flash stick does not start on a 1 MiB \
+                 boundary (sector 63 from old fdisk, for example). Flash writes whole pages and \
+                 erases whole blocks of 1 MiB or more, so a shifted partition makes writes \
+                 straddle them. Hard disks with 512-byte sectors are not flagged.",
+        references: &[
+            "parted(8) align-check",
+            "https://lwn.net/Articles/428584/ (Optimizing Linux with cheap flash drives)",
+        ],
+    },
+    evaluate: |info, ctx| {
+        partitions(ctx)
+            .filter_map(|(d, p, disk)| {
+                let medium = flash_medium(disk)?;
+                // Off a sector or stripe: the other rule says so already.
+                let sector_rule = disk.queue.as_ref().and_then(|q| sector_misalignment(p, q));
+                if p.aligned_to_1mib || sector_rule.is_some() {
+                    return None;
+                }
+                let page_off = p.start_bytes % FLASH_PAGE_BYTES;
+                let erase_off = p.start_bytes % MIB;
+                let cost = if page_off != 0 {
+                    format!(
+                        "Each 4 KiB filesystem block then covers parts of two flash pages, so \
+                         the controller programs two pages (reading back and rewriting the \
+                         part it keeps) for every block: small writes cost up to twice the \
+                         flash work, and cheap sticks and cards lose about that much write \
+                         speed. Blocks straddle erase blocks too ({erase_off} B into the first \
+                         one)."
+                    )
+                } else {
+                    format!(
+                        "Filesystem blocks fit the pages, but the partition starts {erase_off} B \
+                         into an erase block, so every erase-block-sized write of the \
+                         filesystem spans two of them: the controller must copy the partly \
+                         written block elsewhere before erasing it, which costs write speed \
+                         and wear."
+                    )
+                };
+                Some(
+                    Finding::of(
+                        info,
+                        format!(
+                            "{} starts at sector {} on {medium} {}, not at a 1 MiB boundary",
+                            d.name, p.start_sector, p.disk
+                        ),
+                        format!(
+                            "{} starts at sector {} = byte {}; {} mod {FLASH_PAGE_BYTES} = \
+                             {page_off} and {} mod {MIB} = {erase_off}. Flash writes in pages \
+                             (4-16 KiB) and erases in blocks of 1 MiB or more (4 MiB \
+                             allocation units on most SD cards). {cost} Fixing it means backup, \
+                             repartition starting at 1 MiB (4 MiB on SD cards) and restore.",
+                            d.name, p.start_sector, p.start_bytes, p.start_bytes, p.start_bytes
+                        ),
+                    )
+                    .evidence(format!("{} start bytes", d.name), p.start_bytes)
+                    .evidence(format!("{} medium", p.disk), medium)
+                    .evidence("offset into a 4 KiB page, bytes", page_off)
+                    .evidence("offset into a 1 MiB erase block, bytes", erase_off)
+                    .setting(format!("sysfs:block/{}/{}/start", p.disk, d.name))
+                    .change(Change::AdviceOnly {
+                        action: "recreate the partition starting at a 1 MiB boundary (4 MiB on \
+                                 SD cards) after a backup"
                             .into(),
                     }),
                 )
@@ -369,6 +495,79 @@ mod tests {
             "{}",
             f[0].rationale
         );
+    }
+
+    /// Moves a partition's start, keeping the probe's alignment flags true.
+    fn move_start(snap: &mut crate::probe::Snapshot, name: &str, sector: u64) {
+        let Outcome::Ok { data } = &mut snap.storage else {
+            panic!("no storage section");
+        };
+        let d = data
+            .devices
+            .iter_mut()
+            .find(|d| d.name == name)
+            .expect(name);
+        let p = d.partition.as_mut().expect("partition");
+        p.start_sector = sector;
+        p.start_bytes = sector * 512;
+        p.aligned_to_1mib = p.start_bytes % MIB == 0;
+        p.aligned_to_physical_sector = None;
+    }
+
+    /// Issue 23 item 5: sector 63 on a USB stick was shown, never a finding.
+    #[test]
+    fn flash_partition_at_sector_63_is_a_finding_with_the_arithmetic() {
+        let mut snap = snapshot_of("pogoplug-v4");
+        assert!(run(&PARTITION_MISALIGNED_FLASH, &snap).is_empty());
+        // sdb is a SanDisk Cruzer Fit, rotational as USB bridges report it.
+        move_start(&mut snap, "sdb1", 63);
+        let f = run(&PARTITION_MISALIGNED_FLASH, &snap);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            f[0].title,
+            "sdb1 starts at sector 63 on USB flash sdb, not at a 1 MiB boundary"
+        );
+        assert!(
+            f[0].rationale.contains("32256 mod 4096 = 3584")
+                && f[0].rationale.contains("32256 mod 1048576 = 32256")
+                && f[0].rationale.contains("two flash pages"),
+            "{}",
+            f[0].rationale
+        );
+        assert!(
+            run(&PARTITION_MISALIGNED, &snap).is_empty(),
+            "512-byte sectors"
+        );
+        // 4 KiB-aligned but inside an erase block: still a finding, page cost not claimed.
+        move_start(&mut snap, "sdb1", 8);
+        let f = run(&PARTITION_MISALIGNED_FLASH, &snap);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].rationale.contains("4096 mod 4096 = 0")
+                && !f[0].rationale.contains("two flash pages"),
+            "{}",
+            f[0].rationale
+        );
+        // An SD card.
+        let mut rpi = snapshot_of("rpi2-luks");
+        move_start(&mut rpi, "mmcblk0p1", 63);
+        let f = run(&PARTITION_MISALIGNED_FLASH, &rpi);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].title.contains("SD card or eMMC"), "{}", f[0].title);
+    }
+
+    #[test]
+    fn hard_disk_partitions_are_not_flash_findings() {
+        let mut snap = snapshot_of("pogoplug-v4");
+        // sda is a USB hard disk (Seagate Expansion Desk): not flash, whatever its start.
+        move_start(&mut snap, "sda1", 63);
+        assert!(run(&PARTITION_MISALIGNED_FLASH, &snap).is_empty());
+        // 4K-aligned on a 512-byte-sector SATA disk: neither rule fires.
+        let mut rk = snapshot_of("rk3399-raid5");
+        move_start(&mut rk, "sda1", 8);
+        assert!(run(&PARTITION_MISALIGNED_FLASH, &rk).is_empty());
+        let sector = run(&PARTITION_MISALIGNED, &rk);
+        assert!(sector.is_empty(), "{sector:?}");
     }
 
     #[test]

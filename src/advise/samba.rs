@@ -1,14 +1,18 @@
 //! Samba rules: SMB1, parameters from the SMB1 era, socket buffers that disable
-//! autotuning, aio thresholds, and settings that matter on small RAM.
+//! autotuning, aio switched off or thresholded, oplocks and leases switched off,
+//! and settings that matter on small RAM. Each rule is a row of the Samba part of
+//! the tuning fact check (smb.conf(5) of Samba 4.x).
 
 use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
 use crate::probe::smb::SmbParam;
+use crate::probe::smb::params::parse_bool;
 
 pub static RULES: &[&Rule] = &[
     &SMB1_ENABLED,
     &OBSOLETE_PARAMS,
     &SOCKET_BUFFERS,
     &AIO_THRESHOLD,
+    &OPLOCKS_OFF,
     &STRICT_LOCKING,
     &MIN_RECEIVEFILE,
     &USE_SENDFILE,
@@ -221,31 +225,94 @@ static AIO_THRESHOLD: Rule = Rule {
     info: RuleInfo {
         id: "smb-aio-size-threshold",
         area: "samba",
-        title: "aio read/write size set to a byte threshold",
+        title: "aio read/write size switches async I/O off (0) or sets a byte threshold",
         severity: Severity::Notice,
         risk: Risk::NeedsRestart,
-        checks: "aio read size or aio write size is neither 0 nor 1. Since Samba 4.8 the \
-                 default is 1 (always async); the manual calls 0 and 1 the only sensible values.",
+        checks: "aio read size or aio write size is not 1. Since Samba 4.8 the default is 1 \
+                 (every request async); 0 forces synchronous I/O, and a byte threshold makes \
+                 every smaller request synchronous.",
         references: &[SMB_CONF_REF],
     },
     evaluate: |info, ctx| {
         global(ctx)
             .iter()
             .filter(|p| p.name == "aio read size" || p.name == "aio write size")
-            .filter(|p| p.value != "0" && p.value != "1")
+            .filter(|p| p.value.trim() != "1")
             .map(|p| {
+                let why = if p.value.trim() == "0" {
+                    "0 switches asynchronous I/O off: every request is served synchronously, \
+                     so the smbd process waits on the disk and cannot read the next request \
+                     from the client meanwhile (a slow USB disk stalls the whole session)."
+                        .to_string()
+                } else {
+                    format!(
+                        "Requests smaller than {} bytes are served synchronously, blocking the \
+                         smbd process on the disk; old guides used thresholds because aio \
+                         used to be costly.",
+                        p.value
+                    )
+                };
                 about(
                     info,
                     p,
                     format!("{} = {}", p.name, p.value),
                     format!(
-                        "Requests smaller than {} bytes are served synchronously, blocking the \
-                         smbd process on the disk; old guides used thresholds because aio \
-                         used to be costly. Samba's threadpool aio is the default (1) now.",
-                        p.value
+                        "{why} Samba's threadpool aio is the default (1) now; remove the line."
                     ),
                 )
                 .change(remove("global", &p.name))
+            })
+            .collect()
+    },
+};
+
+/// Global switches that turn off oplocks or leases, with the default each line hides.
+const OPLOCK_SWITCHES: &[(&str, bool, &str)] = &[
+    (
+        "oplocks",
+        false,
+        "Without oplocks every client must go to the server for each read and write instead \
+         of caching the file; the manual puts the gain of oplocks near 30 %. Disable them per \
+         share (or with 'veto oplock files') only where NFS or local processes write the same \
+         files.",
+    ),
+    (
+        "smb2 leases",
+        false,
+        "Leases are the SMB2/3 form of oplocks (directory and handle caching too); without \
+         them SMB2/3 clients fall back to plain oplocks and re-open files more often.",
+    ),
+    (
+        "kernel oplocks",
+        true,
+        "Kernel oplocks (for NFS or local writers) make Samba refuse SMB2 leases, which need \
+         kernel oplocks = no; clients lose lease caching on every share.",
+    ),
+];
+
+static OPLOCKS_OFF: Rule = Rule {
+    info: RuleInfo {
+        id: "smb-oplocks-off",
+        area: "samba",
+        title: "oplocks or SMB2 leases switched off for every share",
+        severity: Severity::Notice,
+        risk: Risk::NeedsRestart,
+        checks: "[global] sets oplocks = no, smb2 leases = no, or kernel oplocks = yes (which \
+                 disables leases). The defaults (oplocks yes, smb2 leases yes, kernel oplocks \
+                 no) let clients cache; per-share exceptions are not flagged.",
+        references: &[SMB_CONF_REF],
+    },
+    evaluate: |info, ctx| {
+        OPLOCK_SWITCHES
+            .iter()
+            .filter_map(|(name, bad, why)| {
+                let p = param(ctx, name)?;
+                (parse_bool(&p.value)? == *bad).then(|| {
+                    about(info, p, format!("{} = {} in [global]", p.name, p.value), {
+                        format!("{why} Remove the line to get the default back.")
+                    })
+                    .change(remove("global", name))
+                })
             })
             .collect()
     },
@@ -290,7 +357,7 @@ static STRICT_LOCKING: Rule = Rule {
             info,
             ctx,
             "strict locking",
-            |v| v.eq_ignore_ascii_case("no"),
+            |v| parse_bool(v) == Some(false),
             "Old guides set 'no' when the default was 'yes'; the default is now Auto, which \
              gives the same speed on oplocked files. Remove the line and keep the default.",
         )
@@ -334,7 +401,7 @@ static USE_SENDFILE: Rule = Rule {
     },
     evaluate: |info, ctx| {
         param(ctx, "use sendfile")
-            .filter(|p| p.value.eq_ignore_ascii_case("yes"))
+            .filter(|p| parse_bool(&p.value) == Some(true))
             .map(|p| {
                 about(
                     info,
@@ -571,6 +638,76 @@ mod tests {
         );
         assert!(ids_on("rpi2-luks").is_empty(), "{:?}", ids_on("rpi2-luks"));
         assert!(ids_on("buildhost").is_empty());
+    }
+
+    /// Adds or replaces a `[global]` parameter, as the probe would report it.
+    fn set_global(snap: &mut crate::probe::Snapshot, name: &str, value: &str) {
+        let crate::probe::Outcome::Ok { data } = &mut snap.file_services else {
+            panic!("fixture has no file services");
+        };
+        let s = data.samba.as_mut().expect("fixture has Samba");
+        s.global.retain(|p| p.name != name);
+        let mut p = s.global[0].clone();
+        p.name = name.into();
+        p.value = value.into();
+        s.global.push(p);
+    }
+
+    /// Issue 23 item 4: 0 forces synchronous I/O and was not flagged.
+    #[test]
+    fn aio_size_zero_is_flagged_as_synchronous() {
+        let mut snap = snapshot_of("rk3399-raid5");
+        assert!(run(&AIO_THRESHOLD, &snap).is_empty(), "1 is the default");
+        set_global(&mut snap, "aio read size", "0");
+        set_global(&mut snap, "aio write size", "0");
+        let f = run(&AIO_THRESHOLD, &snap);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!(f[0].title, "aio read size = 0");
+        assert!(
+            f[0].rationale.contains("synchronously"),
+            "{}",
+            f[0].rationale
+        );
+        assert_eq!(f[1].recommendation[0], remove("global", "aio write size"));
+    }
+
+    /// Every boolean spelling Samba accepts counts, not only yes/no.
+    #[test]
+    fn booleans_in_any_spelling() {
+        let mut snap = snapshot_of("rk3399-raid5");
+        set_global(&mut snap, "strict locking", "False");
+        set_global(&mut snap, "use sendfile", "true");
+        assert_eq!(run(&STRICT_LOCKING, &snap).len(), 1);
+        assert_eq!(run(&USE_SENDFILE, &snap).len(), 1);
+        set_global(&mut snap, "strict locking", "auto");
+        set_global(&mut snap, "use sendfile", "off");
+        assert!(run(&STRICT_LOCKING, &snap).is_empty());
+        assert!(run(&USE_SENDFILE, &snap).is_empty());
+    }
+
+    #[test]
+    fn oplocks_and_leases_off_globally() {
+        let mut snap = snapshot_of("rk3399-raid5");
+        // The fixture says kernel oplocks = no: the default, no finding.
+        assert!(run(&OPLOCKS_OFF, &snap).is_empty());
+        set_global(&mut snap, "oplocks", "no");
+        set_global(&mut snap, "smb2 leases", "0");
+        set_global(&mut snap, "kernel oplocks", "yes");
+        let f = run(&OPLOCKS_OFF, &snap);
+        let titles: Vec<&str> = f.iter().map(|f| f.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "oplocks = no in [global]",
+                "smb2 leases = 0 in [global]",
+                "kernel oplocks = yes in [global]"
+            ]
+        );
+        assert_eq!(f[2].recommendation[0], remove("global", "kernel oplocks"));
+        set_global(&mut snap, "oplocks", "yes");
+        set_global(&mut snap, "smb2 leases", "yes");
+        set_global(&mut snap, "kernel oplocks", "no");
+        assert!(run(&OPLOCKS_OFF, &snap).is_empty());
     }
 
     #[test]

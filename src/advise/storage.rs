@@ -5,7 +5,7 @@
 use super::measured::origin;
 use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
 use crate::probe::block::BlockDevice;
-use crate::probe::config_files::{ConfigFiles, RcKind};
+use crate::probe::config_files::{ConfigFiles, RC_LOCAL, RcKind};
 
 pub static RULES: &[&Rule] = &[
     &SCHEDULER_LEGACY,
@@ -65,7 +65,8 @@ fn ram_bytes(ctx: &Context) -> Option<u64> {
 }
 
 /// Every place the box sets a sysfs attribute at boot: (where, device pattern,
-/// attribute, value). Udev rules give the KERNEL match as the device.
+/// attribute, value). Udev rules give the KERNEL match as the device; their
+/// `RUN+=` hooks count too (hdparm -a, txqueuelen, echo to /sys).
 fn boot_settings(ctx: &Context) -> Vec<(String, String, String, String)> {
     let Some(c) = config(ctx) else {
         return Vec::new();
@@ -82,6 +83,11 @@ fn boot_settings(ctx: &Context) -> Vec<(String, String, String, String)> {
             )
         })
         .collect();
+    for run in &c.udev_runs {
+        for (dev, attr, value) in run.kind.attributes() {
+            out.push((format!("{}:{}", run.file, run.line), dev, attr, value));
+        }
+    }
     for cmd in c.rc_local.iter().flatten() {
         if let RcKind::SysfsWrite { path, value } = &cmd.kind {
             // block/<dev>/<attr...> or class/.../<attr>
@@ -319,20 +325,44 @@ static READAHEAD_OVERSIZED: Rule = Rule {
     },
 };
 
-/// hdparm flags in rc.local, with the device list.
+/// hdparm flags in rc.local, with the line and device list.
 fn hdparm_flags(ctx: &Context, flag: &str) -> Vec<(usize, Option<String>, Vec<String>)> {
-    config(ctx)
-        .and_then(|c| c.rc_local.as_ref())
-        .into_iter()
+    let rc = config(ctx).and_then(|c| c.rc_local.as_ref());
+    rc.into_iter()
         .flatten()
-        .filter_map(|cmd| match &cmd.kind {
-            RcKind::Hdparm { flags, devices } => flags
-                .iter()
-                .find(|(f, _)| f == flag)
-                .map(|(_, v)| (cmd.line, v.clone(), devices.clone())),
-            _ => None,
-        })
+        .filter_map(|cmd| Some((cmd.line, hdparm_flag(&cmd.kind, flag)?)))
+        .map(|(line, (value, devices))| (line, value, devices))
         .collect()
+}
+
+/// A flag's value and the devices of an hdparm command.
+fn hdparm_flag(kind: &RcKind, flag: &str) -> Option<(Option<String>, Vec<String>)> {
+    match kind {
+        RcKind::Hdparm { flags, devices } => flags
+            .iter()
+            .find(|(f, _)| f == flag)
+            .map(|(_, v)| (v.clone(), devices.clone())),
+        _ => None,
+    }
+}
+
+/// hdparm flags run at boot, by rc.local or a udev `RUN+=` hook: (file, line,
+/// value, devices).
+fn boot_hdparm_flags(
+    ctx: &Context,
+    flag: &str,
+) -> Vec<(String, usize, Option<String>, Vec<String>)> {
+    let rc = hdparm_flags(ctx, flag)
+        .into_iter()
+        .map(|(line, v, d)| (format!("/{RC_LOCAL}"), line, v, d));
+    let udev = config(ctx)
+        .map_or(&[][..], |c| c.udev_runs.as_slice())
+        .iter()
+        .filter_map(|r| {
+            let (v, d) = hdparm_flag(&r.kind, flag)?;
+            Some((r.file.clone(), r.line, v, d))
+        });
+    rc.chain(udev).collect()
 }
 
 /// What readahead must feed, in bytes/s, and a phrase naming it: the network
@@ -379,32 +409,32 @@ static HDPARM_AAM: Rule = Rule {
         title: "hdparm -M (acoustic management) is obsolete",
         severity: Severity::Notice,
         risk: Risk::AdviceOnly,
-        checks: "/etc/rc.local runs hdparm -M. AAM was declared obsolete in ATA ACS-2 (2010); \
-                 most drives ignore it and 254 is already the fast setting.",
+        checks: "/etc/rc.local or a udev RUN+= hook runs hdparm -M. AAM was declared obsolete \
+                 in ATA ACS-2 (2010); most drives ignore it and 254 is already the fast setting.",
         references: &[
             "hdparm(8)",
             "ATA ACS-2 (Automatic Acoustic Management obsolete)",
         ],
     },
     evaluate: |info, ctx| {
-        hdparm_flags(ctx, "M")
+        boot_hdparm_flags(ctx, "M")
             .into_iter()
-            .map(|(line, value, devs)| {
+            .map(|(file, line, value, devs)| {
                 let value = value.unwrap_or_else(|| "?".into());
                 Finding::of(
                     info,
-                    format!("/etc/rc.local:{line} runs hdparm -M {value}"),
+                    format!("{file}:{line} runs hdparm -M {value}"),
                     "Automatic Acoustic Management was made obsolete in ATA ACS-2; drives \
                      made since do not implement it, 254 is the 'fastest' level anyway and \
                      USB bridges often block the ATA passthrough. The command does nothing \
                      useful. For power, use -B/-S only where the drive reports support, and \
                      avoid frequent spin-down of RAID members.",
                 )
-                .evidence("set at", format!("/etc/rc.local:{line}"))
+                .evidence("set at", format!("{file}:{line}"))
                 .evidence("devices", devs.join(" "))
-                .setting("file:/etc/rc.local")
+                .setting(format!("file:{file}"))
                 .change(Change::AdviceOnly {
-                    action: format!("remove '-M {value}' from /etc/rc.local:{line}"),
+                    action: format!("remove '-M {value}' from {file}:{line}"),
                 })
             })
             .collect()
@@ -1249,6 +1279,42 @@ mod tests {
         assert!(f[1].title.contains("md0 to 32768 KiB"));
         assert!(run(&HDPARM_AAM, &snapshot_of("rk3399-raid5")).is_empty());
         assert!(run(&READAHEAD_IN_RC_LOCAL, &snapshot_of("rk3399-raid5")).is_empty());
+    }
+
+    /// Issue 23 item 3: the same hdparm -M and a legacy scheduler in udev RUN+= hooks.
+    #[test]
+    fn udev_run_hooks_are_boot_settings_too() {
+        let mut snap = snapshot_of("rk3399-raid5");
+        snap.config_files = Outcome::Ok {
+            data: ConfigFiles {
+                udev_runs: crate::probe::config_files::parse_udev_runs(
+                    "/etc/udev/rules.d/50-disks.rules",
+                    "ACTION==\"add\", KERNEL==\"sda\", RUN+=\"/sbin/hdparm -M 254 /dev/%k\"\n\
+                     ACTION==\"add\", KERNEL==\"sdb\", \
+                     RUN+=\"/bin/sh -c 'echo cfq > /sys/block/%k/queue/scheduler'\"\n",
+                ),
+                ..Default::default()
+            },
+        };
+        let f = run(&HDPARM_AAM, &snap);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            f[0].title,
+            "/etc/udev/rules.d/50-disks.rules:1 runs hdparm -M 254"
+        );
+        assert_eq!(
+            f[0].recommendation[0],
+            Change::AdviceOnly {
+                action: "remove '-M 254' from /etc/udev/rules.d/50-disks.rules:1".into()
+            }
+        );
+        let f = run(&SCHEDULER_LEGACY, &snap);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].title.starts_with("/etc/udev/rules.d/50-disks.rules:2"),
+            "{}",
+            f[0].title
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Boot-time configuration that old tuning guides edit: /etc/fstab, udev rules
-//! that set block/net attributes, and tuning commands in /etc/rc.local. Parsed
+//! that set block/net attributes or run tuning commands (`RUN+=`), and tuning
+//! commands in /etc/rc.local. Parsed
 //! leniently: a line we cannot read becomes a problem with file:line, never an
 //! error for the whole section.
 
@@ -20,6 +21,10 @@ pub struct ConfigFiles {
     pub fstab: Option<Vec<FstabEntry>>,
     pub fstab_comments: Vec<Comment>,
     pub udev_assignments: Vec<UdevAssignment>,
+    /// `RUN+=` programs of udev rules that are tuning commands (hdparm, ethtool,
+    /// ifconfig/ip txqueuelen, blockdev, echo to /sys). Older snapshots lack it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub udev_runs: Vec<UdevRun>,
     /// `None` when /etc/rc.local does not exist.
     pub rc_local: Option<Vec<RcCommand>>,
     pub problems: Vec<ConfigProblem>,
@@ -64,6 +69,19 @@ impl UdevAssignment {
     }
 }
 
+/// A tuning command a udev rule runs (`RUN+="/sbin/hdparm -M 254 /dev/%k"`),
+/// with `%k`/`$kernel` replaced by the rule's KERNEL match when it has one.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct UdevRun {
+    pub file: String,
+    pub line: usize,
+    pub matches: Vec<String>,
+    /// The program as written in the rule.
+    pub command: String,
+    #[serde(flatten)]
+    pub kind: RcKind,
+}
+
 /// A line of rc.local that looks like tuning.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RcCommand {
@@ -87,6 +105,60 @@ pub enum RcKind {
     BlockdevSetra { sectors: u64, devices: Vec<String> },
     /// `ifconfig eth0 txqueuelen N` or `ip link set eth0 txqueuelen N`.
     Txqueuelen { interface: String, value: u64 },
+    /// `ethtool -K eth0 tso off gso on`: offload features and their values.
+    EthtoolFeatures {
+        interface: String,
+        features: Vec<(String, String)>,
+    },
+}
+
+impl RcKind {
+    /// The device attributes the command sets, as udev would name them:
+    /// (device kernel name, attribute below the device, value).
+    pub fn attributes(&self) -> Vec<(String, String, String)> {
+        let dev = |d: &str| d.trim_start_matches("/dev/").to_string();
+        match self {
+            RcKind::SysfsWrite { path, value } => {
+                let parts: Vec<&str> = path.splitn(4, '/').collect();
+                match parts.as_slice() {
+                    ["block", d, rest @ ..] if !rest.is_empty() => {
+                        vec![(d.to_string(), rest.join("/"), value.clone())]
+                    }
+                    ["class", _, d, attr] => vec![(d.to_string(), attr.to_string(), value.clone())],
+                    _ => Vec::new(),
+                }
+            }
+            // hdparm -a and blockdev --setra count 512-byte sectors.
+            RcKind::Hdparm { flags, devices } => flags
+                .iter()
+                .filter(|(f, _)| f == "a")
+                .filter_map(|(_, v)| v.as_ref()?.parse::<u64>().ok())
+                .flat_map(|sectors| {
+                    devices.iter().map(move |d| {
+                        (
+                            dev(d),
+                            "queue/read_ahead_kb".into(),
+                            (sectors / 2).to_string(),
+                        )
+                    })
+                })
+                .collect(),
+            RcKind::BlockdevSetra { sectors, devices } => devices
+                .iter()
+                .map(|d| {
+                    (
+                        dev(d),
+                        "queue/read_ahead_kb".into(),
+                        (sectors / 2).to_string(),
+                    )
+                })
+                .collect(),
+            RcKind::Txqueuelen { interface, value } => {
+                vec![(interface.clone(), "tx_queue_len".into(), value.to_string())]
+            }
+            RcKind::EthtoolFeatures { .. } => Vec::new(),
+        }
+    }
 }
 
 /// Reads the three sources; each missing file is simply absent.
@@ -110,8 +182,9 @@ pub fn read_config_files(root: &Root) -> Result<ConfigFiles, ProbeError> {
     files.sort();
     for (_, rel) in files {
         if let Some(text) = read_text_optional(root, &rel)? {
-            out.udev_assignments
-                .extend(parse_udev_rules(&format!("/{rel}"), &text));
+            let file = format!("/{rel}");
+            out.udev_assignments.extend(parse_udev_rules(&file, &text));
+            out.udev_runs.extend(parse_udev_runs(&file, &text));
         }
     }
     if let Some(text) = read_text_optional(root, RC_LOCAL)? {
@@ -245,7 +318,9 @@ pub fn split_unquoted_commas(text: &str) -> Vec<&str> {
     out
 }
 
-pub fn parse_udev_rules(file: &str, text: &str) -> Vec<UdevAssignment> {
+/// Each rule of a udev rules file with its first line number, continuation
+/// lines joined, comments and blank lines left out.
+fn udev_rule_lines(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut pending = String::new();
     let mut start = 0;
@@ -262,17 +337,88 @@ pub fn parse_udev_rules(file: &str, text: &str) -> Vec<UdevAssignment> {
         pending.push_str(t);
         let rule = std::mem::take(&mut pending);
         let rule = rule.trim();
-        if rule.is_empty() || rule.starts_with('#') {
-            continue;
+        if !rule.is_empty() && !rule.starts_with('#') {
+            out.push((start, rule.to_string()));
         }
-        let keys = split_udev_keys(rule);
-        let mut matches = Vec::new();
+    }
+    out
+}
+
+/// A rule's match keys (`KERNEL==sda`, operator kept, quotes dropped).
+fn udev_matches(keys: &[String]) -> Vec<String> {
+    keys.iter()
+        .filter_map(|k| {
+            let unq = k.replace('"', "");
+            let p = unq.find("==").or_else(|| unq.find("!="))?;
+            let (key, rest) = unq.split_at(p);
+            Some(format!("{}{}", key.trim(), rest.trim()))
+        })
+        .collect()
+}
+
+/// The tuning commands of `RUN+=` keys; a `sh -c '…'` wrapper is looked into.
+pub fn parse_udev_runs(file: &str, text: &str) -> Vec<UdevRun> {
+    let mut out = Vec::new();
+    for (line, rule) in udev_rule_lines(text) {
+        let keys = split_udev_keys(&rule);
+        let matches = udev_matches(&keys);
+        let kernel = matches
+            .iter()
+            .find_map(|m| m.strip_prefix("KERNEL=="))
+            .map(str::to_string);
+        for k in &keys {
+            let Some((name, value)) = k.split_once('=') else {
+                continue;
+            };
+            let name = name.trim_end_matches(['+', ':']).trim();
+            if name != "RUN" && name != "RUN{program}" {
+                continue;
+            }
+            let command = value.trim().trim_matches('"').to_string();
+            let mut program = command.clone();
+            if let Some(k) = &kernel {
+                for var in ["%k", "$kernel", "$name", "%n"] {
+                    program = program.replace(var, k);
+                }
+            }
+            let words: Vec<&str> = program.split_whitespace().collect();
+            let inner = match words.as_slice() {
+                [sh, "-c", ..] if ["sh", "bash"].contains(&sh.rsplit('/').next().unwrap_or(sh)) => {
+                    program
+                        .split_once("-c")
+                        .map_or("", |(_, rest)| rest)
+                        .trim()
+                        .trim_matches(['\'', '"'])
+                        .to_string()
+                }
+                _ => program,
+            };
+            for part in inner.split([';', '&', '|']) {
+                if let Some(kind) = parse_rc_command(part.trim()) {
+                    out.push(UdevRun {
+                        file: file.to_string(),
+                        line,
+                        matches: matches.clone(),
+                        command: command.clone(),
+                        kind,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+pub fn parse_udev_rules(file: &str, text: &str) -> Vec<UdevAssignment> {
+    let mut out = Vec::new();
+    for (start, rule) in udev_rule_lines(text) {
+        let keys = split_udev_keys(&rule);
+        let matches = udev_matches(&keys);
         let mut assigns = Vec::new();
         for k in &keys {
             let unq = k.replace('"', "");
-            if let Some(p) = unq.find("==").or_else(|| unq.find("!=")) {
-                let (key, rest) = unq.split_at(p);
-                matches.push(format!("{}{}", key.trim(), rest.trim()));
+            if unq.contains("==") || unq.contains("!=") {
+                continue;
             } else if let Some(rest) = unq.strip_prefix("ATTR{")
                 && let Some((attr, val)) = rest.split_once('}')
             {
@@ -377,6 +523,23 @@ fn parse_rc_command(cmd: &str) -> Option<RcKind> {
                 .collect();
             Some(RcKind::BlockdevSetra { sectors, devices })
         }
+        "ethtool" => {
+            let p = words
+                .iter()
+                .position(|w| *w == "-K" || *w == "--features" || *w == "--offload")?;
+            let interface = words.get(p + 1)?.to_string();
+            let features = words[p + 2..]
+                .chunks(2)
+                .filter_map(|c| match c {
+                    [name, value] => Some((name.to_string(), value.to_string())),
+                    _ => None,
+                })
+                .collect::<Vec<_>>();
+            (!features.is_empty()).then_some(RcKind::EthtoolFeatures {
+                interface,
+                features,
+            })
+        }
         "ifconfig" | "ip" => {
             let p = words
                 .iter()
@@ -403,6 +566,66 @@ fn parse_rc_command(cmd: &str) -> Option<RcKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 23 item 3: RUN+= hooks were not read at all.
+    #[test]
+    fn udev_run_hooks_are_tuning_too() {
+        let text = "ACTION==\"add\", KERNEL==\"sd[a-z]\", RUN+=\"/sbin/hdparm -M 254 -a 1024 /dev/%k\"\n\
+                    # a comment\n\
+                    ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"eth0\", \\\n  \
+                    RUN+=\"/sbin/ifconfig eth0 txqueuelen 5000\"\n\
+                    SUBSYSTEM==\"net\", KERNEL==\"eth1\", RUN+=\"/bin/sh -c '/sbin/ethtool -K $kernel tso off gso on; ip link set dev $kernel txqueuelen 2000'\"\n\
+                    KERNEL==\"sda\", RUN+=\"/usr/bin/logger hello\"\n";
+        let runs = parse_udev_runs("/etc/udev/rules.d/50-nas.rules", text);
+        let got: Vec<(usize, &RcKind)> = runs.iter().map(|r| (r.line, &r.kind)).collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    1,
+                    &RcKind::Hdparm {
+                        flags: vec![
+                            ("M".into(), Some("254".into())),
+                            ("a".into(), Some("1024".into()))
+                        ],
+                        devices: vec!["/dev/sd[a-z]".into()],
+                    }
+                ),
+                (
+                    3,
+                    &RcKind::Txqueuelen {
+                        interface: "eth0".into(),
+                        value: 5000
+                    }
+                ),
+                (
+                    5,
+                    &RcKind::EthtoolFeatures {
+                        interface: "eth1".into(),
+                        features: vec![("tso".into(), "off".into()), ("gso".into(), "on".into())],
+                    }
+                ),
+                (
+                    5,
+                    &RcKind::Txqueuelen {
+                        interface: "eth1".into(),
+                        value: 2000
+                    }
+                ),
+            ]
+        );
+        assert_eq!(runs[0].command, "/sbin/hdparm -M 254 -a 1024 /dev/%k");
+        assert_eq!(
+            runs[0].kind.attributes(),
+            [("sd[a-z]".into(), "queue/read_ahead_kb".into(), "512".into())]
+        );
+        assert_eq!(
+            runs[1].kind.attributes(),
+            [("eth0".into(), "tx_queue_len".into(), "5000".into())]
+        );
+        // The ATTR parser is unchanged by the shared line splitter.
+        assert!(parse_udev_rules("/x.rules", text).is_empty());
+    }
 
     #[test]
     fn fstab_fields_escapes_and_comments() {

@@ -138,6 +138,41 @@ pub fn render(existing: Option<&str>, rules: &[Rule]) -> Result<String, NotOurs>
     Ok(out)
 }
 
+/// `RUN+=` hooks of other udev rules that set what `rule` sets on a device it
+/// matches. udev runs RUN programs after every rule's ATTR assignments, so such
+/// a hook wins over nastune's rule at every boot, whatever the file names.
+pub fn overriding_hooks(root: &Root, rule: &Rule) -> Vec<String> {
+    let runs = match crate::probe::config_files::read_config_files(root) {
+        Ok(c) => c.udev_runs,
+        Err(e) => {
+            return vec![format!(
+                "cannot read the udev rules to look for RUN+= hooks: {e}"
+            )];
+        }
+    };
+    let ours = format!("/{OWNED_FILE}");
+    let kernel = rule
+        .matches
+        .iter()
+        .find(|(k, _)| k == "KERNEL")
+        .map(|(_, v)| v.as_str());
+    let mut out = Vec::new();
+    for run in runs.iter().filter(|r| r.file != ours) {
+        for (dev, attribute, value) in run.kind.attributes() {
+            let same_device = kernel.is_none_or(|k| glob_match(&dev, k) || glob_match(k, &dev));
+            if attribute == rule.attribute && same_device {
+                out.push(format!(
+                    "'{}' line {} runs '{}', which sets {attribute} = {value} on {dev}; udev runs \
+                     RUN+= programs after all ATTR assignments, so at boot it overrides \
+                     nastune's rule: remove the hook to let nastune's value stand",
+                    run.file, run.line, run.command
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// udev's (and sysctl.d's) shell-style patterns: `*`, `?`, `[a-z]`, `[!0-9]`,
 /// and `|` between alternatives.
 pub fn glob_match(pattern: &str, text: &str) -> bool {

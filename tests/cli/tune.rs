@@ -848,6 +848,83 @@ fn ethtool_settings_on_a_veth_revert_unless_confirmed_and_roll_back() {
     assert!(!etc.rules_d().join("99-zz-nastune.rules").exists());
 }
 
+/// Issue 23 item 3: a RUN+= hook that sets the same txqueuelen overrides
+/// nastune's udev rule at boot; the plan says so, naming the hook.
+#[test]
+fn plan_warns_when_a_udev_run_hook_overrides_our_rule() {
+    let (t, dir) = copy_box("pogoplug-v4");
+    let root = dir.to_str().unwrap();
+    let plan = |set: &str| {
+        let doc = json_of(&run_with_db(
+            t.path(),
+            &["tune", "plan", "--root", root, "--json", "--set", set],
+        ));
+        doc["items"][0]["warnings"].to_string()
+    };
+    let set = "sysfs:class/net/eth0/tx_queue_len=500";
+    assert!(!plan(set).contains("RUN+="), "{}", plan(set));
+    let rules = dir.join("etc/udev/rules.d");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::fs::write(
+        rules.join("50-net.rules"),
+        "ACTION==\"add\", KERNEL==\"sd?\", RUN+=\"/sbin/hdparm -M 128 /dev/%k\"\n\
+         ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"eth0\", \
+         RUN+=\"/sbin/ifconfig eth0 txqueuelen 5000\"\n",
+    )
+    .unwrap();
+    let warnings = plan(set);
+    assert!(
+        warnings.contains(
+            "'/etc/udev/rules.d/50-net.rules' line 2 runs '/sbin/ifconfig eth0 txqueuelen 5000', \
+             which sets tx_queue_len = 5000 on eth0"
+        ),
+        "{warnings}"
+    );
+    assert!(!warnings.contains("hdparm"), "{warnings}");
+    // Another interface's rule is not overridden by eth0's hook.
+    assert!(!plan("sysfs:class/net/lo/tx_queue_len=500").contains("RUN+="));
+}
+
+/// Issue 23 item 12: a qdisc is shown as the tc command and persisted through
+/// net.core.default_qdisc or tc, never as an ethtool line (ethtool cannot set one).
+#[test]
+fn qdisc_plan_gives_tc_and_default_qdisc_not_an_ethtool_line() {
+    let Some(ns) = netns_setup("qdisc") else {
+        return;
+    };
+    let etc = PrivateEtc::new();
+    let prefix = ["ip", "netns", "exec", ns.0.as_str()];
+    let o = etc.run_ok(
+        &prefix,
+        &[
+            "tune",
+            "plan",
+            "--json",
+            "--set",
+            "ethtool:lo:qdisc=fq_codel",
+        ],
+    );
+    let doc = json_of(&o);
+    let item = &doc["items"][0];
+    assert_eq!(item["setting"], "ethtool:lo:qdisc", "{item}");
+    let warnings = item["warnings"].to_string();
+    assert!(
+        warnings.contains("net.core.default_qdisc = fq_codel")
+            && warnings.contains("tc qdisc replace dev lo root fq_codel"),
+        "{warnings}"
+    );
+    assert!(!warnings.contains("'ethtool' line"), "{warnings}");
+    let text = stdout(&etc.run_ok(
+        &prefix,
+        &["tune", "plan", "--set", "ethtool:lo:qdisc=fq_codel"],
+    ));
+    assert!(
+        text.contains("tc qdisc replace dev lo root fq_codel"),
+        "{text}"
+    );
+    assert!(!text.contains("ethtool lo: qdisc"), "{text}");
+}
+
 /// A mount option applied with `--reload` on the live system: inside a private
 /// mount namespace, with a private /etc/fstab bind-mounted over the real one,
 /// a loop-mounted ext4 is remounted with the new option, and rollback puts the

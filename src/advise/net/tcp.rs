@@ -1,7 +1,7 @@
 //! TCP rules: buffer ceilings and what each bounds (with BDP arithmetic),
 //! tcp_mem against RAM, and feature flags old guides turned off.
 
-use super::super::sysctl_conf::{persist_hint, set_at, triple, value_u64};
+use super::super::sysctl_conf::{attribution, boot_setting, persist_hint, triple, value_u64};
 use super::super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
 use super::link_mbit;
 
@@ -118,7 +118,7 @@ pub(super) static CORE_BUFFER_MAX_RAISED: Rule = Rule {
         ["net.core.rmem_max", "net.core.wmem_max"]
             .into_iter()
             .filter_map(|key| {
-                let at = set_at(ctx, key)?;
+                let at = attribution(ctx, key)?;
                 let v = value_u64(ctx, key)?;
                 if v <= CORE_MEM_MAX_DEFAULT {
                     return None;
@@ -132,7 +132,7 @@ pub(super) static CORE_BUFFER_MAX_RAISED: Rule = Rule {
                 Some(
                     Finding::of(
                         info,
-                        format!("{key} = {v} (set at {at}) does not affect TCP autotuning"),
+                        format!("{key} = {v} ({at}) does not affect TCP autotuning"),
                         format!(
                             "{key} is only the largest value an application may request with \
                              setsockopt(SO_RCVBUF/SO_SNDBUF); a socket that does so loses \
@@ -145,7 +145,7 @@ pub(super) static CORE_BUFFER_MAX_RAISED: Rule = Rule {
                         ),
                     )
                     .evidence(key, v)
-                    .evidence(format!("{key} set at"), at)
+                    .evidence(format!("{key} source"), at)
                     .evidence("kernel default", CORE_MEM_MAX_DEFAULT)
                     .setting(format!("sysctl:{key}"))
                     .change(Change::AdviceOnly {
@@ -232,30 +232,40 @@ pub(super) static TCP_MEM_VS_RAM: Rule = Rule {
 };
 
 /// A TCP feature flag that old guides turned off; default and healthy is 1.
+/// A TCP feature switched off in the kernel now, or by a file at the next boot.
 fn tcp_flag_off(info: &RuleInfo, ctx: &Context, key: &str, why: &str) -> Vec<Finding> {
-    if value_u64(ctx, key) != Some(0) {
+    let live_off = value_u64(ctx, key) == Some(0);
+    let file = boot_setting(ctx, key);
+    let file_off = file.is_some_and(|c| c.value.trim().parse::<u64>() == Ok(0));
+    if !live_off && !file_off {
         return Vec::new();
     }
-    vec![
-        Finding::of(
-            info,
-            format!("{key} is 0"),
-            format!("{why} The default is 1; set it back."),
-        )
-        .evidence(key, 0)
+    let title = match file {
+        Some(c) if file_off && !live_off => format!(
+            "{key} = 0 in {}:{} (not live yet: the next boot applies it)",
+            c.file, c.line
+        ),
+        _ => format!("{key} is 0"),
+    };
+    let mut f = Finding::of(info, title, format!("{why} The default is 1; set it back."))
         .evidence(
-            format!("{key} set at"),
-            set_at(ctx, key).unwrap_or_else(|| "no sysctl file (set at runtime)".into()),
+            format!("{key} in the kernel"),
+            value_u64(ctx, key).map_or("not read".into(), |v| v.to_string()),
         )
-        .setting(format!("sysctl:{key}"))
-        .change(Change::Sysctl {
+        .evidence(
+            format!("{key} source"),
+            attribution(ctx, key).unwrap_or_else(|| "no sysctl file (set at runtime)".into()),
+        )
+        .setting(format!("sysctl:{key}"));
+    if live_off {
+        f = f.change(Change::Sysctl {
             key: key.into(),
             value: "1".into(),
-        })
-        .change(Change::AdviceOnly {
-            action: persist_hint(ctx, key),
-        }),
-    ]
+        });
+    }
+    vec![f.change(Change::AdviceOnly {
+        action: persist_hint(ctx, key),
+    })]
 }
 
 pub(super) static TCP_TIMESTAMPS_OFF: Rule = Rule {
@@ -450,6 +460,32 @@ mod tests {
                 ]
             );
         }
+    }
+
+    /// Issue 23 item 2: a file that sets tcp_timestamps=0 was ignored until live.
+    #[test]
+    fn tcp_flag_off_in_a_file_only_is_flagged_for_the_next_boot() {
+        let mut snap = snapshot_of("rk3399-raid5");
+        configure(
+            &mut snap,
+            "net.ipv4.tcp_timestamps",
+            "/etc/sysctl.conf",
+            9,
+            "0",
+        );
+        let f = run(&TCP_TIMESTAMPS_OFF, &snap);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            f[0].title,
+            "net.ipv4.tcp_timestamps = 0 in /etc/sysctl.conf:9 (not live yet: the next boot \
+             applies it)"
+        );
+        assert_eq!(
+            f[0].recommendation,
+            vec![Change::AdviceOnly {
+                action: "edit /etc/sysctl.conf:9".into()
+            }]
+        );
     }
 
     #[test]

@@ -332,14 +332,15 @@ mod tests {
         assert!(kind(&advice).edit("x").is_err());
     }
 
-    /// mtu is a device attribute udev can set; a qdisc is not.
+    /// mtu is a device attribute udev can set; a qdisc is not, and ethtool
+    /// cannot set one: it is shown as the tc command (issue 23 item 12).
     #[test]
     fn qdisc_is_its_own_kind() {
         assert!(kind(&eth("mtu", "9000")).udev_line().is_some());
         assert_eq!(kind(&eth("qdisc", "fq_codel")).udev_line(), None);
         assert_eq!(
             describe(&eth("qdisc", "fq_codel")),
-            "ethtool eth0: qdisc fq_codel"
+            "tc qdisc replace dev eth0 root fq_codel"
         );
     }
 }

@@ -41,13 +41,23 @@ pub(super) fn describe(interface: &str, setting: &str, value: &str) -> String {
     format!("ethtool {interface}: {setting} {value}")
 }
 
+/// How to keep an ethtool setting once confirmed: nastune does not persist it.
+fn ethtool_persistence(interface: &str) -> String {
+    format!(
+        "runtime only: once confirmed, keep it in the interface's configuration \
+(an 'ethtool' line for '{interface}' in /etc/network/interfaces, or a systemd .link file)"
+    )
+}
+
 /// Plans a device setting read and written through [`netdev`]: live only.
+/// `persistence` is the warning that says how to keep it across a reboot.
 pub(super) fn plan_live(
     root: &Root,
     item: &mut PlanItem,
     interface: &str,
     setting: &str,
     value: &str,
+    persistence: String,
 ) -> Result<(), String> {
     if !root.is_live() {
         return Err(
@@ -59,10 +69,7 @@ pub(super) fn plan_live(
     item.network = true;
     item.netdev
         .push((netdev_path(interface, setting), value.trim().to_string()));
-    item.warnings.push(format!(
-        "runtime only: once confirmed, keep it in the interface's configuration \
-(an 'ethtool' line for '{interface}' in /etc/network/interfaces, or a systemd .link file)"
-    ));
+    item.warnings.push(persistence);
     Ok(())
 }
 
@@ -89,7 +96,14 @@ impl ChangeKind for Netdev<'_> {
     }
 
     fn plan(&self, root: &Root, item: &mut PlanItem) -> Result<(), String> {
-        plan_live(root, item, self.interface, self.setting, self.value)
+        plan_live(
+            root,
+            item,
+            self.interface,
+            self.setting,
+            self.value,
+            ethtool_persistence(self.interface),
+        )
     }
 
     fn untryable(&self) -> Option<&'static str> {

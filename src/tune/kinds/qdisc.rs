@@ -1,12 +1,15 @@
 //! The root qdisc of a network interface (`Change::Ethtool` with setting
 //! `qdisc`): set through rtnetlink on the live system, behind the dead-man
 //! timer, like the other device settings it shares its `--set` syntax with.
+//! ethtool cannot set a qdisc, so what people see and what persists it are `tc`
+//! and `net.core.default_qdisc`.
 
 use super::ChangeKind;
-use super::netdev::{describe, export_fields, plan_live, setting_name};
+use super::netdev::{export_fields, plan_live, setting_name};
 use crate::root::Root;
 use crate::tune::export::Tuned;
 use crate::tune::plan::PlanItem;
+use crate::tune::sysctl_d;
 
 /// The device setting name that makes an `Ethtool` change a qdisc change.
 pub const SETTING: &str = "qdisc";
@@ -17,17 +20,36 @@ pub struct Qdisc<'a> {
     pub value: &'a str,
 }
 
+/// The command that replaces the root qdisc now.
+fn command(interface: &str, kind: &str) -> String {
+    format!("tc qdisc replace dev {interface} root {kind}")
+}
+
+/// How to keep it across a reboot: the kernel default for new qdiscs, or the
+/// command run when the interface comes up.
+fn persistence(interface: &str, kind: &str) -> String {
+    format!(
+        "runtime only: once confirmed, persist it with 'net.core.default_qdisc = {kind}' in \
+/{} (qdiscs created at boot get it; also '--set sysctl:net.core.default_qdisc={kind}'), \
+or run '{}' from the interface's post-up hook; ethtool cannot set a qdisc",
+        sysctl_d::OWNED_FILE,
+        command(interface, kind)
+    )
+}
+
 impl ChangeKind for Qdisc<'_> {
     fn setting(&self) -> String {
         setting_name(self.interface, SETTING)
     }
 
+    /// The command that does it now.
     fn describe(&self) -> String {
-        describe(self.interface, SETTING, self.value)
+        command(self.interface, self.value)
     }
 
     fn plan(&self, root: &Root, item: &mut PlanItem) -> Result<(), String> {
-        plan_live(root, item, self.interface, SETTING, self.value)
+        let persistence = persistence(self.interface, self.value);
+        plan_live(root, item, self.interface, SETTING, self.value, persistence)
     }
 
     fn untryable(&self) -> Option<&'static str> {
@@ -46,5 +68,26 @@ impl ChangeKind for Qdisc<'_> {
         let s = profile.net.entry(self.interface.to_string()).or_default();
         s.features.push(format!("{SETTING} {}", self.value));
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 23 item 12: the plan once said to persist a qdisc as an ethtool line.
+    #[test]
+    fn qdisc_persists_through_tc_or_default_qdisc_not_ethtool() {
+        let p = persistence("eth0", "fq_codel");
+        assert!(
+            p.contains("'net.core.default_qdisc = fq_codel' in /etc/sysctl.d/99-zz-nastune.conf"),
+            "{p}"
+        );
+        assert!(
+            p.contains("'tc qdisc replace dev eth0 root fq_codel'"),
+            "{p}"
+        );
+        assert!(!p.contains("'ethtool' line"), "{p}");
+        assert!(!p.contains("/etc/network/interfaces"), "{p}");
     }
 }

@@ -83,6 +83,8 @@ impl ChangeKind for Sysfs<'_> {
             Some(mut rule) => {
                 rule.value = item.new.clone().unwrap_or_default();
                 item.persisted_in = Some(format!("/{}", udev_rules::OWNED_FILE));
+                item.warnings
+                    .extend(udev_rules::overriding_hooks(root, &rule));
                 item.persist = Persist::Udev(rule);
             }
             None => item

@@ -81,6 +81,8 @@ impl ChangeKind for Udev<'_> {
         item.new = Some(rule.value.clone());
         item.network = rule.subsystem == "net";
         item.persisted_in = Some(format!("/{}", udev_rules::OWNED_FILE));
+        item.warnings
+            .extend(udev_rules::overriding_hooks(root, &rule));
         item.persist = Persist::Udev(rule);
         Ok(())
     }
