@@ -169,3 +169,42 @@ fn text_summary_names_engines_and_links() {
         "{text}"
     );
 }
+
+#[test]
+fn a_wrapped_byte_counter_is_said_to_have_wrapped() {
+    // Values read from the fixture, not from nastune's output.
+    let stats = fixtures().join(
+        "boxes/rpi2-luks/sys/devices/platform/soc/3f980000.usb/usb1/1-1/1-1.1/1-1.1:1.0/net/eth0/statistics",
+    );
+    let read = |f: &str| -> u64 {
+        std::fs::read_to_string(stats.join(f))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let avg = read("rx_bytes") as f64 / read("rx_packets") as f64;
+    assert!(
+        avg < 20.0,
+        "the fixture's counters are no longer wrapped: {avg}"
+    );
+    let o = nastune()
+        .args(["probe", "--no-store", "--root"])
+        .arg(fixtures().join("boxes/rpi2-luks"))
+        .output()
+        .unwrap();
+    let text = stdout(&o);
+    assert!(
+        text.contains(&format!(
+            "rx bytes evidently wrapped: {avg:.1} B a packet is smaller than any packet"
+        )),
+        "{text}"
+    );
+    // A plausible direction is not accused.
+    let tx_avg = read("tx_bytes") as f64 / read("tx_packets").max(1) as f64;
+    assert_eq!(
+        text.contains("tx bytes evidently wrapped"),
+        tx_avg < 20.0,
+        "{text}"
+    );
+}
