@@ -16,6 +16,17 @@ fn probe(name: &str) -> Value {
     serde_json::from_str(&stdout(&o)).unwrap()
 }
 
+/// The text summary of a board's probe.
+fn probe_text(name: &str) -> String {
+    let o = nastune()
+        .args(["probe", "--no-store", "--root"])
+        .arg(fixtures().join("boxes").join(name))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{name}: {}", stderr(&o));
+    stdout(&o)
+}
+
 /// The element of a JSON array whose "name" is `name`.
 fn named<'a>(list: &'a Value, name: &str) -> &'a Value {
     list.as_array()
@@ -152,12 +163,7 @@ fn pogoplug_sysctl_values_and_the_files_that_set_them() {
 
 #[test]
 fn text_summary_names_engines_and_links() {
-    let o = nastune()
-        .args(["probe", "--no-store", "--root"])
-        .arg(fixtures().join("boxes/pogoplug-v4"))
-        .output()
-        .unwrap();
-    let text = stdout(&o);
+    let text = probe_text("pogoplug-v4");
     assert!(
         text.contains("mv-cbc-aes (hardware engine, priority 300, marvell_cesa)"),
         "{text}"
@@ -188,12 +194,7 @@ fn a_wrapped_byte_counter_is_said_to_have_wrapped() {
         avg < 20.0,
         "the fixture's counters are no longer wrapped: {avg}"
     );
-    let o = nastune()
-        .args(["probe", "--no-store", "--root"])
-        .arg(fixtures().join("boxes/rpi2-luks"))
-        .output()
-        .unwrap();
-    let text = stdout(&o);
+    let text = probe_text("rpi2-luks");
     assert!(
         text.contains(&format!(
             "rx bytes evidently wrapped: {avg:.1} B a packet is smaller than any packet"
