@@ -237,11 +237,17 @@ pub(super) static OFFLOADS_OFF: Rule = Rule {
                 }
                 let driver = i.driver.as_deref().unwrap_or("?");
                 let names: Vec<&str> = off.iter().map(|(_, label)| *label).collect();
-                let mv643xx = if driver.starts_with("mv643xx")
-                    && off.iter().any(|(n, _)| *n == "tx-tcp-segmentation")
-                {
-                    " The old Kirkwood/Pogoplug advice 'GSO on, TSO off for mv643xx_eth' predates \
-                     the driver's software TSO (2014, commit 3ae8f4e0b98b)."
+                let mv643xx_tso = driver.starts_with("mv643xx")
+                    && off.iter().any(|(n, _)| *n == "tx-tcp-segmentation");
+                let mv643xx = if mv643xx_tso {
+                    " The Kirkwood/Pogoplug advice 'GSO on, TSO off for mv643xx_eth' came after \
+                     the driver's software TSO (2014, commit 3ae8f4e0b98b), not before it: TSO \
+                     was turned off because the new software TSO corrupted or stalled transfers \
+                     on some kernels, and fixes to it followed for years (its error path as \
+                     late as 2025). Turning TSO on risks silent data corruption on an older \
+                     kernel: before trusting it, copy a large file to and from the box with TSO \
+                     on and compare checksums (sha256sum on both ends); if they differ, turn \
+                     TSO off again."
                 } else {
                     ""
                 };
@@ -268,6 +274,15 @@ pub(super) static OFFLOADS_OFF: Rule = Rule {
                             setting: (*name).to_string(),
                             value: "on".into(),
                         });
+                }
+                if mv643xx_tso {
+                    f = f.change(Change::AdviceOnly {
+                        action: format!(
+                            "verify TSO on {}: copy a file of a few GiB to and from the box and \
+                             compare sha256sum on both ends",
+                            i.name
+                        ),
+                    });
                 }
                 Some(f)
             })
@@ -484,10 +499,22 @@ mod tests {
         }
         let f = run(&OFFLOADS_OFF, &snap);
         assert_eq!(f.len(), 1);
-        assert!(
-            f[0].rationale.contains("3ae8f4e0b98b"),
-            "{}",
-            f[0].rationale
+        let why = &f[0].rationale;
+        assert!(why.contains("3ae8f4e0b98b"), "{why}");
+        // TSO off came after the software TSO, because it corrupted data.
+        assert!(!why.contains("predates"), "{why}");
+        assert!(why.contains("came after"), "{why}");
+        assert!(why.contains("silent data corruption"), "{why}");
+        let verify = f[0].recommendation.iter().find_map(|c| match c {
+            Change::AdviceOnly { action } => Some(action.as_str()),
+            _ => None,
+        });
+        assert_eq!(
+            verify,
+            Some(
+                "verify TSO on eth0: copy a file of a few GiB to and from the box and compare \
+                 sha256sum on both ends"
+            )
         );
     }
 
