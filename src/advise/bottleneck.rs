@@ -99,7 +99,8 @@ fn disk_figure(doc: &DiskBench) -> DiskFigure {
     };
     for test in &doc.tests {
         let w = &test.workload;
-        if !matches!(w.rw, Rw::Read | Rw::Write) || w.bs < 128 * 1024 {
+        // The page cache's speed is no ceiling of the disk.
+        if !matches!(w.rw, Rw::Read | Rw::Write) || w.bs < 128 * 1024 || test.page_cache {
             continue;
         }
         let best = |slot: &mut Option<f64>, v: Option<f64>| {
@@ -253,6 +254,28 @@ pub(super) fn holder_of(snapshot: &Snapshot, path: &str) -> Option<String> {
         .map(|f| f.mount_point.clone())
 }
 
+/// An interface that is up but reports no speed (virtio, veth, a bridge),
+/// described by name and driver: physical-looking ones first, never `lo`.
+fn unrated_link(snapshot: &Snapshot) -> Option<String> {
+    let net = snapshot.network.data()?;
+    let i = net
+        .interfaces
+        .iter()
+        .filter(|i| i.name != "lo" && i.carrier == Some(true))
+        .min_by_key(|i| i.is_virtual)?;
+    let driver = i.driver.clone().or_else(|| {
+        i.ethtool
+            .data()
+            .and_then(|e| e.driver_info.data())
+            .map(|d| d.driver.clone())
+    });
+    let kind = if i.is_virtual { "virtual" } else { "link" };
+    Some(match driver {
+        Some(d) => format!("{} ({d} {kind})", i.name),
+        None => format!("{} ({kind})", i.name),
+    })
+}
+
 fn mb(bytes_per_sec: f64) -> String {
     format!("{:.1} MB/s", bytes_per_sec / 1e6)
 }
@@ -298,10 +321,22 @@ fn analyse_path(
                     missing.push("network goodput: nastune bench net HOST from a client".into());
                 }
                 None => {
+                    let basis = match unrated_link(snapshot) {
+                        // A VM's virtio NIC or a container's veth: clients still
+                        // come this way, at a speed only a measurement can tell.
+                        Some(what) => {
+                            missing.push(format!(
+                                "network goodput over {what}: nastune check --peer HOST (HOST \
+                                 running 'nastune net serve' or 'iperf3 -s')"
+                            ));
+                            format!("{what} is up but has no rated speed; measure it")
+                        }
+                        None => "no interface with a link".into(),
+                    };
                     stages.push(Stage {
                         name: "network".into(),
                         ceiling_bytes_per_sec: None,
-                        basis: "no physical interface with a link".into(),
+                        basis,
                     });
                 }
             }
@@ -507,6 +542,39 @@ mod tests {
             write.stages
         );
         assert!(write.missing.iter().any(|s| s.contains("bench disk /srv")));
+    }
+
+    #[test]
+    fn a_vm_virtio_link_is_named_and_offered_a_peer_measurement() {
+        let snap = snapshot_of("buildhost");
+        // A check run measured a directory on the root filesystem.
+        let m = Measurements {
+            disk: vec![DiskFigure {
+                path: "/var/tmp".into(),
+                device: None,
+                seq_read_bytes_per_sec: Some(500e6),
+                seq_write_bytes_per_sec: Some(400e6),
+                measured_by: None,
+            }],
+            ..Default::default()
+        };
+        let paths = analyse(&snap, &m);
+        assert!(!paths.is_empty());
+        for p in &paths {
+            let net = &p.stages[0];
+            assert_eq!(net.name, "network");
+            assert_eq!(
+                net.basis,
+                "eth0 (virtio_net link) is up but has no rated speed; measure it"
+            );
+            assert!(
+                p.missing
+                    .iter()
+                    .any(|m| m.contains("nastune check --peer HOST")),
+                "{:?}",
+                p.missing
+            );
+        }
     }
 
     #[test]

@@ -373,17 +373,21 @@ static SMR_IN_RAID: Rule = Rule {
         let Some(storage) = ctx.snapshot.storage.data() else {
             return Vec::new();
         };
+        // SMART's model only when SMART describes this disk (serial, size).
         let smart_model = |name: &str| -> Option<String> {
-            ctx.snapshot
+            let h = ctx
+                .snapshot
                 .smart
                 .data()?
                 .devices
                 .iter()
                 .find(|d| d.name == name)?
                 .health
-                .data()?
-                .model
-                .clone()
+                .data()?;
+            if super::smart::smart_mismatch(ctx, name, h).is_some() {
+                return None;
+            }
+            h.model.clone()
         };
         let mut disks: Vec<(&str, &str)> = storage
             .chains
@@ -578,6 +582,14 @@ mod tests {
             && let Outcome::Ok { data: h } = &mut data.devices[1].health
         {
             h.model = Some("WDC WD40EFAX-68JH4N0".into());
+        }
+        // The fixture's SMART serials are other drives' (smart-identity-mismatch):
+        // their model is not believed, and sysfs says WD40EFZX (CMR).
+        assert!(run(&SMR_IN_RAID, &snap).is_empty());
+        if let Outcome::Ok { data } = &mut snap.smart
+            && let Outcome::Ok { data: h } = &mut data.devices[1].health
+        {
+            h.serial = Some("WD-WX32D81ABCD2".into());
         }
         let f = run(&SMR_IN_RAID, &snap);
         assert_eq!(f.len(), 1);

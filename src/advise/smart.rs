@@ -2,9 +2,16 @@
 //! NVMe health.
 
 use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
-use crate::probe::smart::DiskHealth;
+use crate::probe::block::BlockDevice;
+use crate::probe::smart::{DiskHealth, identity_mismatch};
 
-pub static RULES: &[&Rule] = &[&CRC_ERRORS, &SECTOR_PROBLEMS, &FAILED, &NVME_HEALTH];
+pub static RULES: &[&Rule] = &[
+    &IDENTITY_MISMATCH,
+    &CRC_ERRORS,
+    &SECTOR_PROBLEMS,
+    &FAILED,
+    &NVME_HEALTH,
+];
 
 const SMARTCTL_REF: &str = "smartctl(8); https://www.smartmontools.org/wiki/FAQ";
 
@@ -32,6 +39,79 @@ fn raw(h: &DiskHealth, id: u32) -> Option<u64> {
 fn model(h: &DiskHealth) -> &str {
     h.model.as_deref().unwrap_or("?")
 }
+
+/// The block device the kernel knows by `name`.
+fn kernel_disk<'a>(ctx: &'a Context, name: &str) -> Option<&'a BlockDevice> {
+    ctx.snapshot
+        .storage
+        .data()?
+        .devices
+        .iter()
+        .find(|d| d.name == name)
+}
+
+/// Why the SMART answer for `name` is not the disk the kernel sees, if it is not.
+pub(super) fn smart_mismatch(ctx: &Context, name: &str, h: &DiskHealth) -> Option<String> {
+    identity_mismatch(kernel_disk(ctx, name)?, h)
+}
+
+static IDENTITY_MISMATCH: Rule = Rule {
+    info: RuleInfo {
+        id: "smart-identity-mismatch",
+        area: "smart",
+        title: "SMART describes another disk than the kernel sees",
+        severity: Severity::Warning,
+        risk: Risk::AdviceOnly,
+        checks: "The serial or size smartctl reports for a device differs from sysfs's (size \
+                 by more than 1 %): the SMART data, and every finding drawn from it, may \
+                 belong to another disk.",
+        references: &[SMARTCTL_REF],
+    },
+    evaluate: |info, ctx| {
+        disks(ctx)
+            .into_iter()
+            .filter_map(|(name, h)| {
+                let kernel = kernel_disk(ctx, name)?;
+                let why = identity_mismatch(kernel, h)?;
+                let sysfs_model = [kernel.vendor.as_deref(), kernel.model.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .map(str::trim)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Some(
+                    Finding::of(
+                        info,
+                        format!(
+                            "{name}: SMART says {} but the kernel sees {sysfs_model}",
+                            model(h)
+                        ),
+                        format!(
+                            "{why}. SMART data for {name} came through {} and names \
+                             another disk than the one the kernel reports, so its health \
+                             figures (and findings drawn from them, such as the SMR model \
+                             check) may not be this disk's. A USB bridge or enclosure can \
+                             answer for the wrong drive, or the data was captured on \
+                             another machine. Compare 'smartctl -i /dev/{name}' with \
+                             'lsblk -o NAME,SIZE,MODEL,SERIAL' before trusting either.",
+                            h.device_type
+                        ),
+                    )
+                    .evidence(format!("{name} SMART model"), model(h))
+                    .evidence(format!("{name} sysfs model"), &sysfs_model)
+                    .evidence(format!("{name} mismatch"), &why)
+                    .setting(format!("smart:{name}:identity"))
+                    .change(Change::AdviceOnly {
+                        action: format!(
+                            "compare 'smartctl -i /dev/{name}' with 'lsblk -o \
+                             NAME,SIZE,MODEL,SERIAL /dev/{name}'"
+                        ),
+                    }),
+                )
+            })
+            .collect()
+    },
+};
 
 static CRC_ERRORS: Rule = Rule {
     info: RuleInfo {
@@ -214,6 +294,40 @@ mod tests {
     use super::*;
     use crate::advise::test_support::{run_rule as run, snapshot_of};
     use crate::probe::Outcome;
+
+    #[test]
+    fn smart_that_names_another_disk_is_flagged() {
+        // pogoplug sda: sysfs 'Seagate Expansion Desk' 3.0 TB, SMART WDC WD20EFRX 2.0 TB.
+        let mut snap = snapshot_of("pogoplug-v4");
+        let f = run(&IDENTITY_MISMATCH, &snap);
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            f[0].title,
+            "sda: SMART says WDC WD20EFRX-68EUZN0 but the kernel sees Seagate Expansion Desk"
+        );
+        assert!(
+            f[0].rationale
+                .starts_with("size 3000592982016 B in sysfs, 2000398934016 B in SMART."),
+            "{}",
+            f[0].rationale
+        );
+        // A USB disk's sysfs serial is its bridge's: not compared.
+        if let crate::probe::Outcome::Ok { data } = &mut snap.storage {
+            let sda = data.devices.iter_mut().find(|d| d.name == "sda").unwrap();
+            sda.size_bytes = 2_000_398_934_016;
+        }
+        assert!(run(&IDENTITY_MISMATCH, &snap).is_empty());
+        // rk3399's SATA disks: sysfs serial WD-WX32D81ABCD1 (WD40EFZX), SMART
+        // ZDH1A2B3 (ST4000VN008): the same size, another drive.
+        let f = run(&IDENTITY_MISMATCH, &snapshot_of("rk3399-raid5"));
+        assert_eq!(f.len(), 4);
+        assert!(
+            f[0].rationale
+                .starts_with("serial 'WD-WX32D81ABCD1' in sysfs, 'ZDH1A2B3' in SMART"),
+            "{}",
+            f[0].rationale
+        );
+    }
 
     #[test]
     fn crc_errors_on_the_pogoplug_bridge() {

@@ -39,6 +39,8 @@ fn pogoplug_expert_list() {
     let expected = sorted(vec![
         // SMART 199 = 12 on the USB disk: the bridge/cable, not the platters.
         "smart-crc-errors",
+        // SMART answers WDC WD20EFRX 2.0 TB for the Seagate Expansion Desk 3.0 TB.
+        "smart-identity-mismatch",
         // SO_RCVBUF/SO_SNDBUF=8192 pins a window far below a LAN's 125 KB BDP.
         "smb-socket-buffer-sizes",
         // read raw, write raw, max xmit: SMB1-only folklore, three lines to delete.
@@ -64,7 +66,18 @@ fn rpi2_expert_list() {
 fn rk3399_expert_list() {
     // sdb has 8 reallocated sectors; geometry (128/384 blocks), stripe cache
     // (256), schedulers, Samba (SMB2_10+, deadtime 15, aio 1) are all right.
-    assert_eq!(ids(&findings("rk3399-raid5")), ["smart-sector-problems"]);
+    // SMART's serials (ST4000VN008, ZDH…) are not the sysfs disks' (WD40EFZX,
+    // WD-WX32…): each of the four is flagged.
+    assert_eq!(
+        ids(&findings("rk3399-raid5")),
+        [
+            "smart-identity-mismatch",
+            "smart-identity-mismatch",
+            "smart-identity-mismatch",
+            "smart-identity-mismatch",
+            "smart-sector-problems"
+        ]
+    );
 }
 
 #[test]

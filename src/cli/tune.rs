@@ -32,7 +32,8 @@ switched back and forth; it stays only if Welch's confidence interval of the dif
 wholly on the better side (and the mean gains --min-gain), otherwise the session is rolled \
 back. The runs, interval and verdict are stored as a 'tune-try' run. A read_ahead_kb change \
 needs the buffered-seq-read workload: seq-read and rand-read use direct I/O, which read-ahead \
-does not touch. 'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
+does not touch. A block device change is tried only on a --bench PATH whose I/O passes through \
+that device (its partition, or dm or md over it); any other PATH is refused. 'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
 a TuneD profile or Ansible tasks, without touching the system.\n\nExamples:\n  \
 nastune tune plan\n  nastune tune apply swappiness-for-swap-kind\n  \
 nastune tune apply --set sysctl:vm.swappiness=10 --yes\n  \
@@ -161,7 +162,8 @@ pub struct TryArgs {
     pub set: Option<String>,
     /// What to measure, KIND:PATH: seq-read or rand-read (direct I/O, which read-ahead does not
     /// touch), or buffered-seq-read (through the emptied page cache: the one a
-    /// queue/read_ahead_kb change needs); PATH is a block device, a file or a directory
+    /// queue/read_ahead_kb change needs); PATH is a block device, a file or a directory, on
+    /// the device the change touches
     #[arg(long, value_name = "KIND:PATH")]
     pub bench: TrialWorkload,
     /// Measurements on each side (without and with the change)

@@ -21,9 +21,10 @@ first). Ctrl-C or SIGTERM ends the watch cleanly (exit 0) after a last write.";
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// Seconds between samples (live only)
-    #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = crate::cli::values::real("seconds", 0.0..=86_400.0))]
-    pub interval: f64,
+    /// Seconds between samples [default: 10]; with --replay, the time between trees that
+    /// record none (no .nastune/timestamp.json, no btime and uptime)
+    #[arg(long, value_name = "SECS", value_parser = crate::cli::values::real("seconds", 0.0..=86_400.0))]
+    pub interval: Option<f64>,
     /// Stop after N samples (default: run until stopped)
     #[arg(long, value_name = "N")]
     pub count: Option<u64>,
@@ -69,11 +70,16 @@ pub struct WatchArgs {
 }
 
 impl WatchArgs {
+    /// Seconds between live samples.
+    pub fn live_interval(&self) -> f64 {
+        self.interval.unwrap_or(10.0)
+    }
+
     /// Rejects values the parsers let through but a watch cannot use.
     pub fn validate(&self) -> anyhow::Result<()> {
         let args = self;
         for (flag, v) in [
-            ("--interval", args.interval),
+            ("--interval", args.live_interval()),
             ("--within", args.within),
             ("--exec-timeout", args.exec_timeout),
             ("--smart-interval", args.smart_interval),

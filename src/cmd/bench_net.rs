@@ -46,13 +46,13 @@ pub fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode>
         }
     };
     if let Some(store) = &store {
-        let run = store.begin_run(
+        // With its probe snapshot, so compare can diff the settings of two runs.
+        super::save_bench_run(
+            store,
             crate::store::RunKind::BenchNet,
-            &host_id(),
-            &super::command_line(),
+            &report,
+            &Root::live(),
         )?;
-        store.save(run, &report)?;
-        store.finish_run(run, "ok")?;
     }
     let out = if json {
         let mut s = serde_json::to_string_pretty(&report)?;

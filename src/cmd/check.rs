@@ -142,6 +142,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         paths,
         findings,
     };
+    let mut stored = None;
     if let Some(store) = &store {
         let run = store.begin_run(
             crate::store::RunKind::Check,
@@ -154,11 +155,12 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         }
         store.save(run, &doc)?;
         store.finish_run(run, "ok")?;
+        stored = Some(run);
     }
     let out = if args.json {
         serde_json::to_string_pretty(&doc)? + "\n"
     } else {
-        crate::report::check_text::render(&doc)
+        crate::report::check_text::render(&doc, stored)
     };
     crate::output::write_stdout(out.as_bytes())?;
     let failed = args

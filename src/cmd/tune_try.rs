@@ -45,6 +45,54 @@ pub enum TryError {
          try again with fewer or shorter runs"
     )]
     DeadmanFired(i64),
+    #[error(
+        "the workload's path '{path}' is {on}, but '{setting}' changes {touched}: the trial would \
+         measure a device the change does not touch; give --bench a path on {touched}"
+    )]
+    OtherDevice {
+        path: String,
+        on: String,
+        setting: String,
+        touched: String,
+    },
+}
+
+/// The block devices a plan's runtime writes touch (`sys/block/NAME/…`).
+fn touched_block_devices(plan: &Plan, setting: &str) -> Vec<String> {
+    let mut out: Vec<String> = plan
+        .steps
+        .iter()
+        .filter(|s| s.setting == setting && matches!(s.action, Action::Runtime { .. }))
+        .filter_map(|s| {
+            let rest = s.action.path().trim_start_matches('/');
+            let rest = rest.strip_prefix("sys/block/")?;
+            rest.split('/').next().map(str::to_string)
+        })
+        .collect();
+    out.dedup();
+    out
+}
+
+/// Refuses a trial whose workload does not pass through any device the change
+/// touches: it would measure noise (a change of no device passes).
+fn check_same_device(
+    path: &str,
+    stack: &[String],
+    setting: &str,
+    touched: &[String],
+) -> Result<(), TryError> {
+    if touched.is_empty() || touched.iter().any(|t| stack.contains(t)) {
+        return Ok(());
+    }
+    Err(TryError::OtherDevice {
+        path: path.to_string(),
+        on: match stack {
+            [] => "on no block device".to_string(),
+            _ => format!("on '{}'", stack.join("' over '")),
+        },
+        setting: setting.to_string(),
+        touched: format!("'{}'", touched.join("', '")),
+    })
 }
 
 /// The one change a plan holds, or why it cannot be tried.
@@ -208,6 +256,12 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     }
     // The workload reads the real device, whatever tree the change goes to.
     let workload = a.bench.prepare(Root::live(), a.runtime, None)?;
+    check_same_device(
+        &a.bench.path.display().to_string(),
+        &workload.device_stack(&Root::live()),
+        &item.setting,
+        &touched_block_devices(&plan, &item.setting),
+    )?;
     // The first run after a pause is slow (cold caches and queues below the
     // page cache, a disk spinning up): one unused run keeps it out of the baseline.
     let warmup = workload.measure()?;
@@ -314,6 +368,33 @@ mod tests {
             root,
             sets.iter().map(|s| manual(parse_set(s).unwrap())).collect(),
         )
+    }
+
+    #[test]
+    fn a_device_change_is_tried_only_on_a_path_through_that_device() {
+        let d = crate::tune::test_tree::tree(&[("sys/block/sdb/queue/read_ahead_kb", "128\n")]);
+        let root = Root::tree(d.path()).unwrap();
+        let setting = "sysfs:block/sdb/queue/read_ahead_kb";
+        let plan = plan_of(&root, &[&format!("{setting}=1024")]);
+        let touched = touched_block_devices(&plan, setting);
+        assert_eq!(touched, ["sdb"]);
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        // A file on a partition of sdb, or on dm-crypt over it: measured.
+        assert!(check_same_device("/srv/f", &s(&["sdb1", "sdb"]), setting, &touched).is_ok());
+        assert!(
+            check_same_device("/srv/f", &s(&["dm-0", "sdb1", "sdb"]), setting, &touched).is_ok()
+        );
+        let e = check_same_device("/tmp/f", &s(&["vda"]), setting, &touched).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the workload's path '/tmp/f' is on 'vda', but 'sysfs:block/sdb/queue/read_ahead_kb' \
+             changes 'sdb': the trial would measure a device the change does not touch; give \
+             --bench a path on 'sdb'"
+        );
+        let e = check_same_device("/dev/shm/f", &[], setting, &touched).unwrap_err();
+        assert!(e.to_string().contains("is on no block device"), "{e}");
+        // A sysctl touches no device: any path will do.
+        assert!(check_same_device("/tmp/f", &s(&["vda"]), "sysctl:vm.swappiness", &[]).is_ok());
     }
 
     #[test]

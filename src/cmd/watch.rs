@@ -67,7 +67,14 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     loop {
         let started = Instant::now();
         let root = trees.get(taken as usize).unwrap_or(&live);
-        let mut s = sample::read_sample(root, false).map_err(anyhow::Error::msg)?;
+        let mut s = if trees.is_empty() {
+            sample::read_sample(root, false)
+        } else {
+            // A tree without a time is one --interval after the one before.
+            let unrecorded = args.interval.map(|i| taken as f64 * i);
+            sample::read_replayed(root, unrecorded)
+        }
+        .map_err(anyhow::Error::msg)?;
         if !args.no_smart
             && last_smart
                 .is_none_or(|t| s.time_unix_s - t >= args.smart_interval || s.time_unix_s < t)
@@ -114,7 +121,8 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             break;
         }
         if trees.is_empty() {
-            let wait = Duration::from_secs_f64(args.interval).saturating_sub(started.elapsed());
+            let wait =
+                Duration::from_secs_f64(args.live_interval()).saturating_sub(started.elapsed());
             sleep_unless_interrupted(wait);
         }
     }

@@ -129,7 +129,7 @@ impl Measured for DiskBench {
                 continue;
             }
             let id = test.workload.identity();
-            let label = &test.name;
+            let label = &test.label();
             let passes = test.spread.as_ref().map_or(&[][..], |s| &s.passes[..]);
             for (quantity, unit) in [("bandwidth", "bytes/s"), ("iops", "IO/s")] {
                 let pick = |bw: f64, iops: f64| if quantity == "iops" { iops } else { bw };

@@ -392,6 +392,19 @@ pub fn counter_bits(architecture: Option<&str>) -> (Option<u32>, String) {
     (Some(bits), reason)
 }
 
+/// No packet is smaller than an IPv4 header; fewer bytes a packet than this
+/// means the byte counter wrapped (at 2^32 on a 32-bit kernel) and restarted.
+const MIN_BYTES_PER_PACKET: u64 = 20;
+
+/// The average bytes a packet when `bytes` over `packets` is too small for any
+/// packet: the byte counter has evidently wrapped, so its total is not what
+/// moved. `None` when the ratio is plausible or not known.
+pub fn evidently_wrapped(bytes: Option<u64>, packets: Option<u64>) -> Option<f64> {
+    let (bytes, packets) = (bytes?, packets?);
+    (packets > 0 && bytes < packets.saturating_mul(MIN_BYTES_PER_PACKET))
+        .then(|| bytes as f64 / packets as f64)
+}
+
 /// Parses /proc/net/dev: two header lines, then `name: 16 numbers`.
 pub fn parse_proc_net_dev(text: &str) -> Result<Vec<ProcNetDev>, ParseError> {
     const WHAT: &str = "/proc/net/dev";
@@ -597,6 +610,12 @@ mod tests {
     #[test]
     fn counter_width_from_architecture() {
         assert_eq!(counter_bits(Some("armv5tel")).0, Some(32));
+        // The rpi2-luks capture: 19.2 MiB over 9113204 packets is 2.2 B a packet.
+        let avg = evidently_wrapped(Some(20_132_659), Some(9_113_204)).unwrap();
+        assert!((avg - 2.2).abs() < 0.05, "{avg}");
+        assert_eq!(evidently_wrapped(Some(60 * 1000), Some(1000)), None);
+        assert_eq!(evidently_wrapped(Some(0), Some(0)), None);
+        assert_eq!(evidently_wrapped(None, Some(5)), None);
         assert_eq!(counter_bits(Some("armv7l")).0, Some(32));
         assert_eq!(counter_bits(Some("aarch64")).0, Some(64));
         assert_eq!(counter_bits(Some("x86_64")).0, Some(64));

@@ -92,6 +92,33 @@ pub struct NvmeHealth {
     pub unsafe_shutdowns: Option<u64>,
 }
 
+/// Why SMART's answer for a device does not describe the disk the kernel sees
+/// there (different serial, not compared behind USB, or a size more than 1 % off): a USB bridge that
+/// answers for another disk, or a capture mixed up. `None` when nothing
+/// known disagrees.
+pub fn identity_mismatch(
+    sysfs: &crate::probe::block::BlockDevice,
+    smart: &DiskHealth,
+) -> Option<String> {
+    let norm = |s: &str| s.trim().to_ascii_uppercase();
+    // A USB disk's sysfs serial is the bridge's, never the drive's: size only.
+    if let (Some(a), Some(b)) = (&sysfs.serial, &smart.serial)
+        && sysfs.transport != "usb"
+        && !a.trim().is_empty()
+        && norm(a) != norm(b)
+    {
+        return Some(format!(
+            "serial '{}' in sysfs, '{}' in SMART",
+            a.trim(),
+            b.trim()
+        ));
+    }
+    let smart_bytes = smart.capacity_bytes?;
+    let (a, b) = (sysfs.size_bytes, smart_bytes);
+    (a > 0 && a.abs_diff(b) * 100 > a.max(b))
+        .then(|| format!("size {a} B in sysfs, {b} B in SMART"))
+}
+
 /// Runs smartctl on every physical disk. Unsupported when smartctl is missing.
 pub fn read_smart(root: &Root) -> Result<Outcome<Smart>, ProbeError> {
     let smartctl = match root.captured(BINARY_CAPTURE, find_smartctl) {

@@ -54,17 +54,18 @@ fn test(out: &mut String, t: &TestResult) {
             let _ = writeln!(
                 out,
                 "{:<30} {what}: {}",
-                t.name,
+                t.label(),
                 t.reason.as_deref().unwrap_or("")
             );
             return;
         }
         TestStatus::Ok | TestStatus::Interrupted => {}
     }
+    let label = t.label();
     let mut first = true;
     for (dir, d) in [("read", &t.read), ("write", &t.write)] {
         if let Some(d) = d {
-            let name = if first { t.name.as_str() } else { "" };
+            let name = if first { label.as_str() } else { "" };
             row(
                 out,
                 name,
@@ -76,7 +77,7 @@ fn test(out: &mut String, t: &TestResult) {
         }
     }
     if first {
-        let _ = writeln!(out, "{:<30} no I/O completed", t.name);
+        let _ = writeln!(out, "{:<30} no I/O completed", label);
     }
     if let Some(s) = t.sync.as_ref().and_then(|s| s.lat_ns.as_ref()) {
         let _ = writeln!(

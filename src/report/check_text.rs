@@ -4,12 +4,14 @@ use std::fmt::Write;
 
 use crate::advise::Severity;
 use crate::advise::check::CheckDoc;
+use crate::store::RunId;
 
 fn mb(v: f64) -> String {
     format!("{:.1} MB/s", v / 1e6)
 }
 
-pub fn render(doc: &CheckDoc) -> String {
+/// `run` is the stored run's id, `None` with `--no-store`.
+pub fn render(doc: &CheckDoc, run: Option<RunId>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Bottlenecks");
     if doc.paths.is_empty() {
@@ -64,11 +66,45 @@ pub fn render(doc: &CheckDoc) -> String {
         };
         let _ = writeln!(out, "  {:>2}. [{sev}] {} ({})", i + 1, f.title, f.rule_id);
     }
+    let shown = match run {
+        Some(id) => format!("'nastune history show {id}' shows this run"),
+        None => "this run was not stored (--no-store)".to_string(),
+    };
     let _ = writeln!(
         out,
-        "\nDetails: 'nastune advise' explains each finding; 'nastune history show' shows this run \
-         ({:.0} s).",
+        "\nDetails: 'nastune advise' explains each finding; {shown} ({:.0} s).",
         doc.elapsed_secs
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc() -> CheckDoc {
+        CheckDoc {
+            schema_version: crate::advise::check::SCHEMA_VERSION,
+            tool_version: "0".into(),
+            host_id: "h".into(),
+            timestamp: "t".into(),
+            elapsed_secs: 3.0,
+            measurements: Default::default(),
+            not_measured: vec![],
+            paths: vec![],
+            findings: vec![],
+        }
+    }
+
+    #[test]
+    fn names_the_stored_run_and_only_a_stored_one() {
+        let stored = render(&doc(), Some(42));
+        assert!(
+            stored.contains("'nastune history show 42' shows this run"),
+            "{stored}"
+        );
+        let unstored = render(&doc(), None);
+        assert!(!unstored.contains("history show"), "{unstored}");
+        assert!(unstored.contains("not stored (--no-store)"), "{unstored}");
+    }
 }

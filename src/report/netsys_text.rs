@@ -107,6 +107,18 @@ fn interface(out: &mut String, i: &Interface) {
         opt_num(c.tx_errors),
         opt_num(c.tx_dropped),
     );
+    for (dir, b, p) in [
+        ("rx", c.rx_bytes, c.rx_packets),
+        ("tx", c.tx_bytes, c.tx_packets),
+    ] {
+        if let Some(avg) = crate::probe::net::evidently_wrapped(b, p) {
+            let _ = writeln!(
+                out,
+                "{pad}{dir} bytes evidently wrapped: {avg:.1} B a packet is smaller than any \
+                 packet, so the byte total is not what moved since boot"
+            );
+        }
+    }
     for p in &c.problems {
         let _ = writeln!(out, "{pad}counter problem: {p}");
     }

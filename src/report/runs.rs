@@ -284,7 +284,7 @@ pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
                     continue;
                 }
                 out.push(LatencyCurve {
-                    name: format!("run {} {} [{dir}]", r.id, t.name),
+                    name: format!("run {} {} [{dir}]", r.id, t.label()),
                     points,
                 });
             }

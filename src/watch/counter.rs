@@ -177,6 +177,8 @@ impl Tracker {
                     Step::NewIdentity
                 } else if !same_boot {
                     Step::Reboot { delta: r.value }
+                } else if r.resets_only && r.value < s.last {
+                    Step::Reset
                 } else {
                     classify(s.last, s.max_seen, r.value)
                 }
@@ -268,6 +270,7 @@ mod tests {
             identity: identity.into(),
             stable_identity: identity.split(',').next().unwrap_or("").into(),
             boot_scoped: true,
+            resets_only: false,
             value,
         }
     }

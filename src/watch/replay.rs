@@ -1,6 +1,7 @@
 //! `--replay DIR...`: each captured tree (from `nastune probe --capture` or a
 //! previous live watch) is one sample, taken in the order given. A tree's time
-//! is `.nastune/timestamp.json`, else proc/stat `btime` + proc/uptime.
+//! is `.nastune/timestamp.json`, else proc/stat `btime` + proc/uptime, else
+//! `--interval` after the tree before (`sample::read_replayed`).
 
 use std::path::PathBuf;
 

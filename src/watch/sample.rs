@@ -26,6 +26,9 @@ pub struct Reading {
     pub stable_identity: String,
     /// Starts again from 0 when the kernel boots (not true of SMART counts).
     pub boot_scoped: bool,
+    /// Read where the counter's width is unknown (/proc without sysfs): every
+    /// decrease is a reset, never guessed to be a wrap.
+    pub resets_only: bool,
     pub value: u64,
 }
 
@@ -88,6 +91,42 @@ pub fn read_sample(root: &Root, with_smart: bool) -> Result<Sample, String> {
     let boot_id = root
         .read_value("proc/sys/kernel/random/boot_id")
         .map_err(|e| format!("{e}; the boot id tells a reboot from a counter reset"))?;
+    read_counters(root, with_smart, time_unix_s, boot_id)
+}
+
+/// The boot id of replayed trees that record none: they count as one boot, so
+/// a counter that goes down between them is a reset.
+pub const UNRECORDED_BOOT: &str = "unrecorded";
+
+/// One sample of a captured tree (`--replay`). A tree without a boot id is
+/// taken as the same boot as the others without one; a tree without a time
+/// gets `unrecorded_time` (from `--interval`), or it is refused.
+pub fn read_replayed(root: &Root, unrecorded_time: Option<f64>) -> Result<Sample, String> {
+    let time_unix_s = match (sample_time(root), unrecorded_time) {
+        (Ok(t), _) => t,
+        (Err(_), Some(t)) => t,
+        (Err(e), None) => {
+            return Err(format!(
+                "{e}; or give --interval SECS to take the trees as that far apart"
+            ));
+        }
+    };
+    let boot_id = root
+        .read_optional("proc/sys/kernel/random/boot_id")
+        .ok()
+        .flatten()
+        .map(|b| b.trim().to_string())
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| UNRECORDED_BOOT.to_string());
+    read_counters(root, false, time_unix_s, boot_id)
+}
+
+fn read_counters(
+    root: &Root,
+    with_smart: bool,
+    time_unix_s: f64,
+    boot_id: String,
+) -> Result<Sample, String> {
     let mut s = Sample {
         time_unix_s,
         boot_id,
@@ -161,8 +200,9 @@ fn sample_time(root: &Root) -> Result<f64, String> {
 }
 
 fn read_net(root: &Root, s: &mut Sample) {
-    let names = match root.read_dir("sys/class/net") {
-        Ok(n) => n,
+    let names = match root.read_dir_optional("sys/class/net") {
+        Ok(n) if !n.is_empty() => n,
+        Ok(_) => return read_proc_net_dev(root, s),
         Err(e) => {
             s.problems.push(format!("network: {e}"));
             return;
@@ -206,6 +246,43 @@ fn read_net(root: &Root, s: &mut Sample) {
                 identity: identity.clone(),
                 stable_identity: stable.clone(),
                 boot_scoped: true,
+                resets_only: false,
+                value,
+            });
+        }
+    }
+}
+
+/// Without sysfs (a /proc-only tree), as node_exporter does: every interface of
+/// /proc/net/dev by name. The counters' width is unknown there, so a decrease
+/// is a reset, not a guessed wrap.
+fn read_proc_net_dev(root: &Root, s: &mut Sample) {
+    let rows = match root.read_optional("proc/net/dev") {
+        Ok(Some(t)) => match net::parse_proc_net_dev(&t) {
+            Ok(r) => r,
+            Err(e) => return s.problems.push(format!("network: {e}")),
+        },
+        Ok(None) => {
+            return s
+                .problems
+                .push("network: neither sys/class/net nor proc/net/dev".into());
+        }
+        Err(e) => return s.problems.push(format!("network: {e}")),
+    };
+    for row in rows {
+        let counters = net::counters_from_proc_net_dev(&row, None);
+        let identity = format!("name={}", row.name);
+        for (counter, value) in counters.named() {
+            let (Some(value), Some(metric)) = (value, net_metric(counter)) else {
+                continue;
+            };
+            s.counters.push(Reading {
+                metric,
+                labels: vec![("device", row.name.clone())],
+                identity: identity.clone(),
+                stable_identity: identity.clone(),
+                boot_scoped: true,
+                resets_only: true,
                 value,
             });
         }
@@ -261,6 +338,7 @@ fn read_softnet(root: &Root, s: &mut Sample) {
                 identity: format!("cpu={}", row.cpu),
                 stable_identity: format!("cpu={}", row.cpu),
                 boot_scoped: true,
+                resets_only: false,
                 value,
             });
         }
@@ -286,8 +364,16 @@ fn read_disks(root: &Root, s: &mut Sample) -> Vec<String> {
             return blocks;
         }
     };
+    // Without sys/block (a /proc-only tree), whole devices are told from
+    // partitions by name, as node_exporter's default filter does.
+    let proc_only = blocks.is_empty();
     for (name, c) in &stats {
-        if !blocks.contains(name) || ["loop", "ram", "zram"].iter().any(|p| name.starts_with(p)) {
+        let listed = if proc_only {
+            !is_partition_name(name)
+        } else {
+            blocks.contains(name)
+        };
+        if !listed || ["loop", "ram", "zram"].iter().any(|p| name.starts_with(p)) {
             continue;
         }
         let serial = disk_serial(root, name);
@@ -309,11 +395,29 @@ fn read_disks(root: &Root, s: &mut Sample) -> Vec<String> {
                 identity: identity.clone(),
                 stable_identity: stable.clone(),
                 boot_scoped: true,
+                resets_only: proc_only,
                 value,
             });
         }
     }
     blocks
+}
+
+/// A partition's kernel name: sda1, vdb2, xvda1, hdc3, nvme0n1p1, mmcblk0p2.
+fn is_partition_name(name: &str) -> bool {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return false;
+    }
+    let stem = &name[..name.len() - digits];
+    if let Some(base) = stem.strip_suffix('p') {
+        // nvme0n1p1, mmcblk0p1: the stem before 'p' ends in the disk's number.
+        return base.ends_with(|c: char| c.is_ascii_digit());
+    }
+    ["sd", "vd", "xvd", "hd"].iter().any(|p| {
+        stem.strip_prefix(p)
+            .is_some_and(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_lowercase()))
+    })
 }
 
 /// WWN or serial from sysfs (NVMe and SCSI expose them; USB bridges often not).
@@ -388,6 +492,7 @@ fn read_pressure(root: &Root, s: &mut Sample) {
             identity: String::new(),
             stable_identity: String::new(),
             boot_scoped: true,
+            resets_only: false,
             value,
         };
         s.counters
@@ -434,6 +539,7 @@ pub fn add_smart(root: &Root, s: &mut Sample) {
                 identity: stable.clone(),
                 stable_identity: stable.clone(),
                 boot_scoped: false,
+                resets_only: false,
                 value,
             })
         };
@@ -471,6 +577,16 @@ pub fn gauges_by_key(gauges: &[Gauge]) -> BTreeMap<String, f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partitions_are_told_by_name_without_sysfs() {
+        for p in ["sda1", "vdb12", "xvda1", "hdc3", "nvme0n1p1", "mmcblk0p2"] {
+            assert!(is_partition_name(p), "{p}");
+        }
+        for d in ["sda", "vdb", "nvme0n1", "mmcblk0", "md0", "dm-3", "sr0"] {
+            assert!(!is_partition_name(d), "{d}");
+        }
+    }
 
     #[test]
     fn tree_time_is_btime_plus_uptime_without_a_timestamp() {

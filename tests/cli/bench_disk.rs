@@ -633,3 +633,27 @@ fn live_uses_are_refused_even_with_destroy_data() {
     let o = write_destroying(&d, &d);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn buffered_results_on_a_file_smaller_than_ram_are_labelled_page_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().to_str().unwrap();
+    let options = "--suite cache --size 8M --runtime 200ms --ramp-time 0";
+    let v = json(&bench_spec(&format!("{options} --json"), target));
+    let tests = v["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 4, "{v}");
+    for t in tests {
+        let buffered = t["workload"]["direct"] == false;
+        // 8 MiB is below any machine's RAM: every buffered figure is the cache.
+        assert_eq!(t["page_cache"], buffered, "{t}");
+    }
+    let o = bench_spec(options, target);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let labelled: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("buffered (page cache)"))
+        .collect();
+    assert_eq!(labelled.len(), 2, "{text}");
+    assert!(!text.contains("direct (page cache)"), "{text}");
+}

@@ -135,6 +135,9 @@ fn skipped_measurements_are_said_not_hidden() {
         "{text}"
     );
     assert!(text.contains("Findings"), "{text}");
+    // Nothing was stored, so no command to show it is offered.
+    assert!(!text.contains("history show"), "{text}");
+    assert!(text.contains("not stored (--no-store)"), "{text}");
 }
 
 #[test]

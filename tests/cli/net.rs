@@ -370,14 +370,30 @@ fn loopback_rr_crr_and_store() {
     }
 
     let c = rusqlite::Connection::open(dir.path().join("nastune.db")).unwrap();
-    let n: i64 = c
-        .query_row(
-            "SELECT count(*) FROM runs r JOIN documents d ON d.run_id = r.id WHERE r.kind = 'bench-net' AND r.status = 'ok'",
-            [],
-            |r| r.get(0),
+    let mut q = c
+        .prepare(
+            "SELECT d.kind FROM runs r JOIN documents d ON d.run_id = r.id \
+             WHERE r.kind = 'bench-net' AND r.status = 'ok' ORDER BY d.kind",
         )
         .unwrap();
-    assert_eq!(n, 1);
+    let kinds: Vec<String> = q
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    // The net document and, as with every bench run, a probe snapshot.
+    assert_eq!(kinds, ["net", "snapshot"]);
+
+    // A second stored run: compare diffs the two runs' settings.
+    let o = run_with_db(
+        dir.path(),
+        &["bench", "net", "--loopback", "-t", "1", "-P", "2"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_with_db(dir.path(), &["compare", "1", "2", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["settings"]["unavailable"].is_null(), "{}", v["settings"]);
 }
 
 #[test]

@@ -16,6 +16,17 @@ fn probe(name: &str) -> Value {
     serde_json::from_str(&stdout(&o)).unwrap()
 }
 
+/// The text summary of a board's probe.
+fn probe_text(name: &str) -> String {
+    let o = nastune()
+        .args(["probe", "--no-store", "--root"])
+        .arg(fixtures().join("boxes").join(name))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{name}: {}", stderr(&o));
+    stdout(&o)
+}
+
 /// The element of a JSON array whose "name" is `name`.
 fn named<'a>(list: &'a Value, name: &str) -> &'a Value {
     list.as_array()
@@ -152,12 +163,7 @@ fn pogoplug_sysctl_values_and_the_files_that_set_them() {
 
 #[test]
 fn text_summary_names_engines_and_links() {
-    let o = nastune()
-        .args(["probe", "--no-store", "--root"])
-        .arg(fixtures().join("boxes/pogoplug-v4"))
-        .output()
-        .unwrap();
-    let text = stdout(&o);
+    let text = probe_text("pogoplug-v4");
     assert!(
         text.contains("mv-cbc-aes (hardware engine, priority 300, marvell_cesa)"),
         "{text}"
@@ -166,6 +172,40 @@ fn text_summary_names_engines_and_links() {
     assert!(text.contains("32-bit counters"), "{text}");
     assert!(
         text.contains("(set by /etc/sysctl.d/60-nas.conf:2 to 10)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_wrapped_byte_counter_is_said_to_have_wrapped() {
+    // Values read from the fixture, not from nastune's output.
+    let stats = fixtures().join(
+        "boxes/rpi2-luks/sys/devices/platform/soc/3f980000.usb/usb1/1-1/1-1.1/1-1.1:1.0/net/eth0/statistics",
+    );
+    let read = |f: &str| -> u64 {
+        std::fs::read_to_string(stats.join(f))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let avg = read("rx_bytes") as f64 / read("rx_packets") as f64;
+    assert!(
+        avg < 20.0,
+        "the fixture's counters are no longer wrapped: {avg}"
+    );
+    let text = probe_text("rpi2-luks");
+    assert!(
+        text.contains(&format!(
+            "rx bytes evidently wrapped: {avg:.1} B a packet is smaller than any packet"
+        )),
+        "{text}"
+    );
+    // A plausible direction is not accused.
+    let tx_avg = read("tx_bytes") as f64 / read("tx_packets").max(1) as f64;
+    assert_eq!(
+        text.contains("tx bytes evidently wrapped"),
+        tx_avg < 20.0,
         "{text}"
     );
 }

@@ -166,10 +166,36 @@ fn try_read_ahead_on_a_loop_device_keeps_or_reverts_by_its_numbers() {
     assert_eq!(read_ahead(&dev), "4");
     assert!(!rules.exists());
 
-    // An irrelevant change (another device's read-ahead) is not kept.
+    // Another device's read-ahead is refused: the workload does not read it.
     let new = if other_orig == "2048" { "4096" } else { "2048" };
     let args = try_args(
         &format!("sysfs:block/{other_name}/queue/read_ahead_kb={new}"),
+        &[],
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = etc.run(&prefix, &args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "is on '{name}', but 'sysfs:block/{other_name}/queue/read_ahead_kb' changes '{other_name}'"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(read_ahead(&other), other_orig);
+
+    // An irrelevant change (swappiness, with the 64 MiB read far below RAM) is
+    // not kept.
+    let swappiness = || {
+        std::fs::read_to_string("/proc/sys/vm/swappiness")
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let swappiness_orig = swappiness();
+    let new = if swappiness_orig == "10" { "20" } else { "10" };
+    let args = try_args(
+        &format!("sysctl:vm.swappiness={new}"),
         // Bursts of load from other processes can fake a few percent.
         &["--min-gain", "20", "--confidence", "0.99"],
     );
@@ -189,7 +215,7 @@ fn try_read_ahead_on_a_loop_device_keeps_or_reverts_by_its_numbers() {
         etc.run_ok(&prefix, &["tune", "rollback", &session]);
     }
     assert!(kept_by_noise < 2, "an irrelevant change was kept twice");
-    assert_eq!(read_ahead(&other), other_orig);
+    assert_eq!(swappiness(), swappiness_orig);
     assert!(!rules.exists());
 
     // The report shows both trials, before and after, with their verdicts.
@@ -246,6 +272,40 @@ fn data_file(dir: &Path) -> String {
     let p = dir.join("data.bin");
     std::fs::write(&p, vec![0x5a_u8; 4 << 20]).unwrap();
     p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn try_refuses_a_workload_on_another_device_than_the_change() {
+    let (t, dir) = copy_box("oldguide");
+    let before = tree_state(&dir);
+    // The tree's mmcblk1 (an SD card) is not what the data file sits on here.
+    let o = run_with_db(
+        t.path(),
+        &[
+            "tune",
+            "try",
+            "--root",
+            dir.to_str().unwrap(),
+            "--yes",
+            "--set",
+            "sysfs:block/mmcblk1/queue/read_ahead_kb=1024",
+            "--bench",
+            &format!("buffered-seq-read:{}", data_file(t.path())),
+            "--runs",
+            "3",
+            "--runtime",
+            "50ms",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "changes 'mmcblk1': the trial would measure a device the change does not touch"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert_same_tree(&before, &dir, "a refused try");
 }
 
 #[test]

@@ -21,7 +21,7 @@ pub static RULES: &[&Rule] = &[
     &queue::BACKLOG_RAISED_WITHOUT_DROPS,
     &queue::SOFTNET_DROPS,
     &nic::RX_RING_OVERFLOW,
-    &nic::RX_DROPPED_HARMLESS,
+    &nic::RX_DROPPED_UNEXPLAINED,
     &nic::COUNTERS_32BIT,
     &nic::OFFLOADS_OFF,
     &nic::LINK_DEGRADED,

@@ -86,16 +86,17 @@ pub(super) static RX_RING_OVERFLOW: Rule = Rule {
     },
 };
 
-pub(super) static RX_DROPPED_HARMLESS: Rule = Rule {
+pub(super) static RX_DROPPED_UNEXPLAINED: Rule = Rule {
     info: RuleInfo {
         id: "rx-dropped-unknown-protocol",
         area: "network",
-        title: "rx_dropped counts frames nobody wanted (harmless)",
+        title: "rx_dropped not explained by a full ring or backlog",
         severity: Severity::Info,
         risk: Risk::AdviceOnly,
         checks: "A physical NIC's rx_dropped is non-zero while it reports no missed/FIFO \
-                 errors and no CPU dropped from its backlog: the frames were for protocols or \
-                 VLANs this host does not run.",
+                 errors and no CPU dropped from its backlog. That rules out the common \
+                 overload causes, not the rest: frames for protocols or VLANs this host does \
+                 not run, or drops inside the driver. The counters alone cannot tell which.",
         references: &["https://docs.kernel.org/networking/statistics.html"],
     },
     evaluate: |info, ctx| {
@@ -111,24 +112,33 @@ pub(super) static RX_DROPPED_HARMLESS: Rule = Rule {
                     return None;
                 }
                 let packets = i.counters.rx_packets.unwrap_or(0);
+                let name = &i.name;
                 Some(
                     Finding::of(
                         info,
-                        format!("{} rx_dropped {dropped} are unwanted frames", i.name),
+                        format!("{name} rx_dropped {dropped}: not a full ring or backlog"),
                         format!(
-                            "{dropped} of {packets} received frames were dropped, but the NIC \
+                            "{dropped} of {packets} received frames were dropped. The NIC \
                              missed none (rx_missed_errors/rx_fifo_errors 0) and no CPU backlog \
-                             overflowed, so these are frames the stack discarded on purpose: \
-                             unknown ethertypes (LLDP, EAPOL, IPv6 when disabled), VLAN tags \
-                             without a VLAN interface, or multicast nobody joined. Nothing to \
-                             tune."
+                             overflowed, so the ring and the backlog are not the cause. What is \
+                             left is not known from these counters: frames the stack discards \
+                             on purpose (unknown ethertypes such as LLDP or EAPOL, IPv6 when \
+                             disabled, VLAN tags without a VLAN interface; counted in \
+                             rx_nohandler on kernels since 4.6) or drops inside the driver \
+                             (its own counters in 'ethtool -S {name}'). If rx_nohandler grows \
+                             with rx_dropped, the frames were unwanted and nothing needs \
+                             tuning; if a driver counter grows instead, that counter names the \
+                             problem."
                         ),
                     )
-                    .evidence(format!("{} rx_dropped", i.name), dropped)
+                    .evidence(format!("{name} rx_dropped"), dropped)
                     .evidence("softnet dropped", backlog_drops)
-                    .setting(format!("ethtool:{}:statistics", i.name))
+                    .setting(format!("ethtool:{name}:statistics"))
                     .change(Change::AdviceOnly {
-                        action: "none needed".into(),
+                        action: format!(
+                            "compare /sys/class/net/{name}/statistics/rx_nohandler and \
+                             'ethtool -S {name}' before and after rx_dropped grows"
+                        ),
                     }),
                 )
             })
@@ -227,11 +237,17 @@ pub(super) static OFFLOADS_OFF: Rule = Rule {
                 }
                 let driver = i.driver.as_deref().unwrap_or("?");
                 let names: Vec<&str> = off.iter().map(|(_, label)| *label).collect();
-                let mv643xx = if driver.starts_with("mv643xx")
-                    && off.iter().any(|(n, _)| *n == "tx-tcp-segmentation")
-                {
-                    " The old Kirkwood/Pogoplug advice 'GSO on, TSO off for mv643xx_eth' predates \
-                     the driver's software TSO (2014, commit 3ae8f4e0b98b)."
+                let mv643xx_tso = driver.starts_with("mv643xx")
+                    && off.iter().any(|(n, _)| *n == "tx-tcp-segmentation");
+                let mv643xx = if mv643xx_tso {
+                    " The Kirkwood/Pogoplug advice 'GSO on, TSO off for mv643xx_eth' came after \
+                     the driver's software TSO (2014, commit 3ae8f4e0b98b), not before it: TSO \
+                     was turned off because the new software TSO corrupted or stalled transfers \
+                     on some kernels, and fixes to it followed for years (its error path as \
+                     late as 2025). Turning TSO on risks silent data corruption on an older \
+                     kernel: before trusting it, copy a large file to and from the box with TSO \
+                     on and compare checksums (sha256sum on both ends); if they differ, turn \
+                     TSO off again."
                 } else {
                     ""
                 };
@@ -258,6 +274,15 @@ pub(super) static OFFLOADS_OFF: Rule = Rule {
                             setting: (*name).to_string(),
                             value: "on".into(),
                         });
+                }
+                if mv643xx_tso {
+                    f = f.change(Change::AdviceOnly {
+                        action: format!(
+                            "verify TSO on {}: copy a file of a few GiB to and from the box and \
+                             compare sha256sum on both ends",
+                            i.name
+                        ),
+                    });
                 }
                 Some(f)
             })
@@ -414,14 +439,28 @@ mod tests {
     use crate::probe::Outcome;
 
     #[test]
-    fn rx_drops_explained_by_ring_or_as_harmless() {
+    fn rx_drops_explained_by_ring_or_left_open() {
         let mut snap = snapshot_of("pogoplug-v4");
         assert!(run(&RX_RING_OVERFLOW, &snap).is_empty());
-        let f = run(&RX_DROPPED_HARMLESS, &snap);
+        let f = run(&RX_DROPPED_UNEXPLAINED, &snap);
         assert_eq!(f.len(), 1);
         assert!(f[0].title.contains("112"), "{}", f[0].title);
+        // Ruling the ring and backlog out proves nothing about the rest: the
+        // finding says what would tell, as the watch alert lists driver drops.
+        let text = format!("{} {}", f[0].title, f[0].rationale);
+        for claim in [
+            "on purpose:",
+            "harmless",
+            "Nothing to tune",
+            "are unwanted frames",
+        ] {
+            assert!(!text.contains(claim), "asserts '{claim}': {text}");
+        }
+        assert!(text.contains("drops inside the driver"), "{text}");
+        assert!(text.contains("'ethtool -S eth0'"), "{text}");
+        assert!(text.contains("rx_nohandler"), "{text}");
         eth0(&mut snap).counters.rx_missed_errors = Some(5000);
-        assert!(run(&RX_DROPPED_HARMLESS, &snap).is_empty());
+        assert!(run(&RX_DROPPED_UNEXPLAINED, &snap).is_empty());
         let f = run(&RX_RING_OVERFLOW, &snap);
         assert_eq!(f.len(), 1);
         assert_eq!(
@@ -433,7 +472,7 @@ mod tests {
             }
         );
         // Softnet drops present: rx_dropped is not "harmless" without a look.
-        assert!(run(&RX_DROPPED_HARMLESS, &snapshot_of("rk3399-raid5")).is_empty());
+        assert!(run(&RX_DROPPED_UNEXPLAINED, &snapshot_of("rk3399-raid5")).is_empty());
     }
 
     #[test]
@@ -460,10 +499,22 @@ mod tests {
         }
         let f = run(&OFFLOADS_OFF, &snap);
         assert_eq!(f.len(), 1);
-        assert!(
-            f[0].rationale.contains("3ae8f4e0b98b"),
-            "{}",
-            f[0].rationale
+        let why = &f[0].rationale;
+        assert!(why.contains("3ae8f4e0b98b"), "{why}");
+        // TSO off came after the software TSO, because it corrupted data.
+        assert!(!why.contains("predates"), "{why}");
+        assert!(why.contains("came after"), "{why}");
+        assert!(why.contains("silent data corruption"), "{why}");
+        let verify = f[0].recommendation.iter().find_map(|c| match c {
+            Change::AdviceOnly { action } => Some(action.as_str()),
+            _ => None,
+        });
+        assert_eq!(
+            verify,
+            Some(
+                "verify TSO on eth0: copy a file of a few GiB to and from the box and compare \
+                 sha256sum on both ends"
+            )
         );
     }
 

@@ -138,6 +138,10 @@ pub struct TestResult {
     pub spread: Option<Spread>,
     pub verify: Option<verify::VerifyResult>,
     pub notes: Vec<String>,
+    /// Buffered I/O on a target that fits in RAM: the figure is the page
+    /// cache's speed, not the disk's.
+    #[serde(default)]
+    pub page_cache: bool,
 }
 
 impl TestResult {
@@ -161,6 +165,16 @@ impl TestResult {
             spread: None,
             verify: None,
             notes: Vec::new(),
+            page_cache: false,
+        }
+    }
+
+    /// The name with what the figure measured when it is not the disk.
+    pub fn label(&self) -> String {
+        if self.page_cache {
+            format!("{} (page cache)", self.name)
+        } else {
+            self.name.clone()
         }
     }
 

@@ -336,6 +336,16 @@ pub fn run_test(
     {
         notes.push(format!("verify found {} bad blocks", v.mismatches));
     }
+    let ram = mem_total_bytes(b.root);
+    let page_cache = served_by_page_cache(w.direct, b.target.size_bytes, ram);
+    if page_cache {
+        notes.push(format!(
+            "buffered I/O on {} MiB with {} MiB of RAM: the page cache answered, not the disk \
+             (use --direct, or a file larger than RAM)",
+            b.target.size_bytes >> 20,
+            ram.unwrap_or(0) >> 20
+        ));
+    }
     let status = if interrupt::interrupted() {
         TestStatus::Interrupted
     } else {
@@ -367,7 +377,22 @@ pub fn run_test(
         spread: spread(&summaries),
         verify,
         notes,
+        page_cache,
     }
+}
+
+/// Whether buffered I/O on `size_bytes` of a target is served by the page
+/// cache: the whole target fits in RAM, so after the first touch (or at once,
+/// for writes that never wait for the disk) the kernel answers from memory.
+fn served_by_page_cache(direct: bool, size_bytes: u64, mem_total_bytes: Option<u64>) -> bool {
+    !direct && mem_total_bytes.is_some_and(|ram| size_bytes < ram)
+}
+
+fn mem_total_bytes(root: &crate::root::Root) -> Option<u64> {
+    let text = root.read_string("proc/meminfo").ok()?;
+    crate::probe::memory::parse_meminfo(&text)
+        .ok()
+        .map(|m| m.total)
 }
 
 #[cfg(test)]
@@ -386,6 +411,16 @@ mod tests {
         assert_eq!(depth_note(psync, 1), None);
         assert_eq!(depth_note(engine::entry(EngineKind::Null), 32), None);
         assert_eq!(depth_note(engine::entry(EngineKind::IoUring), 32), None);
+    }
+
+    #[test]
+    fn only_buffered_io_on_a_target_smaller_than_ram_is_the_page_cache() {
+        const G: u64 = 1 << 30;
+        assert!(served_by_page_cache(false, 32 << 20, Some(G)));
+        assert!(!served_by_page_cache(true, 32 << 20, Some(G)));
+        assert!(!served_by_page_cache(false, 4 * G, Some(G)));
+        // Unknown RAM: not claimed either way.
+        assert!(!served_by_page_cache(false, 32 << 20, None));
     }
 
     #[test]

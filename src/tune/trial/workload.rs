@@ -245,6 +245,21 @@ enum How {
 }
 
 impl PreparedWorkload {
+    /// The block devices the workload's I/O passes through on `root` (the one it
+    /// was prepared on), top first: the file's device, then what it sits on.
+    pub fn device_stack(&self, root: &Root) -> Vec<String> {
+        self.target
+            .device
+            .as_deref()
+            .map(|top| {
+                diskstats::stack(root, top)
+                    .into_iter()
+                    .map(|l| l.name)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The `bench disk` engine, `None` for the buffered workload (plain `read()`).
     pub fn engine(&self) -> Option<EngineKind> {
         match &self.how {
