@@ -24,15 +24,10 @@ pub struct ExportFile {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportedRun {
-    /// The run's id in the store it came from (it gets a new one on import).
-    pub id: RunId,
-    pub kind: String,
-    pub started_unix: i64,
-    pub finished_unix: Option<i64>,
-    pub status: String,
-    pub host_id: String,
-    pub tool_version: String,
-    pub command: String,
+    /// The run as stored; its `id` is the one in the store it came from (it
+    /// gets a new one on import).
+    #[serde(flatten)]
+    pub run: RunRecord,
     pub documents: Vec<ExportedDoc>,
 }
 
@@ -73,19 +68,14 @@ impl Store {
     pub fn export(&self, ids: &[RunId]) -> Result<ExportFile, StoreError> {
         let mut runs = Vec::new();
         for &id in ids {
-            let r: RunRecord = self.run(id)?;
+            let run = self.run(id)?;
             let documents = self
                 .documents(id)?
                 .into_iter()
                 .map(|(kind, schema_version, body)| {
-                    let body = serde_json::from_str(&body).map_err(|e| StoreError::Decode {
+                    let body = serde_json::from_str(&body).map_err(|e| StoreError::Corrupt {
                         path: self.path().to_path_buf(),
-                        run: id,
-                        source: super::DecodeError::Malformed {
-                            kind: super::DocKind::parse(&kind).unwrap_or(super::DocKind::Snapshot),
-                            version: schema_version,
-                            message: e.to_string(),
-                        },
+                        detail: format!("run {id}'s '{kind}' document is not JSON: {e}"),
                     })?;
                     Ok(ExportedDoc {
                         kind,
@@ -94,17 +84,7 @@ impl Store {
                     })
                 })
                 .collect::<Result<_, StoreError>>()?;
-            runs.push(ExportedRun {
-                id,
-                kind: r.kind,
-                started_unix: r.started_unix,
-                finished_unix: r.finished_unix,
-                status: r.status,
-                host_id: r.host_id,
-                tool_version: r.tool_version,
-                command: r.command,
-                documents,
-            });
+            runs.push(ExportedRun { run, documents });
         }
         Ok(ExportFile {
             format: FORMAT.into(),
@@ -129,13 +109,13 @@ impl Store {
                 "INSERT INTO runs (kind, started_unix, finished_unix, status, host_id, tool_version, command) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 rusqlite::params![
-                    run.kind,
-                    run.started_unix,
-                    run.finished_unix,
-                    run.status,
-                    run.host_id,
-                    run.tool_version,
-                    run.command
+                    run.run.kind,
+                    run.run.started_unix,
+                    run.run.finished_unix,
+                    run.run.status,
+                    run.run.host_id,
+                    run.run.tool_version,
+                    run.run.command
                 ],
             )
             .map_err(|e| self.sql_err(e))?;
@@ -180,11 +160,11 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<(ExportedRun, Vec<Doc>)>, Imp
     for run in export.runs {
         let bad = |detail: String| ImportError::BadRun {
             file: file.to_string(),
-            id: run.id,
-            kind: run.kind.clone(),
+            id: run.run.id,
+            kind: run.run.kind.clone(),
             detail,
         };
-        if RunKind::parse(&run.kind).is_none() {
+        if RunKind::parse(&run.run.kind).is_none() {
             return Err(bad("a kind of run this nastune does not know".into()));
         }
         let mut docs = Vec::new();
