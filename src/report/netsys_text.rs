@@ -129,11 +129,22 @@ fn interface(out: &mut String, i: &Interface) {
 
 pub fn sysctl(out: &mut String, s: &Sysctl) {
     for (key, value) in &s.values {
+        // The last assignment boot applies; a `-key` exclude line sets nothing.
         let set_by = s
             .configured
             .get(key)
-            .and_then(|v| v.last())
-            .map(|c| format!("  (set by {}:{} to {})", c.file, c.line, c.value))
+            .and_then(|v| v.iter().rev().find(|c| !c.exclude))
+            .map(|c| {
+                let same = c.value.split_whitespace().eq(value.split_whitespace());
+                if same {
+                    format!("  (set by {}:{})", c.file, c.line)
+                } else {
+                    format!(
+                        "  ({}:{} sets {}: not applied or overridden)",
+                        c.file, c.line, c.value
+                    )
+                }
+            })
             .unwrap_or_default();
         let _ = writeln!(out, "  {key:<42} {value}{set_by}");
     }
@@ -202,5 +213,56 @@ fn engine(e: Engine) -> &'static str {
         Engine::Hardware => "hardware engine",
         Engine::Cpu => "cpu",
         Engine::Unknown => "engine unknown",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::sysctl::ConfigSetting;
+
+    fn setting(line: u32, value: &str, exclude: bool) -> ConfigSetting {
+        ConfigSetting {
+            file: "/etc/sysctl.d/sysctl.conf".into(),
+            line,
+            value: value.into(),
+            ignore_failure: exclude,
+            exclude,
+        }
+    }
+
+    #[test]
+    fn a_file_is_credited_only_with_the_value_the_kernel_has() {
+        let mut s = Sysctl {
+            values: Default::default(),
+            absent: Vec::new(),
+            config_files: Vec::new(),
+            configured: Default::default(),
+            config_problems: Vec::new(),
+        };
+        s.values
+            .insert("net.core.rmem_max".into(), "1048576".into());
+        s.values
+            .insert("net.ipv4.tcp_rmem".into(), "4096 131072 6291456".into());
+        s.configured.insert(
+            "net.core.rmem_max".into(),
+            vec![setting(1, "2801664", false), setting(2, "", true)],
+        );
+        s.configured.insert(
+            "net.ipv4.tcp_rmem".into(),
+            vec![setting(3, "4096\t131072  6291456", false)],
+        );
+        let mut out = String::new();
+        sysctl(&mut out, &s);
+        assert!(
+            out.contains(
+                "1048576  (/etc/sysctl.d/sysctl.conf:1 sets 2801664: not applied or overridden)"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("6291456  (set by /etc/sysctl.d/sysctl.conf:3)"),
+            "{out}"
+        );
     }
 }

@@ -171,7 +171,9 @@ fn text_summary_names_engines_and_links() {
     assert!(text.contains("link 1000 Mbit/s full"), "{text}");
     assert!(text.contains("32-bit counters"), "{text}");
     assert!(
-        text.contains("(set by /etc/sysctl.d/60-nas.conf:2 to 10)"),
+        text.contains(
+            "vm.swappiness                              10  (set by /etc/sysctl.d/60-nas.conf:2)"
+        ),
         "{text}"
     );
 }
