@@ -26,7 +26,7 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let mut runs = Vec::new();
     for id in ids {
         let rec = store.run(id)?;
-        let docs = super::compare::load_documents(&store, id)?;
+        let docs = store.load(id)?;
         let (counters, counters_left_out) = load_counters(&store, id, &docs)?;
         runs.push(ReportRun {
             id,

@@ -309,34 +309,24 @@ pub fn temp_path(path: &Path) -> std::path::PathBuf {
 /// Removes the temporary file a killed [`write_file`] of `rel` left behind;
 /// none is fine. Resolved inside the tree like the write itself.
 pub fn remove_stale_temp(root: &Root, rel: &str) -> Result<(), WriteError> {
-    check_relative(rel)?;
-    let place = match root.place(rel, false) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        other => other.map_err(|source| WriteError::Io {
-            path: root.path(rel),
-            source,
-        })?,
-    };
-    let tmp = temp_name(place.name());
-    match place.unlink(std::ffi::OsStr::new(&tmp)) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(WriteError::Io {
-            path: place.dir_path().join(tmp),
-            source,
-        }),
-    }
+    unlink_beside(root, rel, |name| temp_name(name).into())
 }
 
 /// Removes a file that was absent before, and any temporary file of it;
 /// already gone is fine (rollback is idempotent). A symlink's target goes, not
 /// the link.
 pub fn remove_file(root: &Root, rel: &str) -> Result<(), WriteError> {
-    remove_target(root, rel)?;
+    unlink_beside(root, rel, std::ffi::OsStr::to_os_string)?;
     remove_stale_temp(root, rel)
 }
 
-fn remove_target(root: &Root, rel: &str) -> Result<(), WriteError> {
+/// Unlinks the entry `which(name of rel)` in `rel`'s directory, resolved inside
+/// the tree; a missing directory or entry is fine.
+fn unlink_beside(
+    root: &Root,
+    rel: &str,
+    which: impl FnOnce(&std::ffi::OsStr) -> std::ffi::OsString,
+) -> Result<(), WriteError> {
     check_relative(rel)?;
     let place = match root.place(rel, false) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -345,11 +335,12 @@ fn remove_target(root: &Root, rel: &str) -> Result<(), WriteError> {
             source,
         })?,
     };
-    match place.unlink(place.name()) {
+    let name = which(place.name());
+    match place.unlink(&name) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(source) => Err(WriteError::Io {
-            path: place.path.clone(),
+            path: place.dir_path().join(name),
             source,
         }),
     }
