@@ -77,7 +77,7 @@ impl Workload {
     /// The fields that define "the same test", e.g. `disk rw=read bs=65536
     /// iodepth=1 ...`; runtime and ramp time only change how long it was measured.
     pub fn identity(&self) -> String {
-        let rw = crate::compare::metrics::name_of(&self.rw);
+        let rw = self.rw.name();
         format!(
             "disk rw={rw} bs={} iodepth={} numjobs={} direct={} rwmixread={} fsync={} fdatasync={} end_fsync={} verify={}",
             self.bs,
