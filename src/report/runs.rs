@@ -188,8 +188,7 @@ pub struct BarGroup {
 /// Bars for every chart a bench kind declares: categories are the workloads
 /// (by the names people know: "SEQ1M Q8T1 read"), series the runs.
 pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
-    let per_run: Vec<Vec<crate::compare::Metric>> =
-        runs.iter().map(|r| metrics::extract(&r.docs)).collect();
+    let per_run: Vec<Vec<crate::compare::Metric>> = runs.iter().map(|r| r.docs.metrics()).collect();
     let mut groups = Vec::new();
     for chart in metrics::CHARTS.iter().flat_map(|c| c.iter()) {
         // Categories by identity; the label is what is shown.
