@@ -21,6 +21,9 @@ pub struct CheckDoc {
     pub not_measured: Vec<String>,
     pub paths: Vec<PathAnalysis>,
     pub findings: Vec<Finding>,
+    /// The worst validity of the measurements (absent before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::bench::validity::Validity>,
 }
 
 impl crate::store::Document for CheckDoc {

@@ -20,6 +20,9 @@ pub struct NetReport {
     pub start: Start,
     pub intervals: Vec<Interval>,
     pub end: End,
+    /// Whether the box was quiet while we measured (absent before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::bench::validity::Validity>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -135,6 +135,22 @@ fn body<D: Document>(version: u32, json: &str) -> Result<D, DecodeError> {
 }
 
 impl Doc {
+    /// The validity guard's verdict of a measurement document.
+    pub fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+        match self {
+            Doc::Check(d) => d.validity.as_ref(),
+            Doc::Disk(d) => d.validity.as_ref(),
+            Doc::Crypto(d) => d.validity.as_ref(),
+            Doc::Net(d) => d.validity.as_ref(),
+            Doc::Http(d) => d.validity.as_ref(),
+            Doc::Snapshot(_)
+            | Doc::Findings(_)
+            | Doc::TunePlan(_)
+            | Doc::TuneTry(_)
+            | Doc::Watch(_) => None,
+        }
+    }
+
     /// Decodes a stored `(kind, schema_version, body)`.
     pub fn decode(kind: &str, version: u32, json: &str) -> Result<Doc, DecodeError> {
         let k = DocKind::parse(kind).ok_or_else(|| DecodeError::UnknownKind {
@@ -229,6 +245,12 @@ accessors! {
 }
 
 impl RunDocs {
+    /// The worst validity among the run's measurements; `None` when none was
+    /// judged (runs before 0.2, probe or advise runs).
+    pub fn validity(&self) -> Option<crate::bench::validity::Validity> {
+        crate::bench::validity::Validity::worst(self.0.iter().filter_map(Doc::validity))
+    }
+
     pub fn findings_doc(&self) -> Option<&crate::advise::FindingsDoc> {
         self.0.iter().find_map(|d| match d {
             Doc::Findings(x) => Some(x),

@@ -63,6 +63,9 @@ pub struct CryptoReport {
     /// `None` with --no-kdf.
     pub kdf: Option<KdfResults>,
     pub recommendation: advice::Recommendation,
+    /// Whether the box was quiet while we measured (absent before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::bench::validity::Validity>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -236,6 +239,7 @@ pub fn run(settings: &Settings, root: &Root, progress: &mut dyn FnMut(&str, f64)
         user_space: user_results,
         kdf,
         recommendation,
+        validity: None,
     }
 }
 

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::bench::cpu::CpuUsage;
 use crate::bench::diskstats::{Layer, LayerIo};
 use crate::bench::histogram::{Histogram, REPORTED_PERCENTILES};
+use crate::bench::validity::Validity;
 
 pub use measure::{MeasureError, measure};
 pub use plan::{Plan, SuiteOptions};
@@ -142,6 +143,9 @@ pub struct TestResult {
     /// cache's speed, not the disk's.
     #[serde(default)]
     pub page_cache: bool,
+    /// Whether the box was quiet while this test ran (absent in runs before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<Validity>,
 }
 
 impl TestResult {
@@ -166,6 +170,7 @@ impl TestResult {
             verify: None,
             notes: Vec::new(),
             page_cache: false,
+            validity: None,
         }
     }
 
@@ -207,6 +212,9 @@ pub struct DiskBench {
     pub suite: Option<String>,
     pub tests: Vec<TestResult>,
     pub interrupted: bool,
+    /// The worst of the tests' validity: disturbed if any test was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<Validity>,
 }
 
 impl crate::store::Document for DiskBench {

@@ -143,6 +143,9 @@ pub struct HttpReport {
     pub settings: Settings,
     pub runs: Vec<RunResult>,
     pub comparisons: Vec<Comparison>,
+    /// Whether the box was quiet while we measured (absent before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::bench::validity::Validity>,
 }
 
 /// Resolves the URL's host once (the first address), as wrk does.
