@@ -48,6 +48,8 @@ pub struct CheckArgs {
     /// Exit with status 1 when a finding is at or above this severity
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<Severity>,
+    #[command(flatten)]
+    pub guard: crate::cli::guard::GuardArgs,
 }
 
 /// What `check` measures, each part `None` when skipped.
@@ -78,6 +80,7 @@ impl CheckArgs {
             };
             let mut plan = disk::Plan::suite(dir, disk::suites::Suite::Quick, opts)?;
             plan.size = Some(self.disk_size);
+            plan.settle_s = self.guard.settle;
             Some(plan)
         };
         let crypto = (!self.skip_crypto).then(|| crypto::Settings {

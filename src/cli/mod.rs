@@ -20,6 +20,7 @@ pub mod bench_net;
 pub mod check;
 pub mod compare;
 pub mod generate;
+pub mod guard;
 pub mod history;
 pub mod net;
 pub mod probe;

@@ -21,6 +21,7 @@ fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(interrupt::EXIT_CODE));
     };
     let interrupted = doc.interrupted;
+    let disturbed = args.guard.strict && doc.validity.as_ref().is_some_and(|v| !v.is_clean());
     if let Some(store) = &store {
         let run = store.begin_run(
             crate::store::RunKind::BenchDisk,
@@ -58,5 +59,5 @@ fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     if let Some(f) = failed {
         anyhow::bail!(f);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(super::strict_exit(disturbed))
 }

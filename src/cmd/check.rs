@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::advise;
 use crate::advise::bottleneck;
+use crate::bench::validity::{Guard, GuardPlan, Outcome, Validity};
 use crate::bench::{crypto, disk};
 use crate::cli::GlobalArgs;
 use crate::cli::check::CheckArgs;
@@ -98,9 +99,23 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         not_measured.push("disk: skipped (--skip-disk)".into());
     }
+    // The disk bench settled first (or this is the first phase and settles
+    // now); later phases follow our own work, so they do not wait again.
+    let mut settle_s = if plan.disk.is_some() {
+        0.0
+    } else {
+        args.guard.settle
+    };
+    let mut guard = |root: &Root| {
+        let g = Guard::start(root, GuardPlan::cpu(settle_s));
+        settle_s = 0.0;
+        g
+    };
     if let Some(settings) = &plan.crypto {
         phases.start("ciphers");
-        let report = crypto::run(settings, &root, &mut |step, f| phases.within(step, f));
+        let g = guard(&root);
+        let mut report = crypto::run(settings, &root, &mut |step, f| phases.within(step, f));
+        report.validity = Some(g.finish(&root, Outcome::default()));
         docs.push(Doc::Crypto(Box::new(report)));
     } else {
         not_measured.push("crypto: skipped (--skip-crypto)".into());
@@ -108,8 +123,12 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
 
     if let Some(loopback) = &plan.loopback {
         phases.start("loopback TCP ceiling");
+        let g = guard(&root);
         match net_test(loopback, &mut |f| phases.within("", f)) {
-            Ok(doc) => docs.push(Doc::Net(Box::new(doc))),
+            Ok(mut doc) => {
+                doc.validity = Some(g.finish(&root, Outcome::default()));
+                docs.push(Doc::Net(Box::new(doc)))
+            }
             Err(e) => not_measured.push(format!("tcp loopback: {e}")),
         }
     } else {
@@ -117,8 +136,12 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some((peer, peer_plan)) = &plan.peer {
         phases.start(&format!("network to '{peer}'"));
+        let g = guard(&root);
         match net_test(peer_plan, &mut |f| phases.within("", f)) {
-            Ok(doc) => docs.push(Doc::Net(Box::new(doc))),
+            Ok(mut doc) => {
+                doc.validity = Some(g.finish(&root, Outcome::default()));
+                docs.push(Doc::Net(Box::new(doc)))
+            }
             Err(e) => not_measured.push(format!("network to '{peer}': {e}")),
         }
     }
@@ -141,7 +164,9 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         not_measured,
         paths,
         findings,
+        validity: Validity::worst(docs.0.iter().filter_map(Doc::validity)),
     };
+    let disturbed = args.guard.strict && doc.validity.as_ref().is_some_and(|v| !v.is_clean());
     let mut stored = None;
     if let Some(store) = &store {
         let run = store.begin_run(
@@ -169,6 +194,6 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     Ok(if failed {
         ExitCode::from(1)
     } else {
-        ExitCode::SUCCESS
+        super::strict_exit(disturbed)
     })
 }

@@ -105,6 +105,17 @@ pub fn print_document<T: serde::Serialize>(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Exit 1 for a disturbed run under `--strict` (it is stored and printed all
+/// the same, with its reasons), else 0.
+pub fn strict_exit(disturbed: bool) -> ExitCode {
+    if disturbed {
+        eprintln!("nastune: the run was disturbed (see validity); --strict makes that an error");
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 /// The command line as typed, for the run record.
 pub fn command_line() -> String {
     redact_args(std::env::args())

@@ -77,6 +77,9 @@ pub struct Comparison {
     pub only_in_a: Vec<String>,
     pub only_in_b: Vec<String>,
     pub settings: settings::SettingsDiff,
+    /// Why the difference may be the box's and not the change's: a run
+    /// that was disturbed while the other was not.
+    pub validity_warnings: Vec<String>,
 }
 
 /// Why two runs cannot be compared.
@@ -184,7 +187,33 @@ pub fn compare(
         only_in_a,
         only_in_b,
         settings: settings::diff(docs_a.snapshot(), docs_b.snapshot()),
+        validity_warnings: validity_warnings(run_a, docs_a, run_b, docs_b),
     })
+}
+
+/// A warning for each run that was disturbed, when the two differ in validity
+/// (both disturbed is also worth saying: neither figure is the box's own).
+fn validity_warnings(run_a: i64, a: &RunDocs, run_b: i64, b: &RunDocs) -> Vec<String> {
+    let (va, vb) = (a.validity(), b.validity());
+    let disturbed =
+        |v: &Option<crate::bench::validity::Validity>| v.as_ref().is_some_and(|v| !v.is_clean());
+    let mut out = Vec::new();
+    for (run, v, other) in [(run_a, &va, &vb), (run_b, &vb, &va)] {
+        if let Some(v) = v.as_ref().filter(|_| disturbed(v)) {
+            let tail = match other {
+                Some(o) if o.is_clean() => {
+                    "; the other run was clean, so the difference may be the disturbance"
+                }
+                Some(_) => "; both runs were disturbed",
+                None => "; the other run was not judged",
+            };
+            out.push(format!(
+                "run {run} was disturbed: {}{tail}",
+                v.reasons.join("; ")
+            ));
+        }
+    }
+    out
 }
 
 fn row(a: &Metric, b: &Metric) -> Row {

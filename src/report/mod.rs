@@ -18,4 +18,5 @@ pub mod runs;
 pub mod svg;
 pub mod tune_text;
 pub mod tune_try_text;
+pub mod validity_text;
 pub mod watch_text;

@@ -38,6 +38,16 @@ impl ReportRun {
     }
 }
 
+/// Each run's validity verdict, for runs that were judged: (run label, line).
+pub fn validity(runs: &[ReportRun]) -> Vec<(String, String)> {
+    runs.iter()
+        .filter_map(|r| {
+            let v = r.docs.validity()?;
+            Some((r.label(), super::validity_text::line(&v)))
+        })
+        .collect()
+}
+
 fn or_unknown(v: Option<impl ToString>) -> String {
     v.map_or_else(|| "unknown".into(), |v| v.to_string())
 }

@@ -61,6 +61,16 @@ pub fn render(r: &TryReport) -> String {
         Verdict::Revert => "revert",
     };
     let _ = writeln!(out, "verdict: {verdict}: {}", o.reason);
+    if r.reruns > 0 {
+        let _ = writeln!(
+            out,
+            "{} disturbed run(s) were taken again (validity guard)",
+            r.reruns
+        );
+    }
+    for d in &r.disturbed_runs {
+        let _ = writeln!(out, "warning: counted although disturbed: {d}");
+    }
     let now = r
         .final_value
         .as_deref()

@@ -13,6 +13,11 @@ use crate::compare::metrics::{Chart, Measured};
 pub trait Document: Serialize + DeserializeOwned {
     const KIND: DocKind;
     const VERSION: u32;
+
+    /// The validity guard's verdict, for documents of a measurement.
+    fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+        None
+    }
 }
 
 macro_rules! string_enum {
@@ -146,6 +151,13 @@ macro_rules! documents {
                 }
             }
 
+            /// The validity guard's verdict of a measurement document.
+            pub fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+                match self {
+                    $(Doc::$variant(d) => d.validity(),)+
+                }
+            }
+
             /// The body as it is stored, with its schema version.
             pub fn encode(&self) -> Result<(u32, String), serde_json::Error> {
                 fn enc<D: Document>(d: &D) -> Result<(u32, String), serde_json::Error> {
@@ -203,6 +215,12 @@ documents! {
 }
 
 impl RunDocs {
+    /// The worst validity among the run's measurements; `None` when none was
+    /// judged (runs before 0.2, probe or advise runs).
+    pub fn validity(&self) -> Option<crate::bench::validity::Validity> {
+        crate::bench::validity::Validity::worst(self.0.iter().filter_map(Doc::validity))
+    }
+
     /// The findings of the run, from an advise or a check document.
     pub fn findings(&self) -> Option<&[crate::advise::Finding]> {
         self.findings_doc()

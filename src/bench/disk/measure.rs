@@ -91,9 +91,20 @@ pub fn measure(plan: &Plan) -> Result<Option<DiskBench>, MeasureError> {
             },
             None => None,
         };
-        let r = run_test(&bench, &t.name, &t.workload, plan.loops, &mut |name, f| {
-            bar.draw(name, f)
-        });
+        // Settle once, before the first test; later tests follow our own.
+        let settle_s = if results.is_empty() {
+            plan.settle_s
+        } else {
+            0.0
+        };
+        let r = run_test(
+            &bench,
+            &t.name,
+            &t.workload,
+            plan.loops,
+            settle_s,
+            &mut |name, f| bar.draw(name, f),
+        );
         results.push(r);
     }
     bar.clear();
@@ -114,6 +125,9 @@ pub fn measure(plan: &Plan) -> Result<Option<DiskBench>, MeasureError> {
             note,
         },
         suite: plan.suite.map(|s| s.name().to_string()),
+        validity: crate::bench::validity::Validity::worst(
+            results.iter().filter_map(|t| t.validity.as_ref()),
+        ),
         tests: results,
         interrupted,
     };

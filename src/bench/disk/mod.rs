@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::bench::cpu::CpuUsage;
 use crate::bench::diskstats::{Layer, LayerIo};
 use crate::bench::histogram::{Histogram, REPORTED_PERCENTILES};
+use crate::bench::validity::Validity;
 
 pub use measure::{MeasureError, measure};
 pub use plan::{Plan, SuiteOptions};
@@ -143,6 +144,9 @@ pub struct TestResult {
     /// cache's speed, not the disk's.
     #[serde(default)]
     pub page_cache: bool,
+    /// Whether the box was quiet while this test ran (absent in runs before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<Validity>,
 }
 
 impl TestResult {
@@ -167,6 +171,7 @@ impl TestResult {
             verify: None,
             notes: Vec::new(),
             page_cache: false,
+            validity: None,
         }
     }
 
@@ -208,9 +213,16 @@ pub struct DiskBench {
     pub suite: Option<String>,
     pub tests: Vec<TestResult>,
     pub interrupted: bool,
+    /// The worst of the tests' validity: disturbed if any test was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<Validity>,
 }
 
 impl crate::store::Document for DiskBench {
     const KIND: crate::store::DocKind = crate::store::DocKind::Disk;
     const VERSION: u32 = SCHEMA_VERSION;
+
+    fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+        self.validity.as_ref()
+    }
 }

@@ -24,6 +24,8 @@ pub struct Plan {
     pub destroy_data: Option<PathBuf>,
     /// Passes per test.
     pub loops: u32,
+    /// Seconds the validity guard waits for an idle box before the first test.
+    pub settle_s: f64,
 }
 
 /// What a suite takes from the caller; the suite sets the rest of each workload.
@@ -92,6 +94,7 @@ impl Plan {
             engine: None,
             destroy_data: None,
             loops: 1,
+            settle_s: crate::bench::validity::DEFAULT_SETTLE_S,
         })
     }
 
