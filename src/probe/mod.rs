@@ -17,6 +17,7 @@ pub mod exports;
 pub mod file_services;
 pub mod filesystems;
 pub mod host;
+pub mod links;
 pub mod md;
 pub mod memory;
 pub mod net;
@@ -27,6 +28,7 @@ pub mod smb;
 pub mod storage;
 pub mod sysctl;
 pub mod text;
+pub mod usb;
 
 use serde::{Deserialize, Serialize};
 
@@ -111,6 +113,10 @@ pub struct Snapshot {
     pub smart: Outcome<smart::Smart>,
     #[serde(default = "config_files::not_probed")]
     pub config_files: Outcome<config_files::ConfigFiles>,
+    #[serde(default = "config_files::not_probed")]
+    pub usb: Outcome<usb::Usb>,
+    #[serde(default = "config_files::not_probed")]
+    pub links: Outcome<links::Links>,
 }
 
 impl Snapshot {
@@ -144,6 +150,8 @@ impl Snapshot {
                 self.config_files.status(),
                 self.config_files.problem(),
             ),
+            ("usb", self.usb.status(), self.usb.problem()),
+            ("links", self.links.status(), self.links.problem()),
         ]
     }
 }
@@ -190,6 +198,8 @@ pub fn probe(root: &Root) -> Snapshot {
             error: e.to_string(),
         }),
         config_files: config_files::read_config_files(root).into(),
+        usb: usb::read_usb(root),
+        links: links::read_links(root),
     }
 }
 
