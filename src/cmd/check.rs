@@ -14,6 +14,7 @@ use crate::net::{self, plan::done_fraction};
 use crate::probe;
 use crate::root::Root;
 use crate::store::{Doc, RunDocs};
+use anyhow::Context as _;
 
 pub use crate::advise::check::{CheckDoc, SCHEMA_VERSION};
 
@@ -67,7 +68,14 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let plan = args.plan()?;
     let store = super::open_store(global)?;
-    let root = Root::live();
+    let root = match &args.root {
+        Some(dir) => Root::tree(dir).context("--root")?,
+        None => Root::live(),
+    };
+    let skipped = |what: &str, flag: &str| match &args.root {
+        Some(dir) => format!("{what}: not measured in a tree ('{}')", dir.display()),
+        None => format!("{what}: skipped ({flag})"),
+    };
     let snapshot = probe::probe(&root);
 
     let mut docs: Vec<Doc> = Vec::new();
@@ -96,14 +104,14 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             Err(e) => not_measured.push(format!("disk: {:#}", anyhow::Error::from(e))),
         }
     } else {
-        not_measured.push("disk: skipped (--skip-disk)".into());
+        not_measured.push(skipped("disk", "--skip-disk"));
     }
     if let Some(settings) = &plan.crypto {
         phases.start("ciphers");
         let report = crypto::run(settings, &root, &mut |step, f| phases.within(step, f));
         docs.push(Doc::Crypto(Box::new(report)));
     } else {
-        not_measured.push("crypto: skipped (--skip-crypto)".into());
+        not_measured.push(skipped("crypto", "--skip-crypto"));
     }
 
     if let Some(loopback) = &plan.loopback {
@@ -113,7 +121,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             Err(e) => not_measured.push(format!("tcp loopback: {e}")),
         }
     } else {
-        not_measured.push("tcp: skipped (--skip-tcp)".into());
+        not_measured.push(skipped("tcp", "--skip-tcp"));
     }
     if let Some((peer, peer_plan)) = &plan.peer {
         phases.start(&format!("network to '{peer}'"));
