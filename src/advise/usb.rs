@@ -58,6 +58,24 @@ static HIGH_SPEED: Rule = Rule {
                             d.disk, d.device
                         ),
                     )
+                } else if d
+                    .controller_capable_mbit_per_sec
+                    .is_some_and(|c| c >= 5000.0)
+                {
+                    (
+                        format!(
+                            "Its path runs through {by} at {} Mbit/s, a USB 2 port of a \
+                             controller that has USB 3 ports: a USB 3 device lands there when \
+                             plugged into a USB 2 port or when its cable or enclosure fails \
+                             SuperSpeed.",
+                            format_mbit(port_can)
+                        ),
+                        format!(
+                            "plug {}'s enclosure into a USB 3 port (blue on most boards) with \
+                             a USB 3 cable and check that it reappears on the USB 3 root hub",
+                            d.disk
+                        ),
+                    )
                 } else {
                     (
                         format!(
@@ -283,6 +301,7 @@ mod tests {
             device_capable_mbit_per_sec: Some(version_can),
             port_capable_mbit_per_sec: Some(port),
             port_limited_by: Some("the host controller of usb1".into()),
+            controller_capable_mbit_per_sec: Some(port),
             shares_link_with: Vec::new(),
         }
     }
@@ -313,6 +332,15 @@ mod tests {
         // A USB 2 port: the port is named instead.
         let f = run_rule(&HIGH_SPEED, &with(vec![disk(480.0, 5000.0, 480.0)]));
         assert!(f[0].rationale.contains("USB 2 only"), "{}", f[0].rationale);
+        // A USB 2 hub of a controller that also has USB 3 ports (a Pi 4's VL805).
+        let mut d = disk(480.0, 5000.0, 480.0);
+        d.controller_capable_mbit_per_sec = Some(5000.0);
+        let f = run_rule(&HIGH_SPEED, &with(vec![d]));
+        assert!(
+            f[0].rationale.contains("has USB 3 ports"),
+            "{}",
+            f[0].rationale
+        );
         // A USB 2 device at 480 and a USB 3 one at 5000 are as they should be.
         assert!(run_rule(&HIGH_SPEED, &with(vec![disk(480.0, 480.0, 5000.0)])).is_empty());
         assert!(run_rule(&HIGH_SPEED, &with(vec![disk(5000.0, 5000.0, 5000.0)])).is_empty());

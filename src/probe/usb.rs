@@ -70,6 +70,9 @@ pub struct UsbDisk {
     pub port_capable_mbit_per_sec: Option<f64>,
     /// The hub or controller that sets `port_capable_mbit_per_sec`.
     pub port_limited_by: Option<String>,
+    /// The fastest root hub of the host controller: 5000 and up means the box
+    /// has USB 3 ports even when this disk's path is USB 2.
+    pub controller_capable_mbit_per_sec: Option<f64>,
     /// Other disks and network interfaces sharing the disk's upstream link
     /// (`sdb`, `eth0 (smsc95xx)`).
     pub shares_link_with: Vec<String>,
@@ -292,6 +295,22 @@ fn ancestors<'a>(devices: &'a [UsbDevice], name: &str) -> Vec<&'a UsbDevice> {
     out
 }
 
+/// The fastest root hub on the controller of root hub `root` (an xHCI has a
+/// USB 2 and a USB 3 one).
+fn controller_fastest(devices: &[UsbDevice], root: &UsbDevice) -> Option<f64> {
+    devices
+        .iter()
+        .filter(|d| d.parent.is_none() && d.controller.is_some() && d.controller == root.controller)
+        .filter_map(|d| d.speed_mbit_per_sec)
+        .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))))
+        .or(root.speed_mbit_per_sec)
+}
+
+/// What the host controller above `name` can do at best.
+pub fn controller_capable(devices: &[UsbDevice], name: &str) -> Option<f64> {
+    controller_fastest(devices, ancestors(devices, name).last()?)
+}
+
 /// What the port chain above `name` can give: the slowest hub, or at the root
 /// the fastest root hub of the same controller (a USB 3 device that fell back
 /// to 480 sits on the USB 2 root hub of a controller that also has a USB 3 one).
@@ -299,15 +318,7 @@ pub fn port_capable(devices: &[UsbDevice], name: &str) -> Option<(f64, String)> 
     let mut best: Option<(f64, String)> = None;
     for hub in ancestors(devices, name) {
         let cap = if hub.parent.is_none() {
-            let same = |d: &&UsbDevice| {
-                d.parent.is_none() && d.controller.is_some() && d.controller == hub.controller
-            };
-            let fastest = devices
-                .iter()
-                .filter(same)
-                .filter_map(|d| d.speed_mbit_per_sec)
-                .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
-            fastest.or(hub.speed_mbit_per_sec)
+            controller_fastest(devices, hub)
         } else {
             hub.speed_mbit_per_sec
         };
@@ -403,24 +414,26 @@ pub fn summarise_disk(
             .and_then(device_capable_mbit),
         port_capable_mbit_per_sec: port.as_ref().map(|(s, _)| *s),
         port_limited_by: port.map(|(_, w)| w),
+        controller_capable_mbit_per_sec: controller_capable(devices, device),
         shares_link_with,
     }
 }
 
 const DEVICES: &str = "sys/bus/usb/devices";
 
-/// Reads every USB device and the USB disks. No USB bus is unsupported.
+/// Reads every USB device and the USB disks. Without sysfs it is unsupported;
+/// a kernel without USB (no /sys/bus/usb) has no USB devices.
 pub fn read_usb(root: &Root) -> Outcome<Usb> {
-    if !root.exists(DEVICES) {
+    if !root.exists("sys/block") {
         return Outcome::Unsupported {
-            reason: "no /sys/bus/usb/devices (no USB host controller, or sysfs not mounted)".into(),
+            reason: "no /sys/block (sysfs not mounted?)".into(),
         };
     }
     read(root).into()
 }
 
 fn read(root: &Root) -> Result<Usb, ProbeError> {
-    let names = root.read_dir(DEVICES)?;
+    let names = root.read_dir_optional(DEVICES)?;
     let mut devices = Vec::new();
     for name in names.iter().filter(|n| is_device_name(n)) {
         devices.push(read_device(root, name, &names)?);
@@ -602,6 +615,7 @@ mod tests {
         assert_eq!(d.negotiated_mbit_per_sec, Some(480.0));
         assert_eq!(d.device_capable_mbit_per_sec, Some(5000.0));
         assert_eq!(d.port_capable_mbit_per_sec, Some(5000.0));
+        assert_eq!(d.controller_capable_mbit_per_sec, Some(5000.0));
         assert_eq!(d.quirks[0].name, "IGNORE_UAS");
         assert!(d.known_bridge.is_some());
     }
@@ -627,6 +641,7 @@ mod tests {
         let d = summarise_disk("sda", "1-1.3", &devices, &disks, None);
         assert_eq!(d.port_capable_mbit_per_sec, Some(480.0));
         assert_eq!(d.port_limited_by.as_deref(), Some("hub 1-1"));
+        assert_eq!(d.controller_capable_mbit_per_sec, Some(480.0));
         assert_eq!(d.shares_link_with, ["eth0 (smsc95xx)", "sdb"]);
         assert!(d.quirks.is_empty());
     }

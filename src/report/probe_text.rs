@@ -5,6 +5,7 @@ use std::fmt::Write;
 use super::{format, netsys_text};
 use crate::probe::{Outcome, Snapshot, cpu::Cpu, host::Host, memory::Memory};
 
+mod doctors;
 mod services;
 mod storage;
 
@@ -36,6 +37,8 @@ pub fn render(s: &Snapshot) -> String {
     );
     section(&mut out, "SMART", &s.smart, services::smart);
     section(&mut out, "Config files", &s.config_files, config_files);
+    section(&mut out, "USB", &s.usb, doctors::usb);
+    section(&mut out, "Links", &s.links, doctors::links);
     let problems: Vec<_> = s
         .section_statuses()
         .into_iter()
