@@ -425,6 +425,20 @@ mod tests {
     use std::mem::offset_of;
 
     #[test]
+    fn loopback_has_no_link_to_negotiate() {
+        let l = live_link("lo").unwrap();
+        for (what, problem) in [
+            ("modes", l.modes.problem()),
+            ("eee", l.eee.problem()),
+            ("pause", l.pause.problem()),
+        ] {
+            let p = problem.unwrap_or_else(|| panic!("lo reports {what}"));
+            assert!(p.contains("EOPNOTSUPP"), "{what}: {p}");
+        }
+        assert!(live_link("a-name-longer-than-15").is_err());
+    }
+
+    #[test]
     fn structs_match_the_kernel_abi() {
         assert_eq!(size_of::<EthtoolEee>(), 40);
         assert_eq!(offset_of!(EthtoolEee, eee_active), 16);

@@ -82,9 +82,10 @@ fn nic(out: &mut String, n: &NicLink) {
     };
     let modes = outcome(&e.modes, |m| {
         format!(
-            "{} Mbit/s {}, best common mode {}{}",
-            m.speed_mbit_per_sec.map_or("?".into(), |s| s.to_string()),
-            m.duplex.as_deref().unwrap_or("?"),
+            "{} {}, best common mode {}{}",
+            m.speed_mbit_per_sec
+                .map_or("speed unknown".into(), |s| format!("{s} Mbit/s")),
+            m.duplex.as_deref().unwrap_or("duplex unknown"),
             n.best_common_mode.as_deref().unwrap_or("unknown"),
             if n.downshifted {
                 ": downshifted — check the cable"
@@ -95,15 +96,18 @@ fn nic(out: &mut String, n: &NicLink) {
     });
     let _ = writeln!(out, "  {:<13} {modes}", n.interface);
     if let Some(m) = e.modes.data() {
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "-".to_string()
+            } else {
+                v.join(" ")
+            }
+        };
         let _ = writeln!(
             out,
             "                advertised {}; partner {}",
-            m.advertised.join(" "),
-            if m.partner_advertised.is_empty() {
-                "-".to_string()
-            } else {
-                m.partner_advertised.join(" ")
-            }
+            list(&m.advertised),
+            list(&m.partner_advertised)
         );
     }
     let eee = outcome(&e.eee, |x| {
