@@ -215,7 +215,11 @@ mod tests {
     fn snap(nics: Vec<NicLink>, pcie: Vec<PcieLink>) -> crate::probe::Snapshot {
         let mut s = snapshot_of("buildhost");
         s.links = Outcome::Ok {
-            data: Links { nics, pcie },
+            data: Links {
+                nics,
+                pcie,
+                problems: Vec::new(),
+            },
         };
         s
     }

@@ -313,6 +313,7 @@ mod tests {
                 devices: Vec::new(),
                 disks,
                 quirks_parameter: Some("152d:0578:u".into()),
+                problems: Vec::new(),
             },
         };
         s

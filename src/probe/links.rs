@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::ethtool::{AlignedBuf, Request, Socket, item};
+use super::usb::attr;
 use super::{Outcome, ProbeError};
 use crate::root::Root;
 
@@ -17,6 +18,9 @@ use crate::root::Root;
 pub struct Links {
     pub nics: Vec<NicLink>,
     pub pcie: Vec<PcieLink>,
+    /// Attributes that were present but unreadable (left out, not fatal).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -221,24 +225,23 @@ fn read(root: &Root) -> Result<Links, ProbeError> {
         nics.push(judge_nic(&name, ethtool));
     }
     let mut pcie = Vec::new();
+    let mut problems = Vec::new();
     for address in root.read_dir_optional("sys/bus/pci/devices")? {
-        if let Some(link) = read_pcie(root, &address)? {
+        if let Some(link) = read_pcie(root, &address, &mut problems) {
             pcie.push(link);
         }
     }
-    Ok(Links { nics, pcie })
+    Ok(Links {
+        nics,
+        pcie,
+        problems,
+    })
 }
 
-fn read_pcie(root: &Root, address: &str) -> Result<Option<PcieLink>, ProbeError> {
+fn read_pcie(root: &Root, address: &str, problems: &mut Vec<String>) -> Option<PcieLink> {
     let dir = format!("sys/bus/pci/devices/{address}");
-    let Some(kind) = root
-        .read_optional(&format!("{dir}/class"))?
-        .as_deref()
-        .and_then(pci_kind)
-    else {
-        return Ok(None);
-    };
-    let text = |d: &str, attr: &str| root.read_optional(&format!("{d}/{attr}"));
+    let kind = pci_kind(&attr(root, &format!("{dir}/class"), problems)?)?;
+    let mut text = |d: &str, a: &str| attr(root, &format!("{d}/{a}"), problems);
     let width = |v: Option<String>| {
         v.and_then(|w| w.trim().parse::<u32>().ok())
             .filter(|w| *w > 0)
@@ -255,8 +258,8 @@ fn read_pcie(root: &Root, address: &str) -> Result<Option<PcieLink>, ProbeError>
         .map(|p| format!("sys/bus/pci/devices/{p}"));
     let (port_max_gt_per_sec, port_max_width) = match &port {
         Some(p) => (
-            text(p, "max_link_speed")?.as_deref().and_then(parse_gt),
-            width(text(p, "max_link_width")?),
+            text(p, "max_link_speed").as_deref().and_then(parse_gt),
+            width(text(p, "max_link_width")),
         ),
         None => (None, None),
     };
@@ -264,22 +267,22 @@ fn read_pcie(root: &Root, address: &str) -> Result<Option<PcieLink>, ProbeError>
         address: address.to_string(),
         kind: kind.to_string(),
         driver: root.read_link_name(&format!("{dir}/driver")).ok(),
-        current_gt_per_sec: text(&dir, "current_link_speed")?
+        current_gt_per_sec: text(&dir, "current_link_speed")
             .as_deref()
             .and_then(parse_gt),
-        max_gt_per_sec: text(&dir, "max_link_speed")?.as_deref().and_then(parse_gt),
-        current_width: width(text(&dir, "current_link_width")?),
-        max_width: width(text(&dir, "max_link_width")?),
+        max_gt_per_sec: text(&dir, "max_link_speed").as_deref().and_then(parse_gt),
+        current_width: width(text(&dir, "current_link_width")),
+        max_width: width(text(&dir, "max_link_width")),
         port_max_gt_per_sec,
         port_max_width,
         downgraded: false,
     };
     if link.current_gt_per_sec.is_none() && link.max_gt_per_sec.is_none() {
         // Not a PCIe device (legacy PCI, or a platform without link attributes).
-        return Ok(None);
+        return None;
     }
     link.downgraded = is_downgraded(&link);
-    Ok(Some(link))
+    Some(link)
 }
 
 // Command numbers and layouts from include/uapi/linux/ethtool.h.

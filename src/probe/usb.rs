@@ -19,6 +19,9 @@ pub struct Usb {
     /// `usb_storage`'s `quirks` parameter as set (`usb-storage.quirks=` on the
     /// kernel command line); `None` when empty or the module is not loaded.
     pub quirks_parameter: Option<String>,
+    /// Attributes that were present but unreadable (left out, not fatal).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -435,8 +438,9 @@ pub fn read_usb(root: &Root) -> Outcome<Usb> {
 fn read(root: &Root) -> Result<Usb, ProbeError> {
     let names = root.read_dir_optional(DEVICES)?;
     let mut devices = Vec::new();
+    let mut problems = Vec::new();
     for name in names.iter().filter(|n| is_device_name(n)) {
-        devices.push(read_device(root, name, &names)?);
+        devices.push(read_device(root, name, &names, &mut problems)?);
     }
     let mut disks_by_device = Vec::new();
     for disk in root.read_dir_optional("sys/block")? {
@@ -450,9 +454,12 @@ fn read(root: &Root) -> Result<Usb, ProbeError> {
             disks_by_device.push((disk, usb.to_string()));
         }
     }
-    let quirks_parameter = root
-        .read_optional("sys/module/usb_storage/parameters/quirks")?
-        .filter(|q| !q.is_empty());
+    let quirks_parameter = attr(
+        root,
+        "sys/module/usb_storage/parameters/quirks",
+        &mut problems,
+    )
+    .filter(|q| !q.is_empty());
     let disks = disks_by_device
         .iter()
         .map(|(disk, usb)| {
@@ -469,12 +476,29 @@ fn read(root: &Root) -> Result<Usb, ProbeError> {
         devices,
         disks,
         quirks_parameter,
+        problems,
     })
 }
 
-fn read_device(root: &Root, name: &str, all: &[String]) -> Result<UsbDevice, ProbeError> {
+/// One sysfs attribute; an unreadable one is noted in `problems` and left out.
+pub(super) fn attr(root: &Root, rel: &str, problems: &mut Vec<String>) -> Option<String> {
+    match root.read_optional(rel) {
+        Ok(v) => v,
+        Err(e) => {
+            problems.push(e.to_string());
+            None
+        }
+    }
+}
+
+fn read_device(
+    root: &Root,
+    name: &str,
+    all: &[String],
+    problems: &mut Vec<String>,
+) -> Result<UsbDevice, ProbeError> {
     let dir = format!("{DEVICES}/{name}");
-    let text = |attr: &str| root.read_optional(&format!("{dir}/{attr}"));
+    let mut text = |a: &str| attr(root, &format!("{dir}/{a}"), problems);
     let target = root.read_link(&dir).ok();
     let target = target.as_ref().map(|t| t.to_string_lossy().into_owned());
     let parent = target.as_deref().and_then(parent_from_link);
@@ -499,14 +523,14 @@ fn read_device(root: &Root, name: &str, all: &[String]) -> Result<UsbDevice, Pro
         name: name.to_string(),
         parent,
         controller,
-        speed_mbit_per_sec: text("speed")?.as_deref().and_then(parse_speed),
-        version: text("version")?,
-        vendor_id: text("idVendor")?,
-        product_id: text("idProduct")?,
-        manufacturer: text("manufacturer")?,
-        product: text("product")?,
-        max_power: text("bMaxPower")?,
-        is_hub: text("bDeviceClass")?.as_deref() == Some("09"),
+        speed_mbit_per_sec: text("speed").as_deref().and_then(parse_speed),
+        version: text("version"),
+        vendor_id: text("idVendor"),
+        product_id: text("idProduct"),
+        manufacturer: text("manufacturer"),
+        product: text("product"),
+        max_power: text("bMaxPower"),
+        is_hub: text("bDeviceClass").as_deref() == Some("09"),
         drivers,
         net_interfaces,
     })
@@ -532,6 +556,23 @@ mod tests {
             drivers: Vec::new(),
             net_interfaces: Vec::new(),
         }
+    }
+
+    #[test]
+    fn an_unreadable_attribute_costs_that_value_not_the_section() {
+        let dir = tempfile::tempdir().unwrap();
+        let dev = dir.path().join("sys/bus/usb/devices/1-1");
+        std::fs::create_dir_all(dir.path().join("sys/block")).unwrap();
+        // A directory where a value should be: EISDIR on read.
+        std::fs::create_dir_all(dev.join("speed")).unwrap();
+        std::fs::write(dev.join("version"), " 3.00\n").unwrap();
+        let root = Root::tree(dir.path()).unwrap();
+        let usb = read_usb(&root);
+        let u = usb.data().expect("section ok");
+        assert_eq!(u.devices[0].speed_mbit_per_sec, None);
+        assert_eq!(u.devices[0].version.as_deref(), Some("3.00"));
+        assert_eq!(u.problems.len(), 1, "{:?}", u.problems);
+        assert!(u.problems[0].contains("speed"), "{:?}", u.problems);
     }
 
     #[test]
