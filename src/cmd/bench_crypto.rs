@@ -3,11 +3,17 @@
 use std::process::ExitCode;
 
 use crate::bench::crypto::{self, kat};
-use crate::cli::GlobalArgs;
 use crate::cli::bench_crypto::BenchCryptoArgs;
+use crate::cli::{GlobalArgs, RunBench};
 use crate::root::Root;
 
-pub fn run(args: &BenchCryptoArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+impl RunBench for BenchCryptoArgs {
+    fn run(&self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        run(self, global)
+    }
+}
+
+fn run(args: &BenchCryptoArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     if args.self_test {
         return self_test(args);
     }

@@ -5,10 +5,16 @@ use std::process::ExitCode;
 
 use crate::bench::disk::{self, TestStatus};
 use crate::bench::interrupt;
-use crate::cli::GlobalArgs;
 use crate::cli::bench_disk::DiskArgs;
+use crate::cli::{GlobalArgs, RunBench};
 
-pub fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+impl RunBench for DiskArgs {
+    fn run(&self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        run(self, global)
+    }
+}
+
+fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let plan = args.plan()?;
     let store = super::open_store(global)?;
     let Some(doc) = disk::measure(&plan)? else {

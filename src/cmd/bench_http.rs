@@ -6,11 +6,17 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::bench::http::{self, HttpReport, Plan};
-use crate::cli::GlobalArgs;
 use crate::cli::bench_http::HttpArgs;
+use crate::cli::{GlobalArgs, RunBench};
 use crate::root::Root;
 
-pub fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+impl RunBench for HttpArgs {
+    fn run(&self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        run(self, global)
+    }
+}
+
+fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let Plan {
         urls,
         modes,

@@ -5,14 +5,20 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::cli::{BenchNetArgs, GlobalArgs};
+use crate::cli::{BenchNetArgs, GlobalArgs, RunBench};
 use crate::net::client;
 use crate::net::engine::Interval;
 use crate::net::plan::done_fraction;
 use crate::report::net_text;
 use crate::root::Root;
 
-pub fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+impl RunBench for BenchNetArgs {
+    fn run(&self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        run(self, global)
+    }
+}
+
+fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let plan = args.plan()?;
     let store = super::open_store(global)?;
     let json = args.json;

@@ -3,7 +3,6 @@
 //! Pure: typed documents in, rows out.
 
 pub mod metrics;
-mod net_metrics;
 pub mod settings;
 
 use serde::Serialize;
@@ -152,8 +151,8 @@ pub fn compare(
             });
         }
     }
-    let ma = metrics::extract(docs_a);
-    let mb = metrics::extract(docs_b);
+    let ma = docs_a.metrics();
+    let mb = docs_b.metrics();
     let key = |m: &Metric| format!("{} | {}", m.benchmark, m.quantity);
     let mut rows = Vec::new();
     let mut only_in_a = Vec::new();

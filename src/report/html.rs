@@ -194,7 +194,7 @@ fn tune_trials(h: &mut String, runs: &[ReportRun]) {
         ];
         let unit = t.unit.clone();
         let fmt = move |v: f64| format!("{v:.2} {unit}");
-        let title = format!("{}: {} ({})", t.run, t.setting, t.metric);
+        let title = t.title();
         let _ = writeln!(
             h,
             "<figure>{}<figcaption>{}</figcaption></figure>",

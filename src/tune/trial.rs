@@ -26,6 +26,16 @@ pub enum Better {
     Lower,
 }
 
+impl Better {
+    /// "higher" or "lower", for "… is better".
+    pub fn name(self) -> &'static str {
+        match self {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrialPlan {
     /// Measurements on each side (at least 2: one number carries no noise estimate).

@@ -9,6 +9,7 @@ pub mod kat;
 pub mod kdf;
 pub mod kernel;
 pub mod measure;
+mod measured;
 pub mod proc_crypto;
 pub mod userspace;
 pub mod xts;

@@ -6,6 +6,7 @@ pub mod buffers;
 pub mod engine;
 pub mod job;
 pub mod measure;
+mod measured;
 pub mod null;
 pub mod plan;
 pub mod psync;

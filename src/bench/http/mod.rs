@@ -6,6 +6,7 @@
 
 pub mod engine;
 pub mod fuzz;
+mod measured;
 pub mod parser;
 mod poll;
 pub mod target;

@@ -2,8 +2,8 @@
 //! direction with each reporting interval as a sample, and request/response
 //! transactions per second.
 
-use super::Metric;
-use super::metrics::{Chart, Measured, name_of};
+use crate::compare::Metric;
+use crate::compare::metrics::{Chart, Measured, name_of};
 use crate::net::doc::NetReport;
 use crate::stats::Summary;
 
