@@ -15,6 +15,7 @@ use crate::net::{self, plan::done_fraction};
 use crate::probe;
 use crate::root::Root;
 use crate::store::{Doc, RunDocs};
+use anyhow::Context as _;
 
 pub use crate::advise::check::{CheckDoc, SCHEMA_VERSION};
 
@@ -68,7 +69,14 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let plan = args.plan()?;
     let store = super::open_store(global)?;
-    let root = Root::live();
+    let root = match &args.root {
+        Some(dir) => Root::tree(dir).context("--root")?,
+        None => Root::live(),
+    };
+    let skipped = |what: &str, flag: &str| match &args.root {
+        Some(dir) => format!("{what}: not measured in a tree ('{}')", dir.display()),
+        None => format!("{what}: skipped ({flag})"),
+    };
     let snapshot = probe::probe(&root);
 
     let mut docs: Vec<Doc> = Vec::new();
@@ -97,7 +105,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             Err(e) => not_measured.push(format!("disk: {:#}", anyhow::Error::from(e))),
         }
     } else {
-        not_measured.push("disk: skipped (--skip-disk)".into());
+        not_measured.push(skipped("disk", "--skip-disk"));
     }
     // The disk bench settled first (or this is the first phase and settles
     // now); later phases follow our own work, so they do not wait again.
@@ -118,7 +126,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         report.validity = Some(g.finish(&root, Outcome::default()));
         docs.push(Doc::Crypto(Box::new(report)));
     } else {
-        not_measured.push("crypto: skipped (--skip-crypto)".into());
+        not_measured.push(skipped("crypto", "--skip-crypto"));
     }
 
     if let Some(loopback) = &plan.loopback {
@@ -132,7 +140,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             Err(e) => not_measured.push(format!("tcp loopback: {e}")),
         }
     } else {
-        not_measured.push("tcp: skipped (--skip-tcp)".into());
+        not_measured.push(skipped("tcp", "--skip-tcp"));
     }
     if let Some((peer, peer_plan)) = &plan.peer {
         phases.start(&format!("network to '{peer}'"));

@@ -159,7 +159,7 @@ pub fn live_ethtool(ifname: &str) -> Result<Ethtool, String> {
 
 /// Turns an ioctl result into a per-item outcome: "the driver does not do this"
 /// is unsupported, anything else failed.
-fn item<T>(what: &str, r: std::io::Result<T>) -> Outcome<T> {
+pub(crate) fn item<T>(what: &str, r: std::io::Result<T>) -> Outcome<T> {
     match r {
         Ok(data) => Outcome::Ok { data },
         Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Outcome::Unsupported {
@@ -221,7 +221,7 @@ impl<'a> Request<'a> {
     /// # Safety
     /// `data` must point to a buffer laid out as the kernel expects for the
     /// command in its first `u32`, large enough for what the kernel writes back.
-    unsafe fn ioctl(&self, data: *mut u8) -> std::io::Result<()> {
+    pub(crate) unsafe fn ioctl(&self, data: *mut u8) -> std::io::Result<()> {
         let mut ifr = self.ifreq();
         ifr.ifr_ifru.ifru_data = data.cast();
         // SAFETY: SIOCETHTOOL reads ifr and the buffer it points to; the caller
@@ -395,25 +395,25 @@ impl<'a> Request<'a> {
 }
 
 /// A zeroed byte buffer aligned for the u64 inside ethtool structs.
-struct AlignedBuf {
+pub(crate) struct AlignedBuf {
     words: Vec<u64>,
     len: usize,
 }
 
 impl AlignedBuf {
-    fn new(len: usize) -> Self {
+    pub(crate) fn new(len: usize) -> Self {
         AlignedBuf {
             words: vec![0; len.div_ceil(8)],
             len,
         }
     }
 
-    fn as_mut_ptr(&mut self) -> *mut u8 {
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
         self.words.as_mut_ptr().cast()
     }
 
     /// Writes a header struct at the start.
-    fn put<T: Copy>(&mut self, header: T) {
+    pub(crate) fn put<T: Copy>(&mut self, header: T) {
         assert!(size_of::<T>() <= self.len, "header larger than buffer");
         // SAFETY: the buffer is at least size_of::<T>() bytes and 8-aligned.
         unsafe { std::ptr::write(self.words.as_mut_ptr().cast::<T>(), header) };
@@ -429,7 +429,7 @@ impl AlignedBuf {
         bytes[offset..offset + 4].copy_from_slice(&value.to_ne_bytes());
     }
 
-    fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: the Vec holds at least `len` initialised bytes.
         unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len) }
     }

@@ -17,6 +17,7 @@ pub mod exports;
 pub mod file_services;
 pub mod filesystems;
 pub mod host;
+pub mod links;
 pub mod md;
 pub mod memory;
 pub mod net;
@@ -27,6 +28,7 @@ pub mod smb;
 pub mod storage;
 pub mod sysctl;
 pub mod text;
+pub mod usb;
 
 use std::cell::OnceCell;
 
@@ -197,6 +199,8 @@ sections! {
         })
     };
     config_files: config_files::ConfigFiles = |p| config_files::read_config_files(p.root).into();
+    usb: usb::Usb = |p| usb::read_usb(p.root);
+    links: links::Links = |p| links::read_links(p.root);
 }
 
 /// The snapshot fields that are not sections.

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use super::{format, netsys_text};
 use crate::probe::{Outcome, Snapshot, cpu::Cpu, host::Host, memory::Memory};
 
+mod doctors;
 mod services;
 mod storage;
 
@@ -32,6 +33,8 @@ bodies! {
     file_services: "File services" => services::file_services,
     smart: "SMART" => services::smart,
     config_files: "Config files" => config_files,
+    usb: "USB" => doctors::usb,
+    links: "Links" => doctors::links,
 }
 
 pub fn render(s: &Snapshot) -> String {

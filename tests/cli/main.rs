@@ -11,6 +11,7 @@ mod bench_crypto;
 mod bench_disk;
 mod bench_http;
 mod check;
+mod doctors;
 mod foreign;
 mod generate;
 mod history;

@@ -325,7 +325,14 @@ pub(super) static LINK_DEGRADED: Rule = Rule {
                 let speed = i.speed_mbit_per_sec;
                 let half = i.duplex.as_deref() == Some("half");
                 let gigabit = i.driver.as_deref().is_some_and(|d| GIGABIT_DRIVERS.contains(&d));
-                let slow = gigabit && speed.is_some_and(|s| s < 1000);
+                // When both ends' modes are known and the link downshifted,
+                // nic-link-downshifted says it with the evidence.
+                let downshifted = ctx
+                    .snapshot
+                    .links
+                    .data()
+                    .is_some_and(|l| l.nics.iter().any(|n| n.interface == i.name && n.downshifted));
+                let slow = gigabit && speed.is_some_and(|s| s < 1000) && !downshifted;
                 if !half && !slow {
                     return None;
                 }
@@ -533,6 +540,15 @@ mod tests {
             "{}",
             f[0].rationale
         );
+        // With both ends' modes known, nic-link-downshifted speaks instead.
+        let mut known = snap.clone();
+        if let Some(l) = match &mut known.links {
+            crate::probe::Outcome::Ok { data } => Some(data),
+            _ => None,
+        } {
+            l.nics[0].downshifted = true;
+        }
+        assert!(run(&LINK_DEGRADED, &known).is_empty());
         eth0(&mut snap).counters.carrier_changes = Some(40);
         let f = run(&CARRIER_FLAPPING, &snap);
         assert_eq!(f.len(), 1);
