@@ -159,6 +159,7 @@ impl DiskArgs {
         plan.destroy_data = self.destroy_data.clone();
         plan.loops = self.loops;
         plan.settle_s = self.guard.settle;
+        plan.direct_chosen = self.buffered || self.direct.is_some();
         Ok(plan)
     }
 }

@@ -167,6 +167,14 @@ pub fn render(doc: &DiskBench) -> String {
             .as_deref()
             .map_or(String::new(), |d| format!(" on {d}"))
     );
+    if let Some(n) = &t.network_fs {
+        let _ = writeln!(
+            out,
+            "file service: {} on {} (client, network, server and its disks together)",
+            n.describe(),
+            n.mount_point
+        );
+    }
     let _ = writeln!(
         out,
         "engine: {}{}",

@@ -53,7 +53,24 @@ pub fn measure(plan: &Plan) -> Result<Option<DiskBench>, MeasureError> {
         Err(target::TargetError::Interrupted) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    for t in tests {
+    let network_buffered = target.network_fs.is_some() && !plan.direct_chosen;
+    let tests: Vec<_> = tests
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            t.workload.direct &= !network_buffered;
+            t
+        })
+        .collect();
+    if let Some(n) = target.network_fs.as_ref().filter(|_| network_buffered) {
+        eprintln!(
+            "nastune: '{}' is on {}: measuring the file service with buffered I/O \
+             (--direct bypasses the client's cache where the filesystem supports it)",
+            plan.path.display(),
+            n.describe()
+        );
+    }
+    for t in &tests {
         t.workload
             .validate_for(target.size_bytes, target.logical_block_bytes)?;
     }
@@ -72,7 +89,7 @@ pub fn measure(plan: &Plan) -> Result<Option<DiskBench>, MeasureError> {
     };
     let mut bar = crate::progress::Progress::stderr();
     let mut results: Vec<TestResult> = Vec::new();
-    for t in tests {
+    for t in &tests {
         if interrupt::interrupted() {
             break;
         }

@@ -30,8 +30,16 @@ impl Measured for DiskBench {
             if test.status != TestStatus::Ok {
                 continue;
             }
-            let id = test.workload.identity();
-            let label = &test.label();
+            // On a network filesystem the bench measured a file service: its
+            // figures compare with other runs on such a mount, never a disk's.
+            let (id, label) = match &self.target.network_fs {
+                Some(n) => (
+                    format!("file-service {} {}", n.fs_type, test.workload.identity()),
+                    format!("{} ({})", test.label(), n.fs_type),
+                ),
+                None => (test.workload.identity(), test.label()),
+            };
+            let label = &label;
             let passes = test.spread.as_ref().map_or(&[][..], |s| &s.passes[..]);
             for (quantity, unit) in [("bandwidth", "bytes/s"), ("iops", "IO/s")] {
                 let pick = |bw: f64, iops: f64| if quantity == "iops" { iops } else { bw };

@@ -7,6 +7,7 @@ pub mod engine;
 pub mod job;
 pub mod measure;
 mod measured;
+pub mod network_fs;
 pub mod null;
 pub mod plan;
 pub mod psync;

@@ -26,6 +26,10 @@ pub struct Plan {
     pub loops: u32,
     /// Seconds the validity guard waits for an idle box before the first test.
     pub settle_s: f64,
+    /// The user chose --direct or --buffered. Otherwise a target on a network
+    /// filesystem runs buffered, as programs there do (the client's cache is
+    /// part of the service).
+    pub direct_chosen: bool,
 }
 
 /// What a suite takes from the caller; the suite sets the rest of each workload.
@@ -95,6 +99,7 @@ impl Plan {
             destroy_data: None,
             loops: 1,
             settle_s: crate::bench::validity::DEFAULT_SETTLE_S,
+            direct_chosen: false,
         })
     }
 
