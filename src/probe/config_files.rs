@@ -194,7 +194,7 @@ pub fn read_config_files(root: &Root) -> Result<ConfigFiles, ProbeError> {
 }
 
 /// A section outcome for snapshots stored before this section existed.
-pub fn not_probed() -> Outcome<ConfigFiles> {
+pub fn not_probed<T>() -> Outcome<T> {
     Outcome::Unsupported {
         reason: "not probed by this version".into(),
     }

@@ -17,6 +17,7 @@ pub mod exports;
 pub mod file_services;
 pub mod filesystems;
 pub mod host;
+pub mod kernel_log;
 pub mod md;
 pub mod memory;
 pub mod net;
@@ -111,6 +112,8 @@ pub struct Snapshot {
     pub smart: Outcome<smart::Smart>,
     #[serde(default = "config_files::not_probed")]
     pub config_files: Outcome<config_files::ConfigFiles>,
+    #[serde(default = "config_files::not_probed")]
+    pub kernel_log: Outcome<kernel_log::KernelLog>,
 }
 
 impl Snapshot {
@@ -143,6 +146,11 @@ impl Snapshot {
                 "config_files",
                 self.config_files.status(),
                 self.config_files.problem(),
+            ),
+            (
+                "kernel_log",
+                self.kernel_log.status(),
+                self.kernel_log.problem(),
             ),
         ]
     }
@@ -190,6 +198,7 @@ pub fn probe(root: &Root) -> Snapshot {
             error: e.to_string(),
         }),
         config_files: config_files::read_config_files(root).into(),
+        kernel_log: kernel_log::read_kernel_log(root),
     }
 }
 
