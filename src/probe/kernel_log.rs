@@ -65,8 +65,6 @@ pub struct ClassCount {
 /// The `kernel_log` probe section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelLog {
-    /// `/dev/kmsg`, or `.nastune/kmsg` in a captured tree.
-    pub source: String,
     pub lines_read: u64,
     /// Oldest lines dropped to stay within [`MAX_LINES`] / [`MAX_BYTES`].
     pub lines_dropped: u64,
@@ -108,7 +106,7 @@ impl Bounded {
 }
 
 /// Counts and examples of the classified lines.
-pub fn summarize(source: &str, read: &Bounded) -> KernelLog {
+pub fn summarize(read: &Bounded) -> KernelLog {
     let mut counts: BTreeMap<(Class, Option<String>), ClassCount> = BTreeMap::new();
     let mut examples: BTreeMap<Class, VecDeque<Event>> = BTreeMap::new();
     for e in read.lines.iter().filter_map(Event::of) {
@@ -132,7 +130,6 @@ pub fn summarize(source: &str, read: &Bounded) -> KernelLog {
         kept.push_back(e);
     }
     KernelLog {
-        source: source.to_string(),
         lines_read: read.lines.len() as u64 + read.dropped,
         lines_dropped: read.dropped,
         records_lost: read.lost,
@@ -238,13 +235,8 @@ pub fn read_kernel_log(root: &Root) -> Outcome<KernelLog> {
     let stored = stored.unwrap_or_default();
     read.dropped += stored.lines_dropped;
     read.lost += stored.records_lost;
-    let source = if root.is_live() {
-        "/dev/kmsg"
-    } else {
-        ".nastune/kmsg"
-    };
     Outcome::Ok {
-        data: summarize(source, &read),
+        data: summarize(&read),
     }
 }
 
@@ -386,7 +378,7 @@ mod tests {
         }
         text.push_str("[   10.500000] blk_update_request: I/O error, dev sdb, sector 8\n");
         text.push_str("[   11.000000] EXT4-fs (sda1): mounted filesystem with ordered data mode\n");
-        let log = summarize(".nastune/kmsg", &parse_dmesg(&text));
+        let log = summarize(&parse_dmesg(&text));
         assert_eq!(log.lines_read, 7);
         assert_eq!(log.counts.len(), 2);
         let ata = &log.counts[0];

@@ -51,3 +51,33 @@ fn advise_list_json_carries_its_schema_version() {
             .all(|r| r["id"].is_string() && r["checks"].is_string())
     );
 }
+
+#[test]
+fn every_probe_section_is_in_the_schema_document() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json-schemas.md"),
+    )
+    .unwrap();
+    let box_dir = crate::util::fixtures().join("boxes/rpi2-luks");
+    let o = nastune()
+        .args(["probe", "--json", "--no-store", "--root"])
+        .arg(&box_dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let sections: Vec<&String> = v
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, s)| s.get("status").is_some())
+        .map(|(k, _)| k)
+        .collect();
+    assert!(sections.iter().any(|s| *s == "kernel_log"), "{sections:?}");
+    for s in sections {
+        assert!(
+            doc.contains(&format!("`{s}`")),
+            "probe section '{s}' is not in docs/json-schemas.md"
+        );
+    }
+}
