@@ -12,6 +12,7 @@ pub mod check;
 mod cpu;
 mod crypto;
 mod geometry;
+mod kernel_log;
 pub mod measured;
 mod memory;
 mod net;
@@ -241,6 +242,7 @@ pub fn rules() -> Vec<&'static Rule> {
     all.extend(smart::RULES);
     all.extend(crypto::RULES);
     all.extend(geometry::RULES);
+    all.extend(kernel_log::RULES);
     all
 }
 
