@@ -127,8 +127,68 @@ pub fn explain(metric: &str) -> Option<(&'static str, &'static str)> {
             "many are benign (unsupported commands from tools); read them with 'smartctl -l error' or \
              'nvme error-log' and check the status field",
         ),
+        m if m.starts_with("kernel_log_") => return kernel_log_meaning(m),
         _ => return None,
     })
+}
+
+/// Kernel-log counters (`kernel_log_<class>`): what the lines say and what to
+/// check, in the words of the matching advise rule.
+fn kernel_log_meaning(metric: &str) -> Option<(&'static str, &'static str)> {
+    Some(match metric.strip_prefix("kernel_log_")? {
+        "ata_link_reset" => (
+            "libata stopped a SATA link to recover it (exception, hard reset, lower speed)",
+            "reseat or replace the SATA cable and check the disks' power; SMART 199 (UDMA CRC) grows with a bad cable",
+        ),
+        "usb_reset" | "uas_abort" => (
+            "a USB disk stopped answering: commands aborted or the device reset",
+            "power first (a powered hub or the disk's own supply: umbrel's UAS resets were power); only then \
+             usb-storage.quirks=VID:PID:u",
+        ),
+        "io_error" => (
+            "the block layer failed reads or writes on this device",
+            "back up, then 'smartctl -a': pending/reallocated sectors are the medium, UDMA CRC errors the cable or bridge",
+        ),
+        "fs_error" => (
+            "the filesystem found corruption or could not write its metadata",
+            "look for I/O errors on the same disk first; then unmount and fsck",
+        ),
+        "oom" => (
+            "the OOM killer killed a process",
+            "the line names the process; limit it, stop a service or add zram swap",
+        ),
+        "undervoltage_throttle" => (
+            "the supply sagged (Raspberry Pi under-voltage) or the CPU throttled",
+            "use a supply that holds 5.1 V under load and power USB disks separately",
+        ),
+        "nic_link" => (
+            "a NIC's link went down",
+            "one down is a plug or a switch reboot; repeated downs are a cable, a port or EEE: swap them, try 'ethtool --set-eee IF eee off'",
+        ),
+        "nic_driver_error" => (
+            "the NIC driver timed out or reset its hardware (NETDEV WATCHDOG, tx timeout)",
+            "update the kernel or driver; check the driver's own counters with 'ethtool -S'",
+        ),
+        "md_raid" => (
+            "md lost a member, ran degraded or started a resync/recovery",
+            "see /proc/mdstat; a failed member needs its SMART data and cable checked before 'mdadm --add'",
+        ),
+        "crypto_driver" => (
+            "a crypto driver failed the kernel's self-test",
+            "the kernel will not use it; a crypto benchmark then measures the software fallback",
+        ),
+        _ => return None,
+    })
+}
+
+/// Increases that make an alert: a kernel-log problem alerts on its first
+/// line; a link down, like the other counters, only when it repeats.
+fn increases_needed(cfg: &AlertConfig, metric: &str) -> usize {
+    if metric.starts_with("kernel_log_") && metric != "kernel_log_nic_link" {
+        1
+    } else {
+        cfg.increases
+    }
 }
 
 /// Remembers which conditions are on, so each alert fires when its condition
@@ -156,7 +216,7 @@ impl Alerter {
                 .get(&o.series)
                 .map(|s| s.increases_since(time - cfg.within_s))
                 .unwrap_or(0);
-            let leaking = increases >= cfg.increases;
+            let leaking = increases >= increases_needed(cfg, metric);
             if self.edge(&o.series, "increased_repeatedly", leaking) {
                 out.push(Alert {
                     kind: "alert",

@@ -8,6 +8,7 @@
 pub mod alert;
 pub mod counter;
 pub mod http;
+pub mod kernel_log;
 pub mod metrics;
 pub mod points;
 pub mod replay;
