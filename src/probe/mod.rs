@@ -21,6 +21,7 @@ pub mod kernel_log;
 pub mod md;
 pub mod memory;
 pub mod net;
+pub mod nic_stats;
 pub mod proc_stat;
 pub mod qdisc;
 pub mod smart;
