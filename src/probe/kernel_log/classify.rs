@@ -213,7 +213,9 @@ fn usb(msg: &str) -> Hit {
     let enumeration = what.contains("device descriptor read")
         || what.contains("device not accepting address")
         || what.contains("unable to enumerate USB device")
-        || what.contains("Cannot enable. Maybe the USB cable is bad");
+        || what.contains("Cannot enable. Maybe the USB cable is bad")
+        || what.contains("Device not responding to setup address")
+        || what.contains("attempt power cycle");
     (reset || enumeration).then(|| {
         let name = if dev.starts_with("usb") {
             dev.to_string()
@@ -238,7 +240,8 @@ fn io_error(msg: &str) -> Hit {
     let sense = msg.contains("Sense Key : Medium Error")
         || msg.contains("Sense Key : Hardware Error")
         || msg.contains("Unrecovered read error")
-        || (msg.contains("FAILED Result:") && msg.starts_with("sd "));
+        || (msg.contains("FAILED Result:") && msg.starts_with("sd "))
+        || msg.contains("rejecting I/O to offline device");
     if sense {
         return Some((class, bracketed_disk(msg)));
     }
@@ -335,7 +338,8 @@ fn md(msg: &str) -> Hit {
             || rest.contains("rescheduling sector")
             || rest.contains("redirecting sector")
             || rest.contains("read error")
-            || rest.contains("not clean");
+            || rest.contains("not clean")
+            || rest.contains("Cannot continue operation");
         return bad.then_some((class, array));
     }
     if let Some(rest) = msg.strip_prefix("md: ") {
@@ -347,7 +351,10 @@ fn md(msg: &str) -> Hit {
         {
             return Some((class, Some(array.trim().to_string())));
         }
-        if rest.contains("kicking non-fresh") || rest.contains("interrupted") {
+        if rest.contains("kicking non-fresh")
+            || rest.contains("interrupted")
+            || rest.contains("super_written gets error")
+        {
             let array = rest
                 .split(':')
                 .next()
