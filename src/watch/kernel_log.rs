@@ -28,6 +28,12 @@ pub fn metric(class: Class) -> &'static str {
     NAMES[i]
 }
 
+/// Kernel-log series exist only once a line was seen, so one that appears
+/// after the first sample counts from 0, not from a new baseline.
+pub fn counted_from_zero(metric: &str) -> bool {
+    metric.starts_with("kernel_log_")
+}
+
 #[derive(Default)]
 pub struct KernelLogCounter {
     follower: Option<Result<Follower, String>>,
@@ -67,7 +73,12 @@ impl KernelLogCounter {
         for ((class, device), n) in &self.counts {
             s.counters.push(Reading {
                 metric: metric(*class),
-                labels: vec![("device", device.clone())],
+                // Lines that name no device (OOM, under-voltage) have no label.
+                labels: if device.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![("device", device.clone())]
+                },
                 identity: format!("kmsg {device}"),
                 stable_identity: format!("kmsg {device}"),
                 boot_scoped: true,
@@ -147,6 +158,14 @@ mod tests {
     fn a_new_problem_line_alerts_at_once_a_link_down_only_when_repeated() {
         // The first sample is the baseline (events before watching began).
         assert!(alerts(Class::IoError, &[4]).is_empty());
+        // A series first seen after watching began counts from 0.
+        let mut w = crate::watch::Watcher::new(Default::default(), Default::default());
+        let mut empty = sample(0.0, Class::Oom, 0);
+        empty.counters.clear();
+        assert!(w.step(empty).alerts.is_empty());
+        let a = w.step(sample(60.0, Class::Oom, 1)).alerts;
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert_eq!(a[0].series, "kernel_log_oom{device=\"x\"}");
         assert_eq!(
             alerts(Class::IoError, &[4, 5]),
             vec!["kernel_log_io_error{device=\"x\"}"]
