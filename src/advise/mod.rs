@@ -12,6 +12,7 @@ pub mod check;
 mod cpu;
 mod crypto;
 mod geometry;
+mod kernel_log;
 mod links;
 pub mod measured;
 mod memory;
@@ -245,6 +246,7 @@ pub fn rules() -> Vec<&'static Rule> {
     all.extend(geometry::RULES);
     all.extend(usb::RULES);
     all.extend(links::RULES);
+    all.extend(kernel_log::RULES);
     all
 }
 

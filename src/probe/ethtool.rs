@@ -72,10 +72,13 @@ const ETHTOOL_GSSET_INFO: u32 = 0x37;
 const ETHTOOL_GFEATURES: u32 = 0x3a;
 const ETHTOOL_SRINGPARAM: u32 = 0x11;
 const ETHTOOL_SFEATURES: u32 = 0x3b;
+const ETHTOOL_GSTATS: u32 = 0x1d;
+const ETH_SS_STATS: u32 = 1;
 const ETH_SS_FEATURES: u32 = 4;
 const ETH_GSTRING_LEN: usize = 32;
-/// No kernel has more than a few hundred feature bits; refuse absurd counts.
-const MAX_FEATURES: u32 = 1024;
+/// No kernel has more than a few hundred feature bits or driver counters;
+/// refuse absurd counts.
+const MAX_STRINGS: u32 = 4096;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -314,32 +317,35 @@ impl<'a> Request<'a> {
         unsafe { self.ioctl((&raw mut r).cast()) }
     }
 
-    fn feature_count(&self) -> std::io::Result<u32> {
+    /// How many strings a string set has (`ETHTOOL_GSSET_INFO`); EOPNOTSUPP
+    /// when the driver has none.
+    fn string_set_len(&self, set: u32) -> std::io::Result<u32> {
         let mut s = EthtoolSsetInfo {
             cmd: ETHTOOL_GSSET_INFO,
-            sset_mask: 1 << ETH_SS_FEATURES,
+            sset_mask: 1 << set,
             ..Default::default()
         };
         // SAFETY: one set is asked for, so the kernel writes one u32 into data.
         unsafe { self.ioctl((&raw mut s).cast())? };
-        if s.sset_mask & (1 << ETH_SS_FEATURES) == 0 {
+        if s.sset_mask & (1 << set) == 0 {
             return Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP));
         }
-        if s.data[0] > MAX_FEATURES {
+        if s.data[0] > MAX_STRINGS {
             return Err(std::io::Error::other(format!(
-                "kernel reports '{}' feature names; more than {MAX_FEATURES} is not plausible",
+                "kernel reports '{}' names in string set {set}; more than {MAX_STRINGS} is not plausible",
                 s.data[0]
             )));
         }
         Ok(s.data[0])
     }
 
-    fn feature_names(&self, count: u32) -> std::io::Result<Vec<String>> {
+    /// The names of a string set (`ETHTOOL_GSTRINGS`): features, statistics.
+    fn strings(&self, set: u32, count: u32) -> std::io::Result<Vec<String>> {
         let header = size_of::<EthtoolGstrings>();
         let mut buf = AlignedBuf::new(header + count as usize * ETH_GSTRING_LEN);
         buf.put(EthtoolGstrings {
             cmd: ETHTOOL_GSTRINGS,
-            string_set: ETH_SS_FEATURES,
+            string_set: set,
             len: count,
         });
         // SAFETY: the buffer holds the header and `count` strings.
@@ -352,6 +358,24 @@ impl<'a> Request<'a> {
             .collect())
     }
 
+    /// The driver's own counters with their names (`ETHTOOL_GSTRINGS` of
+    /// ETH_SS_STATS + `ETHTOOL_GSTATS`), as `ethtool -S` shows them.
+    pub(crate) fn stats(&self) -> std::io::Result<Vec<(String, u64)>> {
+        let count = self.string_set_len(ETH_SS_STATS)?;
+        let names = self.strings(ETH_SS_STATS, count)?;
+        // struct ethtool_stats { u32 cmd; u32 n_stats; u64 data[]; }
+        let header = 8;
+        let mut buf = AlignedBuf::new(header + count as usize * 8);
+        buf.put_u32(0, ETHTOOL_GSTATS);
+        buf.put_u32(4, count);
+        // SAFETY: the buffer holds the header and `count` u64 values.
+        unsafe { self.ioctl(buf.as_mut_ptr())? };
+        let values = buf.bytes()[header..]
+            .chunks_exact(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])));
+        Ok(names.into_iter().zip(values).collect())
+    }
+
     fn features(&self) -> std::io::Result<Vec<Feature>> {
         let (names, blocks) = self.feature_bits()?;
         Ok(select_features(&names, &blocks))
@@ -359,8 +383,8 @@ impl<'a> Request<'a> {
 
     /// Every feature name with its bit blocks (feature `i` is bit `i % 32` of block `i / 32`).
     pub(crate) fn feature_bits(&self) -> std::io::Result<(Vec<String>, Vec<FeaturesBlock>)> {
-        let count = self.feature_count()?;
-        let names = self.feature_names(count)?;
+        let count = self.string_set_len(ETH_SS_FEATURES)?;
+        let names = self.strings(ETH_SS_FEATURES, count)?;
         let blocks = count.div_ceil(32);
         let header = size_of::<EthtoolGfeatures>();
         let mut buf = AlignedBuf::new(header + blocks as usize * size_of::<FeaturesBlock>());

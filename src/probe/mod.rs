@@ -17,10 +17,12 @@ pub mod exports;
 pub mod file_services;
 pub mod filesystems;
 pub mod host;
+pub mod kernel_log;
 pub mod links;
 pub mod md;
 pub mod memory;
 pub mod net;
+pub mod nic_stats;
 pub mod proc_stat;
 pub mod qdisc;
 pub mod smart;
@@ -201,6 +203,7 @@ sections! {
     config_files: config_files::ConfigFiles = |p| config_files::read_config_files(p.root).into();
     usb: usb::Usb = |p| usb::read_usb(p.root);
     links: links::Links = |p| links::read_links(p.root);
+    kernel_log: kernel_log::KernelLog = |p| kernel_log::read_kernel_log(p.root);
 }
 
 /// The snapshot fields that are not sections.

@@ -35,6 +35,7 @@ bodies! {
     config_files: "Config files" => config_files,
     usb: "USB" => doctors::usb,
     links: "Links" => doctors::links,
+    kernel_log: "Kernel log" => kernel_log,
 }
 
 pub fn render(s: &Snapshot) -> String {
@@ -181,4 +182,34 @@ fn config_files(out: &mut String, c: &crate::probe::config_files::ConfigFiles) {
         count(&c.rc_local),
         c.problems.len()
     );
+}
+
+/// One line per class and device, with the latest line of each class.
+fn kernel_log(out: &mut String, k: &crate::probe::kernel_log::KernelLog) {
+    let _ = writeln!(
+        out,
+        "  {} lines since boot ({} dropped, {} lost)",
+        k.lines_read, k.lines_dropped, k.records_lost
+    );
+    if k.counts.is_empty() {
+        let _ = writeln!(out, "  no problem lines");
+    }
+    for c in &k.counts {
+        let _ = writeln!(
+            out,
+            "  {:<22} {:<12} {:>5}x  {:.0}-{:.0} s after boot",
+            c.class.name(),
+            opt(&c.device),
+            c.count,
+            c.first_s,
+            c.last_s
+        );
+    }
+    for latest in k
+        .examples
+        .iter()
+        .filter(|e| k.examples.iter().rfind(|x| x.class == e.class) == Some(e))
+    {
+        let _ = writeln!(out, "    [{:.1}] {}", latest.time_s, latest.line);
+    }
 }
