@@ -17,6 +17,7 @@ mod links;
 pub mod measured;
 mod memory;
 mod net;
+pub mod path_model;
 mod samba;
 mod smart;
 mod storage;
