@@ -28,6 +28,8 @@ mod report;
 mod report_golden;
 mod schemas;
 mod services;
+mod smb_client;
+mod smbd;
 mod store;
 mod tune;
 mod tune_try;
