@@ -456,6 +456,7 @@ impl Client {
             | std::io::ErrorKind::BrokenPipe => Error::Closed {
                 addr: self.addr(),
                 what: format!("while {what}"),
+                mid_message: false,
             },
             _ => Error::Io {
                 addr: self.addr(),
@@ -476,16 +477,18 @@ impl Client {
                 .map_err(io_err(self.cfg.addr))?;
             match self.sock.read(&mut buf[n..]) {
                 Ok(0) => {
+                    let mid_message = n > 0 || !what.starts_with("waiting");
                     return Err(Error::Closed {
                         addr: self.addr(),
-                        what: if n == 0 && what.starts_with("waiting") {
-                            format!("while {what}")
-                        } else {
+                        what: if mid_message {
                             format!(
                                 "in the middle of a message ({n} of {} bytes) while {what}",
                                 buf.len()
                             )
+                        } else {
+                            format!("while {what}")
                         },
+                        mid_message,
                     });
                 }
                 Ok(k) => n += k,
@@ -750,7 +753,9 @@ impl Client {
         let c = match self.complete() {
             Ok(c) => c,
             // A server without SMB2 drops the connection on an SMB2 negotiate.
-            Err(Error::Closed { .. }) => return Err(Error::Smb1Only),
+            Err(Error::Closed {
+                mid_message: false, ..
+            }) => return Err(Error::Smb1Only),
             Err(e) => return Err(e),
         };
         debug_assert_eq!(c.message_id, sent);

@@ -42,7 +42,12 @@ pub enum Error {
         what: String,
     },
     #[error("the server '{addr}' closed the connection {what}")]
-    Closed { addr: String, what: String },
+    Closed {
+        addr: String,
+        what: String,
+        /// Whether part of a message had arrived.
+        mid_message: bool,
+    },
     #[error("interrupted")]
     Interrupted,
     #[error(

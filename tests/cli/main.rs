@@ -29,6 +29,7 @@ mod report_golden;
 mod schemas;
 mod services;
 mod smb_client;
+mod smb_hostile;
 mod smbd;
 mod store;
 mod tune;
