@@ -16,7 +16,6 @@ pub mod probe;
 pub mod progress;
 pub mod report;
 pub mod root;
-#[cfg(feature = "smb")]
 pub mod smb;
 pub mod stats;
 pub mod store;

@@ -8,3 +8,4 @@ pub mod diskstats;
 pub mod histogram;
 pub mod http;
 pub mod interrupt;
+pub mod smb;

@@ -10,6 +10,7 @@ use super::Metric;
 use crate::bench::crypto::CryptoReport;
 use crate::bench::disk::{DiskBench, LatencyStats, TestStatus};
 use crate::bench::http::HttpReport;
+use crate::bench::smb::SmbReport;
 use crate::net::doc::NetReport;
 use crate::stats::Summary;
 use crate::store::RunDocs;
@@ -41,6 +42,7 @@ pub const CHARTS: &[&[Chart]] = &[
     <CryptoReport as Measured>::CHARTS,
     <NetReport as Measured>::CHARTS,
     <HttpReport as Measured>::CHARTS,
+    <SmbReport as Measured>::CHARTS,
 ];
 
 /// The metrics of every bench document of a run.
@@ -50,6 +52,7 @@ pub fn extract(docs: &RunDocs) -> Vec<Metric> {
     docs.cryptos().for_each(|d| d.metrics(&mut out));
     docs.nets().for_each(|d| d.metrics(&mut out));
     docs.https().for_each(|d| d.metrics(&mut out));
+    docs.smbs().for_each(|d| d.metrics(&mut out));
     out
 }
 
@@ -263,6 +266,56 @@ impl Measured for HttpReport {
     }
 }
 
+impl Measured for SmbReport {
+    const KIND: &'static str = "smb";
+    const CHARTS: &'static [Chart] = &[
+        Chart {
+            title: "SMB throughput",
+            quantity: "smb bandwidth",
+            unit: "B/s",
+        },
+        Chart {
+            title: "SMB metadata and small files",
+            quantity: "smb ops",
+            unit: "ops/s",
+        },
+    ];
+
+    /// Per workload (and phase) and security mode: bandwidth where data
+    /// moved, operations per second otherwise, and the mean completion
+    /// latency with every request or file as a sample.
+    fn metrics(&self, out: &mut Vec<Metric>) {
+        let s = &self.settings;
+        for run in &self.runs {
+            for r in &run.results {
+                let sec = run.security.name();
+                let id = format!(
+                    "smb {} {} security={sec} block={} depth={} files={}x{}",
+                    s.target,
+                    r.label(),
+                    run.block_bytes,
+                    s.depth,
+                    s.small_files,
+                    s.small_file_bytes
+                );
+                let label = format!("{} {sec}", r.label());
+                out.extend(if r.bytes > 0 {
+                    single(&id, &label, "smb bandwidth", "B/s", r.bw_bytes)
+                } else {
+                    single(&id, &label, "smb ops", "ops/s", r.iops)
+                });
+                out.extend(latency_mean(
+                    &id,
+                    &label,
+                    "completion latency mean",
+                    r.clat_ns.as_ref(),
+                    "per-request latency",
+                ));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,7 +334,9 @@ mod tests {
                 "encrypt",
                 "sent",
                 "received",
-                "requests/s"
+                "requests/s",
+                "smb bandwidth",
+                "smb ops"
             ]
         );
     }

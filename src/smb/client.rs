@@ -11,81 +11,8 @@ use std::time::{Duration, Instant};
 use super::Error;
 use super::crypto::{self, Cipher, SigningAlg};
 use super::ntlm::{self, Credentials};
+pub use super::types::{Dialect, Security, SessionInfo};
 use super::wire::{self, Command, FileId, HEADER_LEN, Header, TRANSFORM_LEN, status};
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-pub enum Dialect {
-    #[serde(rename = "2.0.2")]
-    Smb202,
-    #[serde(rename = "2.1")]
-    Smb21,
-    #[serde(rename = "3.0")]
-    Smb30,
-    #[serde(rename = "3.0.2")]
-    Smb302,
-    #[serde(rename = "3.1.1")]
-    Smb311,
-}
-
-impl Dialect {
-    pub const ALL: [Dialect; 5] = [
-        Dialect::Smb202,
-        Dialect::Smb21,
-        Dialect::Smb30,
-        Dialect::Smb302,
-        Dialect::Smb311,
-    ];
-
-    pub fn code(self) -> u16 {
-        match self {
-            Dialect::Smb202 => 0x0202,
-            Dialect::Smb21 => 0x0210,
-            Dialect::Smb30 => 0x0300,
-            Dialect::Smb302 => 0x0302,
-            Dialect::Smb311 => 0x0311,
-        }
-    }
-    pub fn from_code(c: u16) -> Option<Dialect> {
-        Dialect::ALL.into_iter().find(|d| d.code() == c)
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Dialect::Smb202 => "2.0.2",
-            Dialect::Smb21 => "2.1",
-            Dialect::Smb30 => "3.0",
-            Dialect::Smb302 => "3.0.2",
-            Dialect::Smb311 => "3.1.1",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Dialect> {
-        Dialect::ALL.into_iter().find(|d| d.name() == s)
-    }
-    fn is_smb3(self) -> bool {
-        self >= Dialect::Smb30
-    }
-}
-
-/// What the client insists on; the server may still demand more (signing
-/// required, encryption required), which the client then does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Security {
-    Plain,
-    Sign,
-    Encrypt,
-}
-
-impl Security {
-    pub fn name(self) -> &'static str {
-        match self {
-            Security::Plain => "plain",
-            Security::Sign => "sign",
-            Security::Encrypt => "encrypt",
-        }
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -127,21 +54,6 @@ impl Config {
             credit_target: 512,
         }
     }
-}
-
-/// What was negotiated: recorded with every run.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SessionInfo {
-    pub dialect: Dialect,
-    /// None when messages are not signed (plain, or encrypted instead).
-    pub signing: Option<SigningAlg>,
-    pub cipher: Option<Cipher>,
-    pub max_read_bytes: u32,
-    pub max_write_bytes: u32,
-    pub max_transact_bytes: u32,
-    /// Credits the server granted by the end of the tree connect.
-    pub credits_granted: u32,
-    pub guest: bool,
 }
 
 /// An open file or directory.
@@ -492,11 +404,9 @@ impl Client {
                     });
                 }
                 Ok(k) => n += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-                    if crate::bench::interrupt::interrupted() {
-                        return Err(Error::Interrupted);
-                    }
-                }
+                // Ctrl-C: finish the frame; the caller checks the flag between
+                // requests and still needs a working connection to clean up.
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(self.io_or_timeout(e, what)),
             }
         }

@@ -10,6 +10,8 @@ use cmac::Mac;
 use hmac::Hmac;
 use md4::Digest;
 
+pub use super::types::{Cipher, SigningAlg};
+
 type HmacMd5 = Hmac<md5::Md5>;
 type Aes128Ccm = ccm::Ccm<Aes128, U16, U11>;
 
@@ -100,46 +102,6 @@ pub fn kdf(key: &[u8; 16], label: &[u8], context: &[u8]) -> [u8; 16] {
     let mut out = [0u8; 16];
     out.copy_from_slice(&full[..16]);
     out
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SigningAlg {
-    HmacSha256,
-    AesCmac,
-    AesGmac,
-}
-
-impl SigningAlg {
-    pub fn name(self) -> &'static str {
-        match self {
-            SigningAlg::HmacSha256 => "HMAC-SHA256",
-            SigningAlg::AesCmac => "AES-128-CMAC",
-            SigningAlg::AesGmac => "AES-128-GMAC",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Cipher {
-    Aes128Ccm,
-    Aes128Gcm,
-}
-
-impl Cipher {
-    pub fn name(self) -> &'static str {
-        match self {
-            Cipher::Aes128Ccm => "AES-128-CCM",
-            Cipher::Aes128Gcm => "AES-128-GCM",
-        }
-    }
-    pub fn nonce_len(self) -> usize {
-        match self {
-            Cipher::Aes128Ccm => 11,
-            Cipher::Aes128Gcm => 12,
-        }
-    }
 }
 
 /// The signature of one message whose signature field is already zeroed.

@@ -9,14 +9,19 @@
 //! - [`ntlm`]: the NTLMSSP messages;
 //! - [`client`]: negotiate, session, tree, file operations, pipelined I/O.
 
+#[cfg(feature = "smb")]
 pub mod client;
+#[cfg(feature = "smb")]
 pub mod crypto;
 pub mod fuzz;
+#[cfg(feature = "smb")]
 pub mod ntlm;
+pub mod types;
 pub mod wire;
 
-pub use client::{Client, Config, Dialect, FileHandle, Security, SessionInfo};
-pub use ntlm::Credentials;
+#[cfg(feature = "smb")]
+pub use client::{Client, Config, FileHandle};
+pub use types::{Cipher, Credentials, Dialect, Security, SessionInfo, SigningAlg};
 
 /// What went wrong talking to an SMB server, with what to change.
 #[derive(Debug, thiserror::Error)]

@@ -4,6 +4,7 @@
 
 use super::Error;
 use super::crypto;
+pub use super::types::Credentials;
 use super::wire::{u16_at, u32_at, utf16};
 
 const SIGNATURE: &[u8; 8] = b"NTLMSSP\0";
@@ -87,28 +88,6 @@ pub fn parse_challenge(b: &[u8]) -> Result<Challenge, Error> {
         target_info,
         timestamp,
     })
-}
-
-/// Who logs on: a user with a password, or nobody (anonymous, which Samba
-/// maps to guest where the share allows it).
-#[derive(Clone, PartialEq, Eq)]
-pub enum Credentials {
-    Anonymous,
-    User {
-        user: String,
-        domain: String,
-        password: String,
-    },
-}
-
-impl std::fmt::Debug for Credentials {
-    // Never print the password.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Credentials::Anonymous => write!(f, "Anonymous"),
-            Credentials::User { user, domain, .. } => write!(f, "User({domain}\\{user})"),
-        }
-    }
 }
 
 /// The AUTHENTICATE_MESSAGE and the session key (None for anonymous).

@@ -58,6 +58,7 @@ string_enum! {
         Crypto = "crypto",
         Net = "net",
         Http = "http",
+        Smb = "smb",
         TunePlan = "tune-plan",
         TuneTry = "tune-try",
         Watch = "watch",
@@ -74,6 +75,7 @@ string_enum! {
         BenchCrypto = "bench-crypto",
         BenchNet = "bench-net",
         BenchHttp = "bench-http",
+        BenchSmb = "bench-smb",
         Watch = "watch",
         Tune = "tune",
         TuneTry = "tune-try",
@@ -90,6 +92,7 @@ pub enum Doc {
     Crypto(Box<crate::bench::crypto::CryptoReport>),
     Net(Box<crate::net::doc::NetReport>),
     Http(Box<crate::bench::http::HttpReport>),
+    Smb(Box<crate::bench::smb::SmbReport>),
     TunePlan(Box<crate::tune::plan::Plan>),
     TuneTry(Box<crate::tune::trial::TryReport>),
     Watch(crate::watch::RunSummary),
@@ -148,6 +151,7 @@ impl Doc {
             DocKind::Crypto => Doc::Crypto(Box::new(body(version, json)?)),
             DocKind::Net => Doc::Net(Box::new(body(version, json)?)),
             DocKind::Http => Doc::Http(Box::new(body(version, json)?)),
+            DocKind::Smb => Doc::Smb(Box::new(body(version, json)?)),
             DocKind::TunePlan => Doc::TunePlan(Box::new(body(version, json)?)),
             DocKind::TuneTry => Doc::TuneTry(Box::new(body(version, json)?)),
             DocKind::Watch => Doc::Watch(body(version, json)?),
@@ -163,6 +167,7 @@ impl Doc {
             Doc::Crypto(_) => DocKind::Crypto,
             Doc::Net(_) => DocKind::Net,
             Doc::Http(_) => DocKind::Http,
+            Doc::Smb(_) => DocKind::Smb,
             Doc::TunePlan(_) => DocKind::TunePlan,
             Doc::TuneTry(_) => DocKind::TuneTry,
             Doc::Watch(_) => DocKind::Watch,
@@ -182,6 +187,7 @@ impl Doc {
             Doc::Crypto(d) => enc(d.as_ref()),
             Doc::Net(d) => enc(d.as_ref()),
             Doc::Http(d) => enc(d.as_ref()),
+            Doc::Smb(d) => enc(d.as_ref()),
             Doc::TunePlan(d) => enc(d.as_ref()),
             Doc::TuneTry(d) => enc(d.as_ref()),
             Doc::Watch(d) => enc(d),
@@ -224,6 +230,7 @@ accessors! {
     crypto, cryptos => Crypto: crate::bench::crypto::CryptoReport;
     net, nets => Net: crate::net::doc::NetReport;
     http, https => Http: crate::bench::http::HttpReport;
+    smb, smbs => Smb: crate::bench::smb::SmbReport;
     tune_plan, tune_plans => TunePlan: crate::tune::plan::Plan;
     tune_try, tune_tries => TuneTry: crate::tune::trial::TryReport;
 }
