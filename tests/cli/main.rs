@@ -10,6 +10,7 @@ mod bad_input;
 mod bench_crypto;
 mod bench_disk;
 mod bench_http;
+mod bench_smb;
 mod check;
 mod foreign;
 mod generate;
