@@ -140,6 +140,8 @@ pub struct Client {
     pool: Vec<Vec<u8>>,
     /// Messages of a compound frame not yet handed out.
     queued: Vec<Msg>,
+    /// The receive timeout armed on the socket now.
+    read_timeout: Duration,
     /// 3.1.1 preauth integrity hash while the session is being set up.
     preauth: Option<[u8; 64]>,
     share: String,
@@ -190,6 +192,7 @@ impl Client {
             send_buf: Vec::new(),
             pool: Vec::new(),
             queued: Vec::new(),
+            read_timeout: Duration::ZERO,
             preauth: None,
             share: String::new(),
             cfg,
@@ -384,9 +387,16 @@ impl Client {
             if left.is_zero() {
                 return Err(self.io_or_timeout(std::io::ErrorKind::TimedOut.into(), what));
             }
-            self.sock
-                .set_read_timeout(Some(left))
-                .map_err(io_err(self.cfg.addr))?;
+            // One setsockopt per frame, not per read: re-arm only when the
+            // deadline is more than a tenth nearer than the armed timeout.
+            if left < self.read_timeout.saturating_sub(self.read_timeout / 10)
+                || self.read_timeout.is_zero()
+            {
+                self.sock
+                    .set_read_timeout(Some(left))
+                    .map_err(io_err(self.cfg.addr))?;
+                self.read_timeout = left;
+            }
             match self.sock.read(&mut buf[n..]) {
                 Ok(0) => {
                     let mid_message = n > 0 || !what.starts_with("waiting");
@@ -407,6 +417,15 @@ impl Client {
                 // Ctrl-C: finish the frame; the caller checks the flag between
                 // requests and still needs a working connection to clean up.
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // The armed timeout was shorter than this deadline: re-arm.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) && Instant::now() < deadline =>
+                {
+                    self.read_timeout = Duration::ZERO;
+                }
                 Err(e) => return Err(self.io_or_timeout(e, what)),
             }
         }
