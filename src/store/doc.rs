@@ -275,8 +275,8 @@ mod tests {
 
     #[test]
     fn unknown_newer_and_malformed_documents_are_named() {
-        let e = Doc::decode("smb", 1, "{}").unwrap_err().to_string();
-        assert!(e.contains("'smb'") && e.contains("upgrade"), "{e}");
+        let e = Doc::decode("nfs", 1, "{}").unwrap_err().to_string();
+        assert!(e.contains("'nfs'") && e.contains("upgrade"), "{e}");
         let e = Doc::decode("watch", 9, "{}").unwrap_err().to_string();
         assert!(e.contains("schema 9 is newer"), "{e}");
         let e = Doc::decode("watch", 1, "{\"samples\": \"x\"}")
