@@ -222,6 +222,19 @@ fn errors_say_what_to_change() {
     assert!(matches!(e, Error::BadNetworkName { .. }), "{e:?}");
     assert!(e.to_string().contains("'nosuch'"), "{e}");
 
+    // A directory that exists is refused, not reused.
+    let mut c = Client::connect(config(&s, Security::Plain, Dialect::Smb311)).unwrap();
+    c.tree_connect("rw").unwrap();
+    let d = c.create("nastune-bench-taken", Open::NewDir).unwrap();
+    c.close(&d).unwrap();
+    let e = c.create("nastune-bench-taken", Open::NewDir).unwrap_err();
+    assert!(matches!(e, Error::Exists { .. }), "{e:?}");
+    assert!(
+        e.to_string()
+            .contains("'nastune-bench-taken' already exists"),
+        "{e}"
+    );
+
     let mut c = Client::connect(config(&s, Security::Plain, Dialect::Smb311)).unwrap();
     c.tree_connect("ro").unwrap();
     let e = c.create("new.bin", Open::NewFile).unwrap_err();
