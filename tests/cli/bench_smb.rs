@@ -237,6 +237,52 @@ fn ctrl_c_exits_130_and_removes_the_directory() {
 }
 
 #[test]
+fn a_connection_the_server_drops_is_an_error_and_leaves_nothing_behind() {
+    let Some(s) = Smbd::start("") else { return };
+    let share = s.share_path("rw");
+    let child = Command::new(env!("CARGO_BIN_EXE_nastune"))
+        .args([
+            "--no-store",
+            "bench",
+            "smb",
+            &s.unc("rw"),
+            "--user",
+            USER,
+            "--size",
+            "4G",
+        ])
+        .args(["--workload", "seq-write", "--block", "64K", "--depth", "1"])
+        .env("NASTUNE_SMB_PASSWORD", PASSWORD)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while leftovers(&share).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the run never created its directory"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let pids = s.connection_pids();
+    assert!(!pids.is_empty(), "no smbd serves the run");
+    for pid in pids {
+        // SAFETY: SIGKILL to a process of the smbd this test started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("closed the connection"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(leftovers(&share).is_empty(), "{:?}", leftovers(&share));
+}
+
+#[test]
 fn without_the_feature_is_a_clear_error() {
     // The default build has the feature; its help names the command.
     let o = nastune().args(["bench", "smb", "--help"]).output().unwrap();

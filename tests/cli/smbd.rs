@@ -36,6 +36,27 @@ impl Smbd {
         self.dir.path().join(share)
     }
 
+    /// The smbd processes serving client connections (children of the
+    /// daemon named plain `smbd`, not its notifyd/cleanupd helpers).
+    pub fn connection_pids(&self) -> Vec<i32> {
+        let parent = self.child.id().to_string();
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                    return false;
+                };
+                let Some((head, rest)) = stat.rsplit_once(')') else {
+                    return false;
+                };
+                let comm = head.split_once('(').map_or("", |(_, c)| c);
+                let ppid = rest.split_whitespace().nth(1).unwrap_or("");
+                ppid == parent && comm == "smbd"
+            })
+            .collect()
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("smbd.out")).unwrap_or_default()
     }

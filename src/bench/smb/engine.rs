@@ -81,8 +81,19 @@ pub fn run_security(
     let result = workloads(&mut c, plan, &dir, local, security, root, progress);
     // Clean up whatever happened; an interrupt or error is reported after.
     c.drain();
-    let cleaned = remove_tree(&mut c, &dir, 0);
+    let mut cleaned = remove_tree(&mut c, &dir, 0);
     c.logoff();
+    if matches!(
+        cleaned,
+        Err(Error::Timeout { .. } | Error::Closed { .. } | Error::Io { .. })
+    ) {
+        // The connection broke (perhaps what failed the run): a new one cleans up.
+        cleaned = connect(plan, addr, security).and_then(|mut c| {
+            let r = remove_tree(&mut c, &dir, 0);
+            c.logoff();
+            r
+        });
+    }
     let run = result?;
     cleaned?;
     Ok(run)
