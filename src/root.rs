@@ -374,11 +374,7 @@ impl Root {
         }
         let text = match self.read_string(&rel) {
             Ok(t) => t,
-            Err(e) if e.is_not_found() => {
-                return Err(format!(
-                    "not in the captured tree ('{rel}'); capture the box with 'nastune probe --capture DIR'"
-                ));
-            }
+            Err(e) if e.is_not_found() => return Err(not_captured(&rel)),
             Err(e) => return Err(e.to_string()),
         };
         let stored: Captured = serde_json::from_str(&text)
@@ -389,6 +385,39 @@ impl Root {
             Captured::Unavailable(reason) => Err(reason),
         }
     }
+}
+
+impl Root {
+    /// Like [`Root::captured`] for text stored as it is at `.nastune/<name>`
+    /// (the kernel log in dmesg's format): computed live and remembered for a
+    /// capture, read back from a tree. A live `Err` is replayed as a read error.
+    pub fn captured_text<F>(&self, name: &str, live: F) -> Result<String, String>
+    where
+        F: FnOnce() -> Result<String, String>,
+    {
+        let rel = format!("{SYNTHETIC_DIR}/{name}");
+        if self.live {
+            let value = live();
+            match &value {
+                Ok(text) => self.record(&rel, Event::Synthetic(text.clone().into_bytes())),
+                Err(reason) => self.record(&rel, Event::Error(reason.clone())),
+            }
+            return value;
+        }
+        self.read_string(&rel).map_err(|e| {
+            if e.is_not_found() {
+                not_captured(&rel)
+            } else {
+                e.to_string()
+            }
+        })
+    }
+}
+
+fn not_captured(rel: &str) -> String {
+    format!(
+        "not in the captured tree ('{rel}'); capture the box with 'nastune probe --capture DIR'"
+    )
 }
 
 /// Opens a file named on the command line (a key file, a request body) to read:

@@ -276,6 +276,24 @@ fn unrated_link(snapshot: &Snapshot) -> Option<String> {
     })
 }
 
+/// The lowest USB bus ceiling under the chain's disks, with its arithmetic.
+fn usb_ceiling(snapshot: &Snapshot, devices: &[&str]) -> Option<(f64, String)> {
+    snapshot
+        .usb
+        .data()?
+        .disks
+        .iter()
+        .filter(|d| devices.contains(&d.disk.as_str()))
+        .filter_map(|d| {
+            let c = crate::probe::usb::bus_ceiling(d.negotiated_mbit_per_sec?);
+            Some((
+                c.bytes_per_sec,
+                format!("USB bus of {}: {}", d.disk, c.basis),
+            ))
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+}
+
 fn mb(bytes_per_sec: f64) -> String {
     format!("{:.1} MB/s", bytes_per_sec / 1e6)
 }
@@ -439,8 +457,24 @@ fn analyse_path(
             d.seq_read_bytes_per_sec
         }
     });
-    stages.push(match rate {
-        Some(r) => Stage {
+    let bus = usb_ceiling(snapshot, &devices);
+    stages.push(match (rate, bus) {
+        // The bus is the ceiling when it is lower than what the disk showed (a
+        // faster figure came from a cache) or nothing was measured.
+        (r, Some((b, basis))) if r.is_none_or(|r| b < r) => {
+            if r.is_none() {
+                missing.push(format!("storage throughput: nastune bench disk {mount}"));
+            }
+            Stage {
+                name: stage_name,
+                ceiling_bytes_per_sec: Some(b),
+                basis: match r {
+                    Some(r) => format!("{basis} (measured {} is above the bus)", mb(r)),
+                    None => basis,
+                },
+            }
+        }
+        (Some(r), _) => Stage {
             name: stage_name,
             ceiling_bytes_per_sec: Some(r),
             basis: format!(
@@ -450,7 +484,7 @@ fn analyse_path(
                 mb(r)
             ),
         },
-        None => {
+        (None, _) => {
             missing.push(format!("storage throughput: nastune bench disk {mount}"));
             Stage {
                 name: stage_name,

@@ -21,9 +21,16 @@ pub struct CheckDoc {
     pub not_measured: Vec<String>,
     pub paths: Vec<PathAnalysis>,
     pub findings: Vec<Finding>,
+    /// The worst validity of the measurements (absent before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::bench::validity::Validity>,
 }
 
 impl crate::store::Document for CheckDoc {
     const KIND: crate::store::DocKind = crate::store::DocKind::Check;
     const VERSION: u32 = SCHEMA_VERSION;
+
+    fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+        self.validity.as_ref()
+    }
 }

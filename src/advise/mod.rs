@@ -12,6 +12,8 @@ pub mod check;
 mod cpu;
 mod crypto;
 mod geometry;
+mod kernel_log;
+mod links;
 pub mod measured;
 mod memory;
 mod net;
@@ -21,6 +23,7 @@ mod storage;
 #[cfg(test)]
 mod storage_boards;
 mod sysctl_conf;
+mod usb;
 mod vm;
 
 use serde::{Deserialize, Serialize};
@@ -241,6 +244,9 @@ pub fn rules() -> Vec<&'static Rule> {
     all.extend(smart::RULES);
     all.extend(crypto::RULES);
     all.extend(geometry::RULES);
+    all.extend(usb::RULES);
+    all.extend(links::RULES);
+    all.extend(kernel_log::RULES);
     all
 }
 

@@ -9,3 +9,4 @@ pub mod histogram;
 pub mod http;
 pub mod interrupt;
 pub mod smb;
+pub mod validity;

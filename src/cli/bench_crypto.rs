@@ -62,6 +62,8 @@ pub struct BenchCryptoArgs {
     /// With --self-test: also fail when the kernel path (AF_ALG) is unavailable
     #[arg(long, requires = "self_test")]
     pub require_afalg: bool,
+    #[command(flatten)]
+    pub guard: crate::cli::guard::GuardArgs,
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {

@@ -95,6 +95,8 @@ pub struct DiskArgs {
     /// Print the versioned JSON document instead of the table
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub guard: crate::cli::guard::GuardArgs,
 }
 
 pub(crate) fn size_arg(s: &str) -> Result<u64, String> {
@@ -156,6 +158,8 @@ impl DiskArgs {
         plan.engine = self.engine;
         plan.destroy_data = self.destroy_data.clone();
         plan.loops = self.loops;
+        plan.settle_s = self.guard.settle;
+        plan.direct_chosen = self.buffered || self.direct.is_some();
         Ok(plan)
     }
 }

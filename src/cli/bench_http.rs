@@ -82,6 +82,8 @@ pub struct HttpArgs {
     /// Print the versioned JSON document instead of the summary
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub guard: crate::cli::guard::GuardArgs,
 }
 
 fn parse_secs_in(s: &str, min: f64) -> Result<f64, String> {

@@ -91,6 +91,8 @@ pub struct BenchNetArgs {
     /// Print the versioned JSON document (iperf3 key names) instead of text
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub guard: crate::cli::guard::GuardArgs,
 }
 
 impl BenchNetArgs {

@@ -42,12 +42,18 @@ pub struct CheckArgs {
     /// Do not measure the loopback TCP ceiling
     #[arg(long)]
     pub skip_tcp: bool,
+    /// Read the system from this tree (with proc/, sys/, etc/) instead of / and measure
+    /// nothing: the bottleneck uses the ceilings the tree shows (links, USB buses)
+    #[arg(long, value_name = "DIR", conflicts_with = "peer")]
+    pub root: Option<PathBuf>,
     /// Print the versioned JSON document instead of the summary
     #[arg(long)]
     pub json: bool,
     /// Exit with status 1 when a finding is at or above this severity
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<Severity>,
+    #[command(flatten)]
+    pub guard: crate::cli::guard::GuardArgs,
 }
 
 /// What `check` measures, each part `None` when skipped.
@@ -65,7 +71,9 @@ impl CheckArgs {
     /// temporary file in --dir, dm-crypt's request size one at a time, two
     /// seconds of loopback TCP, five to the peer.
     pub fn plan(&self) -> anyhow::Result<CheckPlan> {
-        let disk = if self.skip_disk {
+        // A tree is another box: nothing here can be measured for it.
+        let live = self.root.is_none();
+        let disk = if self.skip_disk || !live {
             None
         } else {
             // Absolute, so the bottleneck analysis finds the filesystem it measured.
@@ -78,9 +86,10 @@ impl CheckArgs {
             };
             let mut plan = disk::Plan::suite(dir, disk::suites::Suite::Quick, opts)?;
             plan.size = Some(self.disk_size);
+            plan.settle_s = self.guard.settle;
             Some(plan)
         };
-        let crypto = (!self.skip_crypto).then(|| crypto::Settings {
+        let crypto = (!self.skip_crypto && live).then(|| crypto::Settings {
             duration: Duration::from_millis(100),
             sizes: vec![4096],
             depth: 1,
@@ -91,7 +100,7 @@ impl CheckArgs {
         Ok(CheckPlan {
             disk,
             crypto,
-            loopback: (!self.skip_tcp).then(|| net::plan::Plan::loopback(2)),
+            loopback: (!self.skip_tcp && live).then(|| net::plan::Plan::loopback(2)),
             peer: self.peer.as_ref().map(|p| {
                 (
                     p.clone(),

@@ -8,6 +8,7 @@
 //! commands in src/cmd/ do, and only this module and cmd/ know about clap Args.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -20,6 +21,7 @@ pub mod bench_smb;
 pub mod check;
 pub mod compare;
 pub mod generate;
+pub mod guard;
 pub mod history;
 pub mod net;
 pub mod probe;
@@ -115,8 +117,32 @@ pub struct BenchArgs {
     pub command: BenchCommand,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum BenchCommand {
+/// Runs one `bench` subcommand. Each bench kind's command implements it for its
+/// Args (src/cmd/bench_<kind>.rs), so the list below is both the subcommand
+/// list and its dispatch: a new kind is one line here.
+pub trait RunBench {
+    fn run(&self, global: &GlobalArgs) -> anyhow::Result<ExitCode>;
+}
+
+macro_rules! bench_commands {
+    ($($(#[$m:meta])* $variant:ident($args:ty),)+) => {
+        #[derive(Debug, Subcommand)]
+        pub enum BenchCommand {
+            $($(#[$m])* $variant($args),)+
+        }
+
+        impl BenchCommand {
+            /// The chosen kind's command.
+            pub fn command(&self) -> &dyn RunBench {
+                match self {
+                    $(BenchCommand::$variant(a) => a,)+
+                }
+            }
+        }
+    };
+}
+
+bench_commands! {
     /// Storage throughput, IOPS, latency and the CPU they cost
     #[command(long_about = bench_disk::LONG_ABOUT)]
     Disk(bench_disk::DiskArgs),

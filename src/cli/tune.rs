@@ -187,6 +187,8 @@ pub struct TryArgs {
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub guard: crate::cli::guard::GuardArgs,
 }
 
 fn parse_runtime(s: &str) -> Result<Duration, String> {

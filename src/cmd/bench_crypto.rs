@@ -3,24 +3,35 @@
 use std::process::ExitCode;
 
 use crate::bench::crypto::{self, kat};
-use crate::cli::GlobalArgs;
+use crate::bench::validity::{Guard, GuardPlan, Outcome};
 use crate::cli::bench_crypto::BenchCryptoArgs;
+use crate::cli::{GlobalArgs, RunBench};
 use crate::root::Root;
 
-pub fn run(args: &BenchCryptoArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+impl RunBench for BenchCryptoArgs {
+    fn run(&self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        run(self, global)
+    }
+}
+
+fn run(args: &BenchCryptoArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     if args.self_test {
         return self_test(args);
     }
     let settings = args.plan()?;
     let store = super::open_store(global)?;
     let root = Root::live();
+    let guard = Guard::start(&root, GuardPlan::cpu(args.guard.settle));
     let mut bar = crate::progress::Progress::stderr();
-    let report = crypto::run(&settings, &root, &mut |step, f| bar.draw(step, f));
+    let mut report = crypto::run(&settings, &root, &mut |step, f| bar.draw(step, f));
     bar.clear();
+    report.validity = Some(guard.finish(&root, Outcome::default()));
+    let disturbed = report.validity.as_ref().is_some_and(|v| !v.is_clean());
     if let Some(store) = &store {
         super::save_bench_run(store, crate::store::RunKind::BenchCrypto, &report, &root)?;
     }
-    super::print_document(args.json, &report, crate::report::crypto_text::render)
+    super::print_document(args.json, &report, crate::report::crypto_text::render)?;
+    Ok(super::strict_exit(args.guard.strict && disturbed))
 }
 
 fn self_test(args: &BenchCryptoArgs) -> anyhow::Result<ExitCode> {

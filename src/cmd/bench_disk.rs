@@ -5,16 +5,23 @@ use std::process::ExitCode;
 
 use crate::bench::disk::{self, TestStatus};
 use crate::bench::interrupt;
-use crate::cli::GlobalArgs;
 use crate::cli::bench_disk::DiskArgs;
+use crate::cli::{GlobalArgs, RunBench};
 
-pub fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+impl RunBench for DiskArgs {
+    fn run(&self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        run(self, global)
+    }
+}
+
+fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let plan = args.plan()?;
     let store = super::open_store(global)?;
     let Some(doc) = disk::measure(&plan)? else {
         return Ok(ExitCode::from(interrupt::EXIT_CODE));
     };
     let interrupted = doc.interrupted;
+    let disturbed = args.guard.strict && doc.validity.as_ref().is_some_and(|v| !v.is_clean());
     if let Some(store) = &store {
         let run = store.begin_run(
             crate::store::RunKind::BenchDisk,
@@ -52,5 +59,5 @@ pub fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     if let Some(f) = failed {
         anyhow::bail!(f);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(super::strict_exit(disturbed))
 }

@@ -6,11 +6,18 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::bench::http::{self, HttpReport, Plan};
-use crate::cli::GlobalArgs;
+use crate::bench::validity::{Guard, GuardPlan, Outcome};
 use crate::cli::bench_http::HttpArgs;
+use crate::cli::{GlobalArgs, RunBench};
 use crate::root::Root;
 
-pub fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+impl RunBench for HttpArgs {
+    fn run(&self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        run(self, global)
+    }
+}
+
+fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let Plan {
         urls,
         modes,
@@ -19,6 +26,11 @@ pub fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let store = super::open_store(global)?;
     crate::bench::interrupt::install()?;
     let root = Root::live();
+    let guard = match urls.first() {
+        Some(u) => GuardPlan::peer(&root, args.guard.settle, &u.host, u.port),
+        None => GuardPlan::cpu(args.guard.settle),
+    };
+    let guard = Guard::start(&root, guard);
     let mut runs = Vec::new();
     for mode in &modes {
         for url in &urls {
@@ -53,7 +65,9 @@ pub fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         settings,
         runs,
         comparisons,
+        validity: Some(guard.finish(&root, Outcome::default())),
     };
+    let disturbed = report.validity.as_ref().is_some_and(|v| !v.is_clean());
     if let Some(store) = &store {
         super::save_bench_run(store, crate::store::RunKind::BenchHttp, &report, &root)?;
     }
@@ -66,7 +80,11 @@ pub fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         .filter_map(crate::report::http_text::no_responses)
         .collect();
     if empty.is_empty() {
-        return Ok(status);
+        return Ok(if status == ExitCode::SUCCESS {
+            super::strict_exit(args.guard.strict && disturbed)
+        } else {
+            status
+        });
     }
     for msg in empty {
         eprintln!("nastune: {msg}");

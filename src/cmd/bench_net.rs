@@ -5,14 +5,21 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::cli::{BenchNetArgs, GlobalArgs};
+use crate::bench::validity::{Guard, GuardPlan, Outcome};
+use crate::cli::{BenchNetArgs, GlobalArgs, RunBench};
 use crate::net::client;
 use crate::net::engine::Interval;
 use crate::net::plan::done_fraction;
 use crate::report::net_text;
 use crate::root::Root;
 
-pub fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+impl RunBench for BenchNetArgs {
+    fn run(&self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        run(self, global)
+    }
+}
+
+fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let plan = args.plan()?;
     let store = super::open_store(global)?;
     let json = args.json;
@@ -20,6 +27,11 @@ pub fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode>
     if !json {
         eprintln!("{}", net_text::header(&cfg));
     }
+    let root = Root::live();
+    let guard = Guard::start(
+        &root,
+        GuardPlan::peer(&root, args.guard.settle, &cfg.host, cfg.port),
+    );
     let mut bar = crate::progress::Progress::stderr();
     let mut print_interval = |i: &Interval| {
         // Off the line first, so the interval does not print over the bar.
@@ -31,7 +43,7 @@ pub fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode>
     };
     let outcome = client::run(&cfg, &mut print_interval).map_err(anyhow::Error::from);
     drop(bar);
-    let report = match outcome {
+    let mut report = match outcome {
         Ok(r) => r,
         Err(e) => {
             if let Some(store) = &store {
@@ -45,6 +57,8 @@ pub fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode>
             return Err(e).context(format!("network test against '{}:{}'", cfg.host, cfg.port));
         }
     };
+    report.validity = Some(guard.finish(&root, Outcome::default()));
+    let disturbed = report.validity.as_ref().is_some_and(|v| !v.is_clean());
     if let Some(store) = &store {
         // With its probe snapshot, so compare can diff the settings of two runs.
         super::save_bench_run(
@@ -62,7 +76,7 @@ pub fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode>
         net_text::summary(&report)
     };
     crate::output::write_stdout(out.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    Ok(super::strict_exit(args.guard.strict && disturbed))
 }
 
 fn host_id() -> String {

@@ -3,18 +3,24 @@
 
 use std::process::ExitCode;
 
-use crate::cli::GlobalArgs;
 use crate::cli::bench_smb::SmbArgs;
+use crate::cli::{GlobalArgs, RunBench};
+
+impl RunBench for SmbArgs {
+    fn run(&self, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+        run(self, global)
+    }
+}
 
 #[cfg(not(feature = "smb"))]
-pub fn run(_args: &SmbArgs, _global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+fn run(_args: &SmbArgs, _global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     anyhow::bail!(
         "this nastune was built without SMB support (cargo feature 'smb'); rebuild with the default features to use 'bench smb'"
     )
 }
 
 #[cfg(feature = "smb")]
-pub fn run(args: &SmbArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+fn run(args: &SmbArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     use anyhow::Context;
 
     use crate::bench::smb::{self, SmbReport, engine};

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::advise;
 use crate::advise::bottleneck;
+use crate::bench::validity::{Guard, GuardPlan, Outcome, Validity};
 use crate::bench::{crypto, disk};
 use crate::cli::GlobalArgs;
 use crate::cli::check::CheckArgs;
@@ -14,6 +15,7 @@ use crate::net::{self, plan::done_fraction};
 use crate::probe;
 use crate::root::Root;
 use crate::store::{Doc, RunDocs};
+use anyhow::Context as _;
 
 pub use crate::advise::check::{CheckDoc, SCHEMA_VERSION};
 
@@ -67,7 +69,14 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let plan = args.plan()?;
     let store = super::open_store(global)?;
-    let root = Root::live();
+    let root = match &args.root {
+        Some(dir) => Root::tree(dir).context("--root")?,
+        None => Root::live(),
+    };
+    let skipped = |what: &str, flag: &str| match &args.root {
+        Some(dir) => format!("{what}: not measured in a tree ('{}')", dir.display()),
+        None => format!("{what}: skipped ({flag})"),
+    };
     let snapshot = probe::probe(&root);
 
     let mut docs: Vec<Doc> = Vec::new();
@@ -96,29 +105,51 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             Err(e) => not_measured.push(format!("disk: {:#}", anyhow::Error::from(e))),
         }
     } else {
-        not_measured.push("disk: skipped (--skip-disk)".into());
+        not_measured.push(skipped("disk", "--skip-disk"));
     }
+    // The disk bench settled first (or this is the first phase and settles
+    // now); later phases follow our own work, so they do not wait again.
+    let mut settle_s = if plan.disk.is_some() {
+        0.0
+    } else {
+        args.guard.settle
+    };
+    let mut guard = |root: &Root| {
+        let g = Guard::start(root, GuardPlan::cpu(settle_s));
+        settle_s = 0.0;
+        g
+    };
     if let Some(settings) = &plan.crypto {
         phases.start("ciphers");
-        let report = crypto::run(settings, &root, &mut |step, f| phases.within(step, f));
+        let g = guard(&root);
+        let mut report = crypto::run(settings, &root, &mut |step, f| phases.within(step, f));
+        report.validity = Some(g.finish(&root, Outcome::default()));
         docs.push(Doc::Crypto(Box::new(report)));
     } else {
-        not_measured.push("crypto: skipped (--skip-crypto)".into());
+        not_measured.push(skipped("crypto", "--skip-crypto"));
     }
 
     if let Some(loopback) = &plan.loopback {
         phases.start("loopback TCP ceiling");
+        let g = guard(&root);
         match net_test(loopback, &mut |f| phases.within("", f)) {
-            Ok(doc) => docs.push(Doc::Net(Box::new(doc))),
+            Ok(mut doc) => {
+                doc.validity = Some(g.finish(&root, Outcome::default()));
+                docs.push(Doc::Net(Box::new(doc)))
+            }
             Err(e) => not_measured.push(format!("tcp loopback: {e}")),
         }
     } else {
-        not_measured.push("tcp: skipped (--skip-tcp)".into());
+        not_measured.push(skipped("tcp", "--skip-tcp"));
     }
     if let Some((peer, peer_plan)) = &plan.peer {
         phases.start(&format!("network to '{peer}'"));
+        let g = guard(&root);
         match net_test(peer_plan, &mut |f| phases.within("", f)) {
-            Ok(doc) => docs.push(Doc::Net(Box::new(doc))),
+            Ok(mut doc) => {
+                doc.validity = Some(g.finish(&root, Outcome::default()));
+                docs.push(Doc::Net(Box::new(doc)))
+            }
             Err(e) => not_measured.push(format!("network to '{peer}': {e}")),
         }
     }
@@ -141,7 +172,9 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         not_measured,
         paths,
         findings,
+        validity: Validity::worst(docs.0.iter().filter_map(Doc::validity)),
     };
+    let disturbed = args.guard.strict && doc.validity.as_ref().is_some_and(|v| !v.is_clean());
     let mut stored = None;
     if let Some(store) = &store {
         let run = store.begin_run(
@@ -169,6 +202,6 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     Ok(if failed {
         ExitCode::from(1)
     } else {
-        ExitCode::SUCCESS
+        super::strict_exit(disturbed)
     })
 }

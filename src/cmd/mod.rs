@@ -20,7 +20,7 @@ pub mod watch;
 
 use std::process::ExitCode;
 
-use crate::cli::{BenchCommand, Cli, Command, GlobalArgs, NetCommand};
+use crate::cli::{Cli, Command, GlobalArgs, NetCommand};
 use crate::store::{Store, StoreError};
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -29,13 +29,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check(args) => check::run(&args, &cli.global),
         Command::Advise(args) => advise::run(&args, &cli.global),
         Command::History(cmd) => history::run(&cmd, &cli.global),
-        Command::Bench(args) => match &args.command {
-            BenchCommand::Disk(a) => bench_disk::run(a, &cli.global),
-            BenchCommand::Crypto(a) => bench_crypto::run(a, &cli.global),
-            BenchCommand::Net(a) => bench_net::run(a, &cli.global),
-            BenchCommand::Http(a) => bench_http::run(a, &cli.global),
-            BenchCommand::Smb(a) => bench_smb::run(a, &cli.global),
-        },
+        Command::Bench(args) => args.command.command().run(&cli.global),
         Command::Compare(args) => compare::run(&args, &cli.global),
         Command::Report(args) => report::run(&args, &cli.global),
         Command::Watch(args) => watch::run(&args, &cli.global),
@@ -121,6 +115,17 @@ pub fn print_document<T: serde::Serialize>(
     };
     crate::output::write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Exit 1 for a disturbed run under `--strict` (it is stored and printed all
+/// the same, with its reasons), else 0.
+pub fn strict_exit(disturbed: bool) -> ExitCode {
+    if disturbed {
+        eprintln!("nastune: the run was disturbed (see validity); --strict makes that an error");
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// The command line as typed, for the run record.

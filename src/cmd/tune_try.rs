@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::tune::{ask, json, make_plan, need_store, open_root};
+use crate::bench::validity::{Guard, GuardPlan, Outcome, Validity};
 use crate::cli::GlobalArgs;
 use crate::cli::tune::{SelectArgs, TryArgs};
 use crate::report::{tune_text, tune_try_text};
@@ -264,7 +265,12 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     )?;
     // The first run after a pause is slow (cold caches and queues below the
     // page cache, a disk spinning up): one unused run keeps it out of the baseline.
-    let warmup = workload.measure()?;
+    let warmup = {
+        let guard = Guard::start(&Root::live(), GuardPlan::cpu(a.guard.settle));
+        let v = workload.measure()?;
+        guard.finish(&Root::live(), Outcome::default());
+        v
+    };
     let host = crate::probe::host::read_host_id(&root);
     let run = store.begin_run(
         crate::store::RunKind::TuneTry,
@@ -286,15 +292,24 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let progress = std::io::stderr().is_terminal();
     let total = 2 * a.runs;
     let mut taken = 0;
+    let mut disturbed_runs = Vec::new();
+    let mut reruns = 0;
     let result = trial::run_trial(
         &trial_plan,
         || {
-            let v = workload.measure().map_err(anyhow::Error::from);
             taken += 1;
-            if progress && let Ok(v) = &v {
+            let (v, validity) = guarded_measure(&workload, &mut reruns)?;
+            if !validity.is_clean() {
+                let why = format!("run {taken}: {}", validity.reasons.join("; "));
+                if a.guard.strict {
+                    anyhow::bail!("{why} (still disturbed after {MAX_RERUNS} re-runs; --strict)");
+                }
+                disturbed_runs.push(why);
+            }
+            if progress {
                 eprintln!("nastune: run {taken}/{total}: {v:.1} {}", metric.unit);
             }
-            v
+            Ok(v)
         },
         || switch.apply(),
         || switch.revert(),
@@ -338,6 +353,8 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         min_gain_pct: a.min_gain,
         kept,
         final_value,
+        disturbed_runs,
+        reruns,
     };
     store.save(run, &report)?;
     store.finish_run(run, "ok")?;
@@ -348,6 +365,29 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     };
     crate::output::write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A disturbed measurement is taken again up to this many times.
+const MAX_RERUNS: u32 = 2;
+
+/// One measurement under the validity guard, re-taken while disturbed (up to
+/// [`MAX_RERUNS`] times); the last value and its verdict.
+fn guarded_measure(
+    workload: &trial::workload::PreparedWorkload,
+    reruns: &mut u32,
+) -> anyhow::Result<(f64, Validity)> {
+    let root = Root::live();
+    let mut tries = 0;
+    loop {
+        let guard = Guard::start(&root, GuardPlan::cpu(0.0));
+        let v = workload.measure()?;
+        let validity = guard.finish(&root, Outcome::default());
+        if validity.is_clean() || tries == MAX_RERUNS {
+            return Ok((v, validity));
+        }
+        tries += 1;
+        *reruns += 1;
+    }
 }
 
 #[cfg(test)]

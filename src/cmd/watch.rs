@@ -62,6 +62,7 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let mut last_persist: Option<f64> = None;
     let mut taken = 0u64;
     let mut points = PointBuffer::default();
+    let mut kernel_log = crate::watch::kernel_log::KernelLogCounter::default();
     let mut summary = RunSummary::new(&host_id, !trees.is_empty());
     interrupt::install()?;
     loop {
@@ -75,6 +76,7 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             sample::read_replayed(root, unrecorded)
         }
         .map_err(anyhow::Error::msg)?;
+        kernel_log.add(root, &mut s);
         if !args.no_smart
             && last_smart
                 .is_none_or(|t| s.time_unix_s - t >= args.smart_interval || s.time_unix_s < t)

@@ -3,7 +3,6 @@
 //! Pure: typed documents in, rows out.
 
 pub mod metrics;
-mod net_metrics;
 pub mod settings;
 
 use serde::Serialize;
@@ -78,6 +77,9 @@ pub struct Comparison {
     pub only_in_a: Vec<String>,
     pub only_in_b: Vec<String>,
     pub settings: settings::SettingsDiff,
+    /// Why the difference may be the box's and not the change's: a run
+    /// that was disturbed while the other was not.
+    pub validity_warnings: Vec<String>,
 }
 
 /// Why two runs cannot be compared.
@@ -152,8 +154,8 @@ pub fn compare(
             });
         }
     }
-    let ma = metrics::extract(docs_a);
-    let mb = metrics::extract(docs_b);
+    let ma = docs_a.metrics();
+    let mb = docs_b.metrics();
     let key = |m: &Metric| format!("{} | {}", m.benchmark, m.quantity);
     let mut rows = Vec::new();
     let mut only_in_a = Vec::new();
@@ -185,7 +187,33 @@ pub fn compare(
         only_in_a,
         only_in_b,
         settings: settings::diff(docs_a.snapshot(), docs_b.snapshot()),
+        validity_warnings: validity_warnings(run_a, docs_a, run_b, docs_b),
     })
+}
+
+/// A warning for each run that was disturbed, when the two differ in validity
+/// (both disturbed is also worth saying: neither figure is the box's own).
+fn validity_warnings(run_a: i64, a: &RunDocs, run_b: i64, b: &RunDocs) -> Vec<String> {
+    let (va, vb) = (a.validity(), b.validity());
+    let disturbed =
+        |v: &Option<crate::bench::validity::Validity>| v.as_ref().is_some_and(|v| !v.is_clean());
+    let mut out = Vec::new();
+    for (run, v, other) in [(run_a, &va, &vb), (run_b, &vb, &va)] {
+        if let Some(v) = v.as_ref().filter(|_| disturbed(v)) {
+            let tail = match other {
+                Some(o) if o.is_clean() => {
+                    "; the other run was clean, so the difference may be the disturbance"
+                }
+                Some(_) => "; both runs were disturbed",
+                None => "; the other run was not judged",
+            };
+            out.push(format!(
+                "run {run} was disturbed: {}{tail}",
+                v.reasons.join("; ")
+            ));
+        }
+    }
+    out
 }
 
 fn row(a: &Metric, b: &Metric) -> Row {

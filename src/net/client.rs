@@ -339,6 +339,7 @@ pub fn run(
         },
         intervals,
         end,
+        validity: None,
     })
 }
 

@@ -20,6 +20,9 @@ pub struct NetReport {
     pub start: Start,
     pub intervals: Vec<Interval>,
     pub end: End,
+    /// Whether the box was quiet while we measured (absent before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::bench::validity::Validity>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -229,4 +232,8 @@ pub fn sum<'a>(sides: impl Iterator<Item = &'a Side>) -> Option<Side> {
 impl crate::store::Document for NetReport {
     const KIND: crate::store::DocKind = crate::store::DocKind::Net;
     const VERSION: u32 = SCHEMA_VERSION;
+
+    fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+        self.validity.as_ref()
+    }
 }

@@ -10,6 +10,7 @@ pub mod doc;
 pub mod engine;
 pub mod fuzz;
 pub mod handshake;
+mod measured;
 pub mod params;
 pub mod plan;
 pub mod protocol;

@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ProbeError;
 use super::file_services::ConfigProblem;
-use super::{Outcome, ProbeError};
 use crate::root::Root;
 
 pub const FSTAB: &str = "etc/fstab";
@@ -191,13 +191,6 @@ pub fn read_config_files(root: &Root) -> Result<ConfigFiles, ProbeError> {
         out.rc_local = Some(parse_rc_local(&text));
     }
     Ok(out)
-}
-
-/// A section outcome for snapshots stored before this section existed.
-pub fn not_probed() -> Outcome<ConfigFiles> {
-    Outcome::Unsupported {
-        reason: "not probed by this version".into(),
-    }
 }
 
 fn read_text_optional(root: &Root, rel: &str) -> Result<Option<String>, ProbeError> {

@@ -72,10 +72,13 @@ const ETHTOOL_GSSET_INFO: u32 = 0x37;
 const ETHTOOL_GFEATURES: u32 = 0x3a;
 const ETHTOOL_SRINGPARAM: u32 = 0x11;
 const ETHTOOL_SFEATURES: u32 = 0x3b;
+const ETHTOOL_GSTATS: u32 = 0x1d;
+const ETH_SS_STATS: u32 = 1;
 const ETH_SS_FEATURES: u32 = 4;
 const ETH_GSTRING_LEN: usize = 32;
-/// No kernel has more than a few hundred feature bits; refuse absurd counts.
-const MAX_FEATURES: u32 = 1024;
+/// No kernel has more than a few hundred feature bits or driver counters;
+/// refuse absurd counts.
+const MAX_STRINGS: u32 = 4096;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -159,7 +162,7 @@ pub fn live_ethtool(ifname: &str) -> Result<Ethtool, String> {
 
 /// Turns an ioctl result into a per-item outcome: "the driver does not do this"
 /// is unsupported, anything else failed.
-fn item<T>(what: &str, r: std::io::Result<T>) -> Outcome<T> {
+pub(crate) fn item<T>(what: &str, r: std::io::Result<T>) -> Outcome<T> {
     match r {
         Ok(data) => Outcome::Ok { data },
         Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Outcome::Unsupported {
@@ -221,7 +224,7 @@ impl<'a> Request<'a> {
     /// # Safety
     /// `data` must point to a buffer laid out as the kernel expects for the
     /// command in its first `u32`, large enough for what the kernel writes back.
-    unsafe fn ioctl(&self, data: *mut u8) -> std::io::Result<()> {
+    pub(crate) unsafe fn ioctl(&self, data: *mut u8) -> std::io::Result<()> {
         let mut ifr = self.ifreq();
         ifr.ifr_ifru.ifru_data = data.cast();
         // SAFETY: SIOCETHTOOL reads ifr and the buffer it points to; the caller
@@ -314,32 +317,35 @@ impl<'a> Request<'a> {
         unsafe { self.ioctl((&raw mut r).cast()) }
     }
 
-    fn feature_count(&self) -> std::io::Result<u32> {
+    /// How many strings a string set has (`ETHTOOL_GSSET_INFO`); EOPNOTSUPP
+    /// when the driver has none.
+    fn string_set_len(&self, set: u32) -> std::io::Result<u32> {
         let mut s = EthtoolSsetInfo {
             cmd: ETHTOOL_GSSET_INFO,
-            sset_mask: 1 << ETH_SS_FEATURES,
+            sset_mask: 1 << set,
             ..Default::default()
         };
         // SAFETY: one set is asked for, so the kernel writes one u32 into data.
         unsafe { self.ioctl((&raw mut s).cast())? };
-        if s.sset_mask & (1 << ETH_SS_FEATURES) == 0 {
+        if s.sset_mask & (1 << set) == 0 {
             return Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP));
         }
-        if s.data[0] > MAX_FEATURES {
+        if s.data[0] > MAX_STRINGS {
             return Err(std::io::Error::other(format!(
-                "kernel reports '{}' feature names; more than {MAX_FEATURES} is not plausible",
+                "kernel reports '{}' names in string set {set}; more than {MAX_STRINGS} is not plausible",
                 s.data[0]
             )));
         }
         Ok(s.data[0])
     }
 
-    fn feature_names(&self, count: u32) -> std::io::Result<Vec<String>> {
+    /// The names of a string set (`ETHTOOL_GSTRINGS`): features, statistics.
+    fn strings(&self, set: u32, count: u32) -> std::io::Result<Vec<String>> {
         let header = size_of::<EthtoolGstrings>();
         let mut buf = AlignedBuf::new(header + count as usize * ETH_GSTRING_LEN);
         buf.put(EthtoolGstrings {
             cmd: ETHTOOL_GSTRINGS,
-            string_set: ETH_SS_FEATURES,
+            string_set: set,
             len: count,
         });
         // SAFETY: the buffer holds the header and `count` strings.
@@ -352,6 +358,24 @@ impl<'a> Request<'a> {
             .collect())
     }
 
+    /// The driver's own counters with their names (`ETHTOOL_GSTRINGS` of
+    /// ETH_SS_STATS + `ETHTOOL_GSTATS`), as `ethtool -S` shows them.
+    pub(crate) fn stats(&self) -> std::io::Result<Vec<(String, u64)>> {
+        let count = self.string_set_len(ETH_SS_STATS)?;
+        let names = self.strings(ETH_SS_STATS, count)?;
+        // struct ethtool_stats { u32 cmd; u32 n_stats; u64 data[]; }
+        let header = 8;
+        let mut buf = AlignedBuf::new(header + count as usize * 8);
+        buf.put_u32(0, ETHTOOL_GSTATS);
+        buf.put_u32(4, count);
+        // SAFETY: the buffer holds the header and `count` u64 values.
+        unsafe { self.ioctl(buf.as_mut_ptr())? };
+        let values = buf.bytes()[header..]
+            .chunks_exact(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])));
+        Ok(names.into_iter().zip(values).collect())
+    }
+
     fn features(&self) -> std::io::Result<Vec<Feature>> {
         let (names, blocks) = self.feature_bits()?;
         Ok(select_features(&names, &blocks))
@@ -359,8 +383,8 @@ impl<'a> Request<'a> {
 
     /// Every feature name with its bit blocks (feature `i` is bit `i % 32` of block `i / 32`).
     pub(crate) fn feature_bits(&self) -> std::io::Result<(Vec<String>, Vec<FeaturesBlock>)> {
-        let count = self.feature_count()?;
-        let names = self.feature_names(count)?;
+        let count = self.string_set_len(ETH_SS_FEATURES)?;
+        let names = self.strings(ETH_SS_FEATURES, count)?;
         let blocks = count.div_ceil(32);
         let header = size_of::<EthtoolGfeatures>();
         let mut buf = AlignedBuf::new(header + blocks as usize * size_of::<FeaturesBlock>());
@@ -395,25 +419,25 @@ impl<'a> Request<'a> {
 }
 
 /// A zeroed byte buffer aligned for the u64 inside ethtool structs.
-struct AlignedBuf {
+pub(crate) struct AlignedBuf {
     words: Vec<u64>,
     len: usize,
 }
 
 impl AlignedBuf {
-    fn new(len: usize) -> Self {
+    pub(crate) fn new(len: usize) -> Self {
         AlignedBuf {
             words: vec![0; len.div_ceil(8)],
             len,
         }
     }
 
-    fn as_mut_ptr(&mut self) -> *mut u8 {
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
         self.words.as_mut_ptr().cast()
     }
 
     /// Writes a header struct at the start.
-    fn put<T: Copy>(&mut self, header: T) {
+    pub(crate) fn put<T: Copy>(&mut self, header: T) {
         assert!(size_of::<T>() <= self.len, "header larger than buffer");
         // SAFETY: the buffer is at least size_of::<T>() bytes and 8-aligned.
         unsafe { std::ptr::write(self.words.as_mut_ptr().cast::<T>(), header) };
@@ -429,7 +453,7 @@ impl AlignedBuf {
         bytes[offset..offset + 4].copy_from_slice(&value.to_ne_bytes());
     }
 
-    fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: the Vec holds at least `len` initialised bytes.
         unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len) }
     }

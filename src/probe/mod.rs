@@ -17,9 +17,12 @@ pub mod exports;
 pub mod file_services;
 pub mod filesystems;
 pub mod host;
+pub mod kernel_log;
+pub mod links;
 pub mod md;
 pub mod memory;
 pub mod net;
+pub mod nic_stats;
 pub mod proc_stat;
 pub mod qdisc;
 pub mod smart;
@@ -27,6 +30,9 @@ pub mod smb;
 pub mod storage;
 pub mod sysctl;
 pub mod text;
+pub mod usb;
+
+use std::cell::OnceCell;
 
 use serde::{Deserialize, Serialize};
 
@@ -89,86 +95,132 @@ pub enum Source {
     Tree,
 }
 
-/// Everything `nastune probe` found.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Snapshot {
-    pub schema_version: u32,
-    pub tool_version: String,
-    /// Stable, non-reversible id of the box (from /etc/machine-id or the boot id).
-    pub host_id: String,
-    pub timestamp_unix: u64,
-    pub timestamp: String,
-    pub source: Source,
-    pub host: Outcome<host::Host>,
-    pub cpu: Outcome<cpu::Cpu>,
-    pub memory: Outcome<memory::Memory>,
-    pub network: Outcome<net::Network>,
-    pub sysctl: Outcome<sysctl::Sysctl>,
-    pub kernel_crypto: Outcome<crypto::KernelCrypto>,
-    pub storage: Outcome<storage::Storage>,
-    pub filesystems: Outcome<filesystems::Filesystems>,
-    pub file_services: Outcome<file_services::FileServices>,
-    pub smart: Outcome<smart::Smart>,
-    #[serde(default = "config_files::not_probed")]
-    pub config_files: Outcome<config_files::ConfigFiles>,
+/// A section outcome for snapshots stored before the section existed: every section
+/// field defaults to it, so older snapshots keep loading as sections are added.
+pub fn not_probed<T>() -> Outcome<T> {
+    Outcome::Unsupported {
+        reason: "not probed by this version".into(),
+    }
 }
 
-impl Snapshot {
-    /// `(section name, status, problem)` for every section, for summaries.
-    pub fn section_statuses(&self) -> Vec<(&'static str, &'static str, Option<&str>)> {
-        vec![
-            ("host", self.host.status(), self.host.problem()),
-            ("cpu", self.cpu.status(), self.cpu.problem()),
-            ("memory", self.memory.status(), self.memory.problem()),
-            ("network", self.network.status(), self.network.problem()),
-            ("sysctl", self.sysctl.status(), self.sysctl.problem()),
-            (
-                "kernel_crypto",
-                self.kernel_crypto.status(),
-                self.kernel_crypto.problem(),
-            ),
-            ("storage", self.storage.status(), self.storage.problem()),
-            (
-                "filesystems",
-                self.filesystems.status(),
-                self.filesystems.problem(),
-            ),
-            (
-                "file_services",
-                self.file_services.status(),
-                self.file_services.problem(),
-            ),
-            ("smart", self.smart.status(), self.smart.problem()),
-            (
-                "config_files",
-                self.config_files.status(),
-                self.config_files.problem(),
-            ),
-        ]
-    }
+/// Declares the probe sections once. From each `name: Type = reader` line come the
+/// [`Snapshot`] field (in this order, which is the `probe --json` order), its entry in
+/// [`SECTIONS`] and [`Snapshot::section_statuses`], and its read in [`probe`]. A
+/// reader is a closure over [`Probing`]: it reads through `p.root` and may use
+/// sections it depends on (`p.memory()`), which are then read first, once.
+macro_rules! sections {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty = $read:expr;)+) => {
+        /// Everything `nastune probe` found.
+        #[derive(Debug, Clone, Serialize, Deserialize)]
+        pub struct Snapshot {
+            pub schema_version: u32,
+            pub tool_version: String,
+            /// Stable, non-reversible id of the box (from /etc/machine-id or the boot id).
+            pub host_id: String,
+            pub timestamp_unix: u64,
+            pub timestamp: String,
+            pub source: Source,
+            $($(#[$doc])* #[serde(default = "not_probed")] pub $name: Outcome<$ty>,)+
+        }
+
+        /// The section names, in snapshot order.
+        pub const SECTIONS: &[&str] = &[$(stringify!($name)),+];
+
+        impl Snapshot {
+            /// `(section name, status, problem)` for every section, for summaries.
+            pub fn section_statuses(&self) -> Vec<(&'static str, &'static str, Option<&str>)> {
+                vec![$((stringify!($name), self.$name.status(), self.$name.problem())),+]
+            }
+        }
+
+        /// A probe in progress: each section is read once, on first use, so one
+        /// section can build on another whatever their order in the snapshot.
+        pub struct Probing<'r> {
+            pub root: &'r Root,
+            $($name: OnceCell<Outcome<$ty>>,)+
+        }
+
+        impl<'r> Probing<'r> {
+            fn new(root: &'r Root) -> Self {
+                Probing { root, $($name: OnceCell::new(),)+ }
+            }
+
+            $(
+                pub fn $name(&self) -> &Outcome<$ty> {
+                    self.$name.get_or_init(|| {
+                        let read: fn(&Probing<'_>) -> Outcome<$ty> = $read;
+                        read(self)
+                    })
+                }
+            )+
+
+            /// Reads every section not read yet, in snapshot order.
+            fn finish(self, header: Header) -> Snapshot {
+                $(self.$name();)+
+                Snapshot {
+                    schema_version: SCHEMA_VERSION,
+                    tool_version: env!("CARGO_PKG_VERSION").to_string(),
+                    host_id: header.host_id,
+                    timestamp_unix: header.timestamp_unix,
+                    timestamp: header.timestamp,
+                    source: header.source,
+                    // Every cell was filled just above.
+                    $($name: self.$name.into_inner().unwrap_or_else(not_probed),)+
+                }
+            }
+        }
+    };
+}
+
+sections! {
+    host: host::Host = |p| host::read_host(p.root).into();
+    cpu: cpu::Cpu = |p| cpu::read_cpu(p.root).into();
+    memory: memory::Memory = |p| memory::read_memory(p.root).into();
+    network: net::Network = |p| {
+        let architecture = p.host().data().and_then(|h| h.architecture.as_deref());
+        net::read_network(p.root, architecture).into()
+    };
+    sysctl: sysctl::Sysctl = |p| sysctl::read_sysctl(p.root).into();
+    kernel_crypto: crypto::KernelCrypto = |p| crypto::read_crypto(p.root).into();
+    // Storage reuses what memory and filesystems read, so a capture sees each file once.
+    storage: storage::Storage = |p| {
+        let swaps: Vec<String> = p
+            .memory()
+            .data()
+            .map(|m| m.swaps.iter().map(|s| s.device.clone()).collect())
+            .unwrap_or_default();
+        let mounts = p.filesystems().data().map(|f| f.mounts.as_slice());
+        storage::read_storage(p.root, mounts, &swaps)
+    };
+    filesystems: filesystems::Filesystems = |p| filesystems::read_filesystems(p.root).into();
+    file_services: file_services::FileServices =
+        |p| file_services::read_file_services(p.root).into();
+    smart: smart::Smart = |p| {
+        smart::read_smart(p.root).unwrap_or_else(|e| Outcome::Failed {
+            error: e.to_string(),
+        })
+    };
+    config_files: config_files::ConfigFiles = |p| config_files::read_config_files(p.root).into();
+    usb: usb::Usb = |p| usb::read_usb(p.root);
+    links: links::Links = |p| links::read_links(p.root);
+    kernel_log: kernel_log::KernelLog = |p| kernel_log::read_kernel_log(p.root);
+}
+
+/// The snapshot fields that are not sections.
+struct Header {
+    host_id: String,
+    timestamp_unix: u64,
+    timestamp: String,
+    source: Source,
 }
 
 /// Runs every section against `root`. Never fails: problems are in the outcomes.
 pub fn probe(root: &Root) -> Snapshot {
     let now = crate::time::now_unix();
-    let host = Outcome::from(host::read_host(root));
+    let p = Probing::new(root);
+    p.host();
     let host_id = host::read_host_id(root);
-    let architecture = host.data().and_then(|h| h.architecture.clone());
-    let memory: Outcome<memory::Memory> = memory::read_memory(root).into();
-    let filesystems: Outcome<filesystems::Filesystems> = filesystems::read_filesystems(root).into();
-    // Storage reuses what those sections read, so a capture sees each file once.
-    let swaps: Vec<String> = memory
-        .data()
-        .map(|m| m.swaps.iter().map(|s| s.device.clone()).collect())
-        .unwrap_or_default();
-    let storage = storage::read_storage(
-        root,
-        filesystems.data().map(|f| f.mounts.as_slice()),
-        &swaps,
-    );
-    Snapshot {
-        schema_version: SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+    p.finish(Header {
         host_id,
         timestamp_unix: now,
         timestamp: crate::time::rfc3339_utc(now),
@@ -177,20 +229,7 @@ pub fn probe(root: &Root) -> Snapshot {
         } else {
             Source::Tree
         },
-        host,
-        cpu: cpu::read_cpu(root).into(),
-        network: net::read_network(root, architecture.as_deref()).into(),
-        sysctl: sysctl::read_sysctl(root).into(),
-        kernel_crypto: crypto::read_crypto(root).into(),
-        memory,
-        storage,
-        filesystems,
-        file_services: file_services::read_file_services(root).into(),
-        smart: smart::read_smart(root).unwrap_or_else(|e| Outcome::Failed {
-            error: e.to_string(),
-        }),
-        config_files: config_files::read_config_files(root).into(),
-    }
+    })
 }
 
 /// Errors of the probe's parsers: the value and where it came from.
@@ -239,4 +278,27 @@ pub enum ProbeError {
 impl crate::store::Document for Snapshot {
     const KIND: crate::store::DocKind = crate::store::DocKind::Snapshot;
     const VERSION: u32 = SCHEMA_VERSION;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_has_the_sections_in_table_order_and_a_missing_one_loads_as_not_probed() {
+        let snap = crate::advise::test_support::snapshot_of("pogoplug-v4");
+        let text = serde_json::to_string(&snap).unwrap();
+        let at: Vec<usize> = SECTIONS
+            .iter()
+            .map(|name| text.find(&format!("\"{name}\":{{\"status\"")).unwrap())
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+        assert!(text.find("\"source\"").unwrap() < at[0]);
+        let mut json = serde_json::to_value(&snap).unwrap();
+        // A snapshot stored before the smart section existed.
+        json.as_object_mut().unwrap().remove("smart");
+        let old: Snapshot = serde_json::from_value(json).unwrap();
+        assert_eq!(old.smart.problem(), Some("not probed by this version"));
+        assert_eq!(old.cpu.status(), snap.cpu.status());
+    }
 }

@@ -44,6 +44,9 @@ pub struct Interface {
     /// Root qdisc kind (`fq_codel`, `pfifo_fast`, `tbf`, `noqueue`, `mq`).
     pub qdisc: Option<String>,
     pub ethtool: Outcome<Ethtool>,
+    /// The driver's own drop and error counters (`ethtool -S`), physical NICs only.
+    #[serde(default = "super::not_probed")]
+    pub driver_stats: Outcome<Vec<super::nic_stats::NicStat>>,
     pub counters: Counters,
     /// Width at which this kernel's interface counters may wrap, when known.
     pub counter_bits: Option<u32>,
@@ -75,6 +78,10 @@ pub struct Counters {
     pub rx_fifo_errors: Option<u64>,
     pub rx_crc_errors: Option<u64>,
     pub rx_over_errors: Option<u64>,
+    /// Frames dropped because no handler wanted them on a device that takes
+    /// exact delivery (an inactive bond port); kernels since 4.6.
+    #[serde(default)]
+    pub rx_nohandler: Option<u64>,
     pub tx_bytes: Option<u64>,
     pub tx_packets: Option<u64>,
     pub tx_errors: Option<u64>,
@@ -99,6 +106,7 @@ const STATISTICS: &[&str] = &[
     "rx_fifo_errors",
     "rx_crc_errors",
     "rx_over_errors",
+    "rx_nohandler",
     "tx_bytes",
     "tx_packets",
     "tx_errors",
@@ -119,6 +127,7 @@ impl Counters {
             rx_fifo_errors: None,
             rx_crc_errors: None,
             rx_over_errors: None,
+            rx_nohandler: None,
             tx_bytes: None,
             tx_packets: None,
             tx_errors: None,
@@ -131,7 +140,7 @@ impl Counters {
     }
 
     /// Every counter by its sysfs name, in a fixed order.
-    pub fn named(&self) -> [(&'static str, Option<u64>); 15] {
+    pub fn named(&self) -> [(&'static str, Option<u64>); 16] {
         [
             ("rx_bytes", self.rx_bytes),
             ("rx_packets", self.rx_packets),
@@ -141,6 +150,7 @@ impl Counters {
             ("rx_fifo_errors", self.rx_fifo_errors),
             ("rx_crc_errors", self.rx_crc_errors),
             ("rx_over_errors", self.rx_over_errors),
+            ("rx_nohandler", self.rx_nohandler),
             ("tx_bytes", self.tx_bytes),
             ("tx_packets", self.tx_packets),
             ("tx_errors", self.tx_errors),
@@ -161,6 +171,7 @@ impl Counters {
             "rx_fifo_errors" => &mut self.rx_fifo_errors,
             "rx_crc_errors" => &mut self.rx_crc_errors,
             "rx_over_errors" => &mut self.rx_over_errors,
+            "rx_nohandler" => &mut self.rx_nohandler,
             "tx_bytes" => &mut self.tx_bytes,
             "tx_packets" => &mut self.tx_packets,
             "tx_errors" => &mut self.tx_errors,
@@ -284,6 +295,13 @@ fn read_interface(root: &Root, name: &str, qdiscs: &[RootQdisc]) -> Result<Inter
         mtu_bytes: number("mtu")?.and_then(|v| u32::try_from(v).ok()),
         tx_queue_len_packets: number("tx_queue_len")?.and_then(|v| u32::try_from(v).ok()),
         ethtool,
+        driver_stats: if is_virtual {
+            Outcome::Unsupported {
+                reason: "virtual interface".into(),
+            }
+        } else {
+            super::nic_stats::read_driver_stats(root, name)
+        },
         counters,
         counter_bits: None,
         counter_bits_reason: String::new(),

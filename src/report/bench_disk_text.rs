@@ -43,7 +43,8 @@ fn row(out: &mut String, name: &str, dir: &str, d: &DirResult, cpu: Option<f64>)
     );
 }
 
-fn test(out: &mut String, t: &TestResult) {
+/// `each_validity`: say a test's own validity (a suite; one test has the run's).
+fn test(out: &mut String, t: &TestResult, each_validity: bool) {
     match t.status {
         TestStatus::Skipped | TestStatus::Failed => {
             let what = if t.status == TestStatus::Skipped {
@@ -140,6 +141,13 @@ fn test(out: &mut String, t: &TestResult) {
         ));
     }
     detail.extend(t.notes.iter().cloned());
+    if let Some(v) = t
+        .validity
+        .as_ref()
+        .filter(|v| each_validity && !v.is_clean())
+    {
+        detail.push(super::validity_text::line(v));
+    }
     for d in detail {
         let _ = writeln!(out, "    {d}");
     }
@@ -159,6 +167,14 @@ pub fn render(doc: &DiskBench) -> String {
             .as_deref()
             .map_or(String::new(), |d| format!(" on {d}"))
     );
+    if let Some(n) = &t.network_fs {
+        let _ = writeln!(
+            out,
+            "file service: {} on {} (client, network, server and its disks together)",
+            n.describe(),
+            n.mount_point
+        );
+    }
     let _ = writeln!(
         out,
         "engine: {}{}",
@@ -174,7 +190,10 @@ pub fn render(doc: &DiskBench) -> String {
         "test", "dir", "bandwidth", "IOPS", "p50", "p99", "p99.9", "p99.99", "max", "cpu/IO"
     );
     for test_result in &doc.tests {
-        test(&mut out, test_result);
+        test(&mut out, test_result, doc.tests.len() > 1);
+    }
+    if let Some(v) = &doc.validity {
+        let _ = writeln!(out, "\n{}", super::validity_text::line(v));
     }
     if doc.interrupted {
         let _ = writeln!(out, "\ninterrupted: results above are partial");

@@ -70,6 +70,9 @@ pub fn render(doc: &CheckDoc, run: Option<RunId>) -> String {
         Some(id) => format!("'nastune history show {id}' shows this run"),
         None => "this run was not stored (--no-store)".to_string(),
     };
+    if let Some(v) = &doc.validity {
+        let _ = writeln!(out, "\n{}", super::validity_text::line(v));
+    }
     let _ = writeln!(
         out,
         "\nDetails: 'nastune advise' explains each finding; {shown} ({:.0} s).",
@@ -93,6 +96,7 @@ mod tests {
             not_measured: vec![],
             paths: vec![],
             findings: vec![],
+            validity: None,
         }
     }
 

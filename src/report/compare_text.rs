@@ -36,6 +36,9 @@ pub fn render(c: &Comparison, color: bool) -> String {
             let _ = writeln!(out, "only in {side}: {k}");
         }
     }
+    for w in &c.validity_warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
     out.push_str("\nsettings that differ\n");
     match &c.settings.unavailable {
         Some(why) => {

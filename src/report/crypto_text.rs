@@ -177,6 +177,9 @@ pub fn render(r: &CryptoReport) -> String {
     for n in &rec.notes {
         let _ = writeln!(out, "  note: {n}");
     }
+    if let Some(v) = &r.validity {
+        let _ = writeln!(out, "\n{}", super::validity_text::line(v));
+    }
     out
 }
 

@@ -67,6 +67,24 @@ pub fn render(runs: &[ReportRun]) -> String {
     if !bars.is_empty() {
         h.push_str("<h2>Benchmarks</h2>\n");
     }
+    let validity = runs::validity(runs);
+    if !validity.is_empty() {
+        h.push_str("<ul>\n");
+        for (run, line) in &validity {
+            let class = if line.starts_with("validity: clean") {
+                "note"
+            } else {
+                "sev-warning"
+            };
+            let _ = writeln!(
+                h,
+                "<li>{}: <span class=\"{class}\">{}</span></li>",
+                escape(run),
+                escape(line)
+            );
+        }
+        h.push_str("</ul>\n");
+    }
     for g in &bars {
         let series: Vec<Series> = g
             .series
@@ -194,7 +212,7 @@ fn tune_trials(h: &mut String, runs: &[ReportRun]) {
         ];
         let unit = t.unit.clone();
         let fmt = move |v: f64| format!("{v:.2} {unit}");
-        let title = format!("{}: {} ({})", t.run, t.setting, t.metric);
+        let title = t.title();
         let _ = writeln!(
             h,
             "<figure>{}<figcaption>{}</figcaption></figure>",

@@ -199,5 +199,8 @@ pub fn render(report: &HttpReport) -> String {
             );
         }
     }
+    if let Some(v) = &report.validity {
+        let _ = writeln!(out, "\n{}", super::validity_text::line(v));
+    }
     out
 }

@@ -69,6 +69,13 @@ pub fn render(runs: &[ReportRun]) -> String {
             m.push('\n');
         }
     }
+    let validity = runs::validity(runs);
+    if !validity.is_empty() {
+        m.push('\n');
+        for (run, line) in &validity {
+            let _ = writeln!(m, "- {}: {}", cell(run), cell(line));
+        }
+    }
     for g in runs::bench_bars(runs) {
         let _ = write!(m, "\n### {}\n\n| test |", g.title);
         for (name, _) in &g.series {

@@ -19,4 +19,5 @@ pub mod smb_text;
 pub mod svg;
 pub mod tune_text;
 pub mod tune_try_text;
+pub mod validity_text;
 pub mod watch_text;

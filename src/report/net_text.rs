@@ -170,6 +170,9 @@ pub fn summary(r: &NetReport) -> String {
     for w in &e.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
+    if let Some(v) = &r.validity {
+        let _ = writeln!(out, "{}", super::validity_text::line(v));
+    }
     out
 }
 

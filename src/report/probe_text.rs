@@ -5,39 +5,57 @@ use std::fmt::Write;
 use super::{format, netsys_text};
 use crate::probe::{Outcome, Snapshot, cpu::Cpu, host::Host, memory::Memory};
 
+mod doctors;
 mod services;
 mod storage;
 
+/// A section's title and its text when it is ok, keyed by its `Snapshot` field (so a
+/// row cannot name a section that does not exist). A probe section without a row
+/// here is shown by its name and status only.
+type Body = fn(&mut String, &Snapshot);
+
+macro_rules! bodies {
+    ($($field:ident: $title:literal => $body:path,)+) => {
+        const BODIES: &[(&str, &str, Body)] =
+            &[$((stringify!($field), $title, |o, s| ok(o, &s.$field, $body))),+];
+    };
+}
+
+bodies! {
+    host: "Host" => host,
+    cpu: "CPU" => cpu,
+    memory: "Memory" => memory,
+    network: "Network" => netsys_text::network,
+    sysctl: "Sysctl" => netsys_text::sysctl,
+    kernel_crypto: "Kernel crypto" => netsys_text::kernel_crypto,
+    storage: "Storage" => storage::storage,
+    filesystems: "Filesystems" => storage::filesystems,
+    file_services: "File services" => services::file_services,
+    smart: "SMART" => services::smart,
+    config_files: "Config files" => config_files,
+    usb: "USB" => doctors::usb,
+    links: "Links" => doctors::links,
+    kernel_log: "Kernel log" => kernel_log,
+}
+
 pub fn render(s: &Snapshot) -> String {
     let mut out = String::new();
-    section(&mut out, "Host", &s.host, host);
-    section(&mut out, "CPU", &s.cpu, cpu);
-    section(&mut out, "Memory", &s.memory, memory);
-    section(&mut out, "Network", &s.network, netsys_text::network);
-    section(&mut out, "Sysctl", &s.sysctl, netsys_text::sysctl);
-    section(
-        &mut out,
-        "Kernel crypto",
-        &s.kernel_crypto,
-        netsys_text::kernel_crypto,
-    );
-    section(&mut out, "Storage", &s.storage, storage::storage);
-    section(
-        &mut out,
-        "Filesystems",
-        &s.filesystems,
-        storage::filesystems,
-    );
-    section(
-        &mut out,
-        "File services",
-        &s.file_services,
-        services::file_services,
-    );
-    section(&mut out, "SMART", &s.smart, services::smart);
-    section(&mut out, "Config files", &s.config_files, config_files);
-    let problems: Vec<_> = s
-        .section_statuses()
+    let statuses = s.section_statuses();
+    for (name, status, problem) in &statuses {
+        let custom = BODIES.iter().find(|(n, _, _)| n == name);
+        let _ = writeln!(out, "{}", custom.map_or(*name, |(_, title, _)| title));
+        match (problem, custom) {
+            (Some(why), _) => {
+                let _ = writeln!(out, "  {status}: {why}");
+            }
+            (None, Some((_, _, body))) => body(&mut out, s),
+            (None, None) => {
+                let _ = writeln!(out, "  ok");
+            }
+        }
+        out.push('\n');
+    }
+    let problems: Vec<_> = statuses
         .into_iter()
         .filter(|(_, status, _)| *status != "ok")
         .collect();
@@ -50,19 +68,11 @@ pub fn render(s: &Snapshot) -> String {
     out
 }
 
-/// Writes a titled section, or the reason it is missing.
-fn section<T>(out: &mut String, title: &str, o: &Outcome<T>, body: fn(&mut String, &T)) {
-    let _ = writeln!(out, "{title}");
-    match o {
-        Outcome::Ok { data } => body(out, data),
-        Outcome::Unsupported { reason } => {
-            let _ = writeln!(out, "  unsupported: {reason}");
-        }
-        Outcome::Failed { error } => {
-            let _ = writeln!(out, "  failed: {error}");
-        }
+/// Writes the body of a section that is ok (the caller has written the others).
+fn ok<T>(out: &mut String, o: &Outcome<T>, body: fn(&mut String, &T)) {
+    if let Some(data) = o.data() {
+        body(out, data);
     }
-    out.push('\n');
 }
 
 fn opt(v: &Option<String>) -> &str {
@@ -172,4 +182,34 @@ fn config_files(out: &mut String, c: &crate::probe::config_files::ConfigFiles) {
         count(&c.rc_local),
         c.problems.len()
     );
+}
+
+/// One line per class and device, with the latest line of each class.
+fn kernel_log(out: &mut String, k: &crate::probe::kernel_log::KernelLog) {
+    let _ = writeln!(
+        out,
+        "  {} lines since boot ({} dropped, {} lost)",
+        k.lines_read, k.lines_dropped, k.records_lost
+    );
+    if k.counts.is_empty() {
+        let _ = writeln!(out, "  no problem lines");
+    }
+    for c in &k.counts {
+        let _ = writeln!(
+            out,
+            "  {:<22} {:<12} {:>5}x  {:.0}-{:.0} s after boot",
+            c.class.name(),
+            opt(&c.device),
+            c.count,
+            c.first_s,
+            c.last_s
+        );
+    }
+    for latest in k
+        .examples
+        .iter()
+        .filter(|e| k.examples.iter().rfind(|x| x.class == e.class) == Some(e))
+    {
+        let _ = writeln!(out, "    [{:.1}] {}", latest.time_s, latest.line);
+    }
 }

@@ -38,6 +38,16 @@ impl ReportRun {
     }
 }
 
+/// Each run's validity verdict, for runs that were judged: (run label, line).
+pub fn validity(runs: &[ReportRun]) -> Vec<(String, String)> {
+    runs.iter()
+        .filter_map(|r| {
+            let v = r.docs.validity()?;
+            Some((r.label(), super::validity_text::line(&v)))
+        })
+        .collect()
+}
+
 fn or_unknown(v: Option<impl ToString>) -> String {
     v.map_or_else(|| "unknown".into(), |v| v.to_string())
 }
@@ -188,8 +198,7 @@ pub struct BarGroup {
 /// Bars for every chart a bench kind declares: categories are the workloads
 /// (by the names people know: "SEQ1M Q8T1 read"), series the runs.
 pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
-    let per_run: Vec<Vec<crate::compare::Metric>> =
-        runs.iter().map(|r| metrics::extract(&r.docs)).collect();
+    let per_run: Vec<Vec<crate::compare::Metric>> = runs.iter().map(|r| r.docs.metrics()).collect();
     let mut groups = Vec::new();
     for chart in metrics::CHARTS.iter().flat_map(|c| c.iter()) {
         // Categories by identity; the label is what is shown.
@@ -383,14 +392,15 @@ pub struct Trial {
     pub old: String,
     pub new: String,
     pub workload: String,
-    pub metric: String,
     pub unit: String,
+    /// "higher" or "lower": which way the metric is better.
+    pub better: &'static str,
     pub without: f64,
     pub with: f64,
-    /// Interval of the difference, in the metric's unit.
-    pub ci: (f64, f64),
-    pub confidence_pct: f64,
+    pub runs_per_side: u32,
+    pub p_value: f64,
     pub kept: bool,
+    /// The verdict's reason, with both means and the interval of the difference.
     pub reason: String,
 }
 
@@ -405,12 +415,12 @@ pub fn tune_trials(runs: &[ReportRun]) -> Vec<Trial> {
                 old: or_unknown(d.change.old.as_ref()),
                 new: or_unknown(d.change.new.as_ref()),
                 workload: d.workload.clone(),
-                metric: d.metric.name.clone(),
                 unit: d.metric.unit.clone(),
+                better: d.metric.better.name(),
                 without: o.baseline.mean,
                 with: o.changed.mean,
-                ci: (o.ci_low, o.ci_high),
-                confidence_pct: o.confidence * 100.0,
+                runs_per_side: d.runs_per_side,
+                p_value: o.p_value,
                 kept: d.kept,
                 reason: o.reason.clone(),
             });
@@ -420,20 +430,24 @@ pub fn tune_trials(runs: &[ReportRun]) -> Vec<Trial> {
 }
 
 impl Trial {
-    /// "kept" or "rolled back", with the interval: the line under its chart.
+    /// "Kept" or "Rolled back" and why, with the numbers behind it: the line under
+    /// its chart. The change and the workload are in the chart (or the table's
+    /// columns), so they are not repeated here.
     pub fn verdict_line(&self) -> String {
         format!(
-            "{}: {} '{}' -> '{}' on {}; difference {:.0} % interval {:+.2} to {:+.2} {}. {}",
-            if self.kept { "kept" } else { "rolled back" },
-            self.setting,
-            self.old,
-            self.new,
-            self.workload,
-            self.confidence_pct,
-            self.ci.0,
-            self.ci.1,
-            self.unit,
-            self.reason
+            "{}: {}; {} runs per side, p = {:.3}",
+            if self.kept { "Kept" } else { "Rolled back" },
+            self.reason,
+            self.runs_per_side,
+            self.p_value
+        )
+    }
+
+    /// The chart's title: the run, the setting, the unit and which way is better.
+    pub fn title(&self) -> String {
+        format!(
+            "{}: {} ({}, {} is better)",
+            self.run, self.setting, self.unit, self.better
         )
     }
 }

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::tune::trial::TryReport;
-use crate::tune::trial::{Better, Side, Verdict};
+use crate::tune::trial::{Side, Verdict};
 
 pub fn render(r: &TryReport) -> String {
     let mut out = String::new();
@@ -17,10 +17,7 @@ pub fn render(r: &TryReport) -> String {
         c.new.as_deref().unwrap_or("?"),
         r.session
     );
-    let better = match r.metric.better {
-        Better::Higher => "higher",
-        Better::Lower => "lower",
-    };
+    let better = r.metric.better.name();
     let _ = writeln!(
         out,
         "workload {}: {} run(s) per side of {} ms, in ABBA order after a warm-up run \
@@ -64,6 +61,16 @@ pub fn render(r: &TryReport) -> String {
         Verdict::Revert => "revert",
     };
     let _ = writeln!(out, "verdict: {verdict}: {}", o.reason);
+    if r.reruns > 0 {
+        let _ = writeln!(
+            out,
+            "{} disturbed run(s) were taken again (validity guard)",
+            r.reruns
+        );
+    }
+    for d in &r.disturbed_runs {
+        let _ = writeln!(out, "warning: counted although disturbed: {d}");
+    }
     let now = r
         .final_value
         .as_deref()

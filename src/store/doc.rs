@@ -6,10 +6,18 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::compare::Metric;
+use crate::compare::metrics::{Chart, Measured};
+
 /// A document a run stores: its kind and the schema version it is written in.
 pub trait Document: Serialize + DeserializeOwned {
     const KIND: DocKind;
     const VERSION: u32;
+
+    /// The validity guard's verdict, for documents of a measurement.
+    fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+        None
+    }
 }
 
 macro_rules! string_enum {
@@ -49,23 +57,6 @@ macro_rules! string_enum {
 }
 
 string_enum! {
-    /// The kinds of document, as the `documents.kind` column spells them.
-    DocKind {
-        Snapshot = "snapshot",
-        Findings = "findings",
-        Check = "check",
-        Disk = "disk",
-        Crypto = "crypto",
-        Net = "net",
-        Http = "http",
-        Smb = "smb",
-        TunePlan = "tune-plan",
-        TuneTry = "tune-try",
-        Watch = "watch",
-    }
-}
-
-string_enum! {
     /// The kinds of run, as the `runs.kind` column spells them.
     RunKind {
         Probe = "probe",
@@ -80,22 +71,6 @@ string_enum! {
         Tune = "tune",
         TuneTry = "tune-try",
     }
-}
-
-/// One stored document, decoded into its type.
-#[derive(Debug, Clone)]
-pub enum Doc {
-    Snapshot(Box<crate::probe::Snapshot>),
-    Findings(crate::advise::FindingsDoc),
-    Check(Box<crate::advise::check::CheckDoc>),
-    Disk(Box<crate::bench::disk::DiskBench>),
-    Crypto(Box<crate::bench::crypto::CryptoReport>),
-    Net(Box<crate::net::doc::NetReport>),
-    Http(Box<crate::bench::http::HttpReport>),
-    Smb(Box<crate::bench::smb::SmbReport>),
-    TunePlan(Box<crate::tune::plan::Plan>),
-    TuneTry(Box<crate::tune::trial::TryReport>),
-    Watch(crate::watch::RunSummary),
 }
 
 /// Why a stored document could not be decoded.
@@ -137,70 +112,64 @@ fn body<D: Document>(version: u32, json: &str) -> Result<D, DecodeError> {
     })
 }
 
-impl Doc {
-    /// Decodes a stored `(kind, schema_version, body)`.
-    pub fn decode(kind: &str, version: u32, json: &str) -> Result<Doc, DecodeError> {
-        let k = DocKind::parse(kind).ok_or_else(|| DecodeError::UnknownKind {
-            kind: kind.to_string(),
-        })?;
-        Ok(match k {
-            DocKind::Snapshot => Doc::Snapshot(Box::new(body(version, json)?)),
-            DocKind::Findings => Doc::Findings(body(version, json)?),
-            DocKind::Check => Doc::Check(Box::new(body(version, json)?)),
-            DocKind::Disk => Doc::Disk(Box::new(body(version, json)?)),
-            DocKind::Crypto => Doc::Crypto(Box::new(body(version, json)?)),
-            DocKind::Net => Doc::Net(Box::new(body(version, json)?)),
-            DocKind::Http => Doc::Http(Box::new(body(version, json)?)),
-            DocKind::Smb => Doc::Smb(Box::new(body(version, json)?)),
-            DocKind::TunePlan => Doc::TunePlan(Box::new(body(version, json)?)),
-            DocKind::TuneTry => Doc::TuneTry(Box::new(body(version, json)?)),
-            DocKind::Watch => Doc::Watch(body(version, json)?),
-        })
-    }
-
-    pub fn kind(&self) -> DocKind {
-        match self {
-            Doc::Snapshot(_) => DocKind::Snapshot,
-            Doc::Findings(_) => DocKind::Findings,
-            Doc::Check(_) => DocKind::Check,
-            Doc::Disk(_) => DocKind::Disk,
-            Doc::Crypto(_) => DocKind::Crypto,
-            Doc::Net(_) => DocKind::Net,
-            Doc::Http(_) => DocKind::Http,
-            Doc::Smb(_) => DocKind::Smb,
-            Doc::TunePlan(_) => DocKind::TunePlan,
-            Doc::TuneTry(_) => DocKind::TuneTry,
-            Doc::Watch(_) => DocKind::Watch,
-        }
-    }
-
-    /// The body as it is stored, with its schema version.
-    pub fn encode(&self) -> Result<(u32, String), serde_json::Error> {
-        fn enc<D: Document>(d: &D) -> Result<(u32, String), serde_json::Error> {
-            Ok((D::VERSION, serde_json::to_string(d)?))
-        }
-        match self {
-            Doc::Snapshot(d) => enc(d.as_ref()),
-            Doc::Findings(d) => enc(d),
-            Doc::Check(d) => enc(d.as_ref()),
-            Doc::Disk(d) => enc(d.as_ref()),
-            Doc::Crypto(d) => enc(d.as_ref()),
-            Doc::Net(d) => enc(d.as_ref()),
-            Doc::Http(d) => enc(d.as_ref()),
-            Doc::Smb(d) => enc(d.as_ref()),
-            Doc::TunePlan(d) => enc(d.as_ref()),
-            Doc::TuneTry(d) => enc(d.as_ref()),
-            Doc::Watch(d) => enc(d),
-        }
-    }
-}
-
 /// The documents of one run, decoded, with typed accessors.
 #[derive(Debug, Clone, Default)]
 pub struct RunDocs(pub Vec<Doc>);
 
-macro_rules! accessors {
-    ($($one:ident, $all:ident => $variant:ident : $ty:ty;)+) => {
+/// Declares every kind of document once. From each
+/// `Variant = "kind" => Type, one, all $(: Measured)?;` line come the [`DocKind`]
+/// name, the [`Doc`] variant with its decoding and encoding, the [`RunDocs`]
+/// accessors `one()` (the first such document of a run) and `all()`, and, for a
+/// bench kind marked `: Measured`, its metrics in [`RunDocs::metrics`] and its charts
+/// in [`CHARTS`]. Append new kinds: the order is the report order of the charts.
+macro_rules! documents {
+    ($($variant:ident = $text:literal => $ty:ty, $one:ident, $all:ident $(: $measured:path)?;)+) => {
+        string_enum! {
+            /// The kinds of document, as the `documents.kind` column spells them.
+            DocKind { $($variant = $text),+ }
+        }
+
+        /// One stored document, decoded into its type.
+        #[derive(Debug, Clone)]
+        pub enum Doc {
+            $($variant(Box<$ty>)),+
+        }
+
+        impl Doc {
+            /// Decodes a stored `(kind, schema_version, body)`.
+            pub fn decode(kind: &str, version: u32, json: &str) -> Result<Doc, DecodeError> {
+                let k = DocKind::parse(kind).ok_or_else(|| DecodeError::UnknownKind {
+                    kind: kind.to_string(),
+                })?;
+                Ok(match k {
+                    $(DocKind::$variant => Doc::$variant(Box::new(body(version, json)?)),)+
+                })
+            }
+
+            pub fn kind(&self) -> DocKind {
+                match self {
+                    $(Doc::$variant(_) => DocKind::$variant,)+
+                }
+            }
+
+            /// The validity guard's verdict of a measurement document.
+            pub fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+                match self {
+                    $(Doc::$variant(d) => d.validity(),)+
+                }
+            }
+
+            /// The body as it is stored, with its schema version.
+            pub fn encode(&self) -> Result<(u32, String), serde_json::Error> {
+                fn enc<D: Document>(d: &D) -> Result<(u32, String), serde_json::Error> {
+                    Ok((D::VERSION, serde_json::to_string(d)?))
+                }
+                match self {
+                    $(Doc::$variant(d) => enc(d.as_ref()),)+
+                }
+            }
+        }
+
         impl RunDocs {
             $(
                 /// The first document of this kind in the run.
@@ -219,35 +188,39 @@ macro_rules! accessors {
                     })
                 }
             )+
+
+            /// The metrics of every bench document of the run, kind by kind.
+            pub fn metrics(&self) -> Vec<Metric> {
+                let mut out = Vec::new();
+                $($(self.$all().for_each(|d| <$ty as $measured>::metrics(d, &mut out));)?)+
+                out
+            }
         }
+
+        /// Every chart of every bench kind, in report order.
+        pub const CHARTS: &[&[Chart]] = &[$($(<$ty as $measured>::CHARTS,)?)+];
     };
 }
 
-accessors! {
-    snapshot, snapshots => Snapshot: crate::probe::Snapshot;
-    check, checks => Check: crate::advise::check::CheckDoc;
-    disk, disks => Disk: crate::bench::disk::DiskBench;
-    crypto, cryptos => Crypto: crate::bench::crypto::CryptoReport;
-    net, nets => Net: crate::net::doc::NetReport;
-    http, https => Http: crate::bench::http::HttpReport;
-    smb, smbs => Smb: crate::bench::smb::SmbReport;
-    tune_plan, tune_plans => TunePlan: crate::tune::plan::Plan;
-    tune_try, tune_tries => TuneTry: crate::tune::trial::TryReport;
+documents! {
+    Snapshot = "snapshot" => crate::probe::Snapshot, snapshot, snapshots;
+    Findings = "findings" => crate::advise::FindingsDoc, findings_doc, findings_docs;
+    Check = "check" => crate::advise::check::CheckDoc, check, checks;
+    Disk = "disk" => crate::bench::disk::DiskBench, disk, disks: Measured;
+    Crypto = "crypto" => crate::bench::crypto::CryptoReport, crypto, cryptos: Measured;
+    Net = "net" => crate::net::doc::NetReport, net, nets: Measured;
+    Http = "http" => crate::bench::http::HttpReport, http, https: Measured;
+    TunePlan = "tune-plan" => crate::tune::plan::Plan, tune_plan, tune_plans;
+    TuneTry = "tune-try" => crate::tune::trial::TryReport, tune_try, tune_tries;
+    Watch = "watch" => crate::watch::RunSummary, watch, watches;
+    Smb = "smb" => crate::bench::smb::SmbReport, smb, smbs: Measured;
 }
 
 impl RunDocs {
-    pub fn findings_doc(&self) -> Option<&crate::advise::FindingsDoc> {
-        self.0.iter().find_map(|d| match d {
-            Doc::Findings(x) => Some(x),
-            _ => None,
-        })
-    }
-
-    pub fn watch(&self) -> Option<&crate::watch::RunSummary> {
-        self.0.iter().find_map(|d| match d {
-            Doc::Watch(x) => Some(x),
-            _ => None,
-        })
+    /// The worst validity among the run's measurements; `None` when none was
+    /// judged (runs before 0.2, probe or advise runs).
+    pub fn validity(&self) -> Option<crate::bench::validity::Validity> {
+        crate::bench::validity::Validity::worst(self.0.iter().filter_map(Doc::validity))
     }
 
     /// The findings of the run, from an advise or a check document.

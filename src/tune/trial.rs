@@ -26,6 +26,16 @@ pub enum Better {
     Lower,
 }
 
+impl Better {
+    /// "higher" or "lower", for "… is better".
+    pub fn name(self) -> &'static str {
+        match self {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrialPlan {
     /// Measurements on each side (at least 2: one number carries no noise estimate).
@@ -433,6 +443,17 @@ pub struct TryReport {
     pub kept: bool,
     /// The setting's runtime value after the trial.
     pub final_value: Option<String>,
+    /// Runs that stayed disturbed after their re-runs, with the reasons: their
+    /// values are in `runs`, and said here rather than silently counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disturbed_runs: Vec<String>,
+    /// Measurements taken again because the box was disturbed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reruns: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl crate::store::Document for TryReport {

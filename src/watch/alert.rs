@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::counter::{Observation, Tracker};
 use super::sample::Gauge;
+use crate::probe::nic_stats::{DropCounters, NicStat, explain_drops};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlertConfig {
@@ -67,10 +68,12 @@ pub fn explain(metric: &str) -> Option<(&'static str, &'static str)> {
         "net_rx_dropped" => (
             "packets the kernel received but dropped before any socket saw them",
             "it sums several causes: softnet backlog overflow (compare softnet_dropped: if it grew too, \
-             raise net.core.netdev_max_backlog or spread RX with RPS), frames for a protocol nobody \
-             handles (rx_nohandler; VLAN tags without a VLAN device, IPv6 frames with IPv6 off, LLDP or \
-             STP from a switch: harmless), and driver drops (ring full: compare rx_missed_errors and \
-             rx_fifo_errors, then 'ethtool -S' and raise the RX ring with 'ethtool -G')",
+             raise net.core.netdev_max_backlog or spread RX with RPS), driver drops (ring full: \
+             rx_missed_errors and rx_fifo_errors, then the driver's own counters in 'ethtool -S'), \
+             frames for an inactive bond port (rx_nohandler), and frames for a protocol nobody \
+             handles (VLAN tags without a VLAN device, IPv6 frames with IPv6 off, LLDP or STP from a \
+             switch), which only rx_dropped counts: harmless, but known only when nothing else moved; \
+             the evidence line says which moved",
         ),
         "net_rx_missed_errors" | "net_rx_fifo_errors" | "net_rx_over_errors" => (
             "frames the NIC could not put into the RX ring or its FIFO: the host did not empty it in time",
@@ -127,8 +130,68 @@ pub fn explain(metric: &str) -> Option<(&'static str, &'static str)> {
             "many are benign (unsupported commands from tools); read them with 'smartctl -l error' or \
              'nvme error-log' and check the status field",
         ),
+        m if m.starts_with("kernel_log_") => return kernel_log_meaning(m),
         _ => return None,
     })
+}
+
+/// Kernel-log counters (`kernel_log_<class>`): what the lines say and what to
+/// check, in the words of the matching advise rule.
+fn kernel_log_meaning(metric: &str) -> Option<(&'static str, &'static str)> {
+    Some(match metric.strip_prefix("kernel_log_")? {
+        "ata_link_reset" => (
+            "libata stopped a SATA link to recover it (exception, hard reset, lower speed)",
+            "reseat or replace the SATA cable and check the disks' power; SMART 199 (UDMA CRC) grows with a bad cable",
+        ),
+        "usb_reset" | "uas_abort" => (
+            "a USB disk stopped answering: commands aborted or the device reset",
+            "power first (a powered hub or the disk's own supply: umbrel's UAS resets were power); only then \
+             usb-storage.quirks=VID:PID:u",
+        ),
+        "io_error" => (
+            "the block layer failed reads or writes on this device",
+            "back up, then 'smartctl -a': pending/reallocated sectors are the medium, UDMA CRC errors the cable or bridge",
+        ),
+        "fs_error" => (
+            "the filesystem found corruption or could not write its metadata",
+            "look for I/O errors on the same disk first; then unmount and fsck",
+        ),
+        "oom" => (
+            "the OOM killer killed a process",
+            "the line names the process; limit it, stop a service or add zram swap",
+        ),
+        "undervoltage_throttle" => (
+            "the supply sagged (Raspberry Pi under-voltage) or the CPU throttled",
+            "use a supply that holds 5.1 V under load and power USB disks separately",
+        ),
+        "nic_link" => (
+            "a NIC's link went down",
+            "one down is a plug or a switch reboot; repeated downs are a cable, a port or EEE: swap them, try 'ethtool --set-eee IF eee off'",
+        ),
+        "nic_driver_error" => (
+            "the NIC driver timed out or reset its hardware (NETDEV WATCHDOG, tx timeout)",
+            "update the kernel or driver; check the driver's own counters with 'ethtool -S'",
+        ),
+        "md_raid" => (
+            "md lost a member, ran degraded or started a resync/recovery",
+            "see /proc/mdstat; a failed member needs its SMART data and cable checked before 'mdadm --add'",
+        ),
+        "crypto_driver" => (
+            "a crypto driver failed the kernel's self-test",
+            "the kernel will not use it; a crypto benchmark then measures the software fallback",
+        ),
+        _ => return None,
+    })
+}
+
+/// Increases that make an alert: a kernel-log problem alerts on its first
+/// line; a link down, like the other counters, only when it repeats.
+fn increases_needed(cfg: &AlertConfig, metric: &str) -> usize {
+    if metric.starts_with("kernel_log_") && metric != "kernel_log_nic_link" {
+        1
+    } else {
+        cfg.increases
+    }
 }
 
 /// Remembers which conditions are on, so each alert fires when its condition
@@ -156,7 +219,7 @@ impl Alerter {
                 .get(&o.series)
                 .map(|s| s.increases_since(time - cfg.within_s))
                 .unwrap_or(0);
-            let leaking = increases >= cfg.increases;
+            let leaking = increases >= increases_needed(cfg, metric);
             if self.edge(&o.series, "increased_repeatedly", leaking) {
                 out.push(Alert {
                     kind: "alert",
@@ -253,33 +316,64 @@ impl Alerter {
     }
 }
 
-/// For rx_dropped: how much of the growth the related counters account for.
-/// Softnet backlog drops are per CPU, not per device, so they are an upper
-/// bound for this interface's share.
+/// For rx_dropped and rx_errors: what moved with them since watching began,
+/// and the cause that makes (the same words as `rx-dropped-unknown-protocol`).
+/// Softnet backlog drops are per CPU, not per device: an upper bound for this
+/// interface's share.
 fn evidence(metric: &str, series: &str, tracker: &Tracker) -> Option<String> {
-    if metric != "net_rx_dropped" {
-        return None;
-    }
-    let labels = series.strip_prefix("net_rx_dropped")?;
-    let total = |key: &str| tracker.get(key).map(|s| s.total);
-    let dropped = total(series)?;
-    let softnet: u64 = tracker
-        .states()
+    let labels = ["net_rx_dropped", "net_rx_errors"]
         .iter()
-        .filter(|(k, _)| k.starts_with("softnet_dropped{"))
-        .map(|(_, s)| s.total)
-        .sum();
-    let missed = total(&format!("net_rx_missed_errors{labels}"));
-    let fifo = total(&format!("net_rx_fifo_errors{labels}"));
-    let driver = missed.unwrap_or(0) + fifo.unwrap_or(0);
-    let unexplained = dropped.saturating_sub(softnet + driver);
-    let shown = |v: Option<u64>| v.map_or("not reported".to_string(), |v| format!("+{v}"));
+        .find(|m| **m == metric)
+        .and_then(|m| series.strip_prefix(m))?;
+    let total = |key: String| tracker.get(&key).map_or(0, |s| s.total);
+    let sum_of = |prefix: &str| -> Vec<(String, u64)> {
+        tracker
+            .states()
+            .iter()
+            .filter(|(k, _)| k.starts_with(prefix))
+            .map(|(k, s)| (k.clone(), s.total))
+            .collect()
+    };
+    // net_driver_counter{device="eth0",counter="rx_drops"}
+    let driver_prefix = format!("net_driver_counter{},", labels.trim_end_matches('}'));
+    let driver: Vec<NicStat> = sum_of(&driver_prefix)
+        .into_iter()
+        .map(|(k, value)| NicStat {
+            name: k
+                .split("counter=\"")
+                .nth(1)
+                .unwrap_or("")
+                .trim_end_matches("\"}")
+                .to_string(),
+            value,
+        })
+        .collect();
+    let grown = DropCounters {
+        rx_dropped: total(format!("net_rx_dropped{labels}")),
+        rx_errors: total(format!("net_rx_errors{labels}")),
+        rx_nohandler: total(format!("net_rx_nohandler{labels}")),
+        ring_full: total(format!("net_rx_missed_errors{labels}"))
+            + total(format!("net_rx_fifo_errors{labels}")),
+        softnet_dropped: sum_of("softnet_dropped{").iter().map(|(_, v)| v).sum(),
+        kernel_log_events: total(format!("kernel_log_nic_driver_error{labels}")),
+        driver: (!driver.is_empty()).then_some(driver),
+    };
+    let start = DropCounters {
+        driver: grown.driver.as_ref().map(|_| Vec::new()),
+        ..Default::default()
+    };
+    let why = explain_drops(&start, &grown);
+    let moved: Vec<String> = why.moved.iter().map(|(n, v)| format!("{n} +{v}")).collect();
     Some(format!(
-        "since watching: rx_dropped +{dropped}; softnet backlog drops (all CPUs) +{softnet}; \
-         rx_missed_errors {}; rx_fifo_errors {}; {unexplained} left for other causes \
-         (unknown protocol or VLAN, IPv6 off, driver-internal drops: see 'ethtool -S' and rx_nohandler)",
-        shown(missed),
-        shown(fifo)
+        "since watching: rx_dropped +{}, rx_errors +{}; moved with them: {}; cause: {}",
+        grown.rx_dropped,
+        grown.rx_errors,
+        if moved.is_empty() {
+            "nothing".to_string()
+        } else {
+            moved.join(", ")
+        },
+        why.text
     ))
 }
 
@@ -288,5 +382,67 @@ fn human_window(s: f64) -> String {
         format!("{} h", s / 3600.0)
     } else {
         format!("{s} s")
+    }
+}
+
+#[cfg(test)]
+mod drop_tests {
+    use crate::watch::Watcher;
+    use crate::watch::sample::{Reading, Sample};
+
+    fn reading(metric: &'static str, extra: Option<&str>, value: u64) -> Reading {
+        let mut labels = vec![("device", "eth0".to_string())];
+        if let Some(c) = extra {
+            labels.push(("counter", c.to_string()));
+        }
+        Reading {
+            metric,
+            labels,
+            identity: "mac=x".into(),
+            stable_identity: "mac=x".into(),
+            boot_scoped: true,
+            resets_only: false,
+            value,
+        }
+    }
+
+    /// The evidence of the rx_dropped alert after rx_dropped went 100 -> 200
+    /// and the driver's rx_drops 3 -> `driver_after` within 10 s.
+    fn evidence(driver_after: u64) -> String {
+        let mut w = Watcher::new(Default::default(), Default::default());
+        let mut alerts = Vec::new();
+        for (t, dropped, driver) in [(0.0, 100, 3), (10.0, 200, driver_after)] {
+            let report = w.step(Sample {
+                time_unix_s: t,
+                boot_id: "b".into(),
+                counters: vec![
+                    reading("net_rx_dropped", None, dropped),
+                    reading("net_rx_nohandler", None, 0),
+                    reading("net_driver_counter", Some("rx_drops"), driver),
+                ],
+                gauges: Vec::new(),
+                problems: Vec::new(),
+                smart_read: false,
+            });
+            alerts.extend(report.alerts);
+        }
+        assert_eq!(alerts.len(), 1, "{alerts:?}");
+        alerts[0].evidence.clone().unwrap()
+    }
+
+    #[test]
+    fn the_rx_dropped_alert_names_the_driver_counter_that_moved() {
+        let e = evidence(90);
+        assert!(e.contains("driver rx_drops +87"), "{e}");
+        assert!(e.contains("'rx_drops' grew +87"), "{e}");
+        assert!(!e.contains("harmless"), "{e}");
+    }
+
+    #[test]
+    fn the_rx_dropped_alert_calls_drops_harmless_only_when_nothing_else_moved() {
+        let e = evidence(3);
+        assert!(e.contains("moved with them: nothing"), "{e}");
+        assert!(e.contains("by elimination"), "{e}");
+        assert!(e.contains("harmless"), "{e}");
     }
 }

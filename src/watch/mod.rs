@@ -8,6 +8,7 @@
 pub mod alert;
 pub mod counter;
 pub mod http;
+pub mod kernel_log;
 pub mod metrics;
 pub mod points;
 pub mod replay;
@@ -89,6 +90,8 @@ pub struct Watcher {
     pub gauges: Vec<Gauge>,
     pub live_keys: Vec<String>,
     pub samples: u64,
+    /// Time of the sample before, if any.
+    last_time: Option<f64>,
 }
 
 impl Watcher {
@@ -100,6 +103,7 @@ impl Watcher {
             gauges: Vec::new(),
             live_keys: Vec::new(),
             samples: 0,
+            last_time: None,
         }
     }
 
@@ -107,6 +111,17 @@ impl Watcher {
         let time = sample.time_unix_s;
         let mut observations = Vec::with_capacity(sample.counters.len());
         for r in &sample.counters {
+            if let Some(last) = self.last_time
+                && kernel_log::counted_from_zero(r.metric)
+                && self.tracker.get(&r.key()).is_none()
+            {
+                // No line of this class and device until now: it was 0 then.
+                let zero = sample::Reading {
+                    value: 0,
+                    ..r.clone()
+                };
+                self.tracker.observe(&zero, &sample.boot_id, last);
+            }
             let o = self.tracker.observe(r, &sample.boot_id, time);
             observations.push((r.metric, o));
         }
@@ -116,6 +131,7 @@ impl Watcher {
             .alerter
             .evaluate(&self.cfg, time, &observations, &gauges, &self.tracker);
         self.samples += 1;
+        self.last_time = Some(time);
         // SMART series are only read every few samples; keep them exported.
         let mut keys: Vec<String> = observations.iter().map(|(_, o)| o.series.clone()).collect();
         if !sample.smart_read {

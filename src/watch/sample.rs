@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::thermal;
 use crate::probe::net::{self, CounterSource};
-use crate::probe::{Outcome, diskstats, md, memory, proc_stat, smart};
+use crate::probe::{Outcome, diskstats, md, memory, nic_stats, proc_stat, smart};
 use crate::root::Root;
 
 /// SMART attributes that are plain event counts (raw value = a count), by id:
@@ -250,6 +250,23 @@ fn read_net(root: &Root, s: &mut Sample) {
                 value,
             });
         }
+        // The driver's own drop counters, so an rx_dropped alert can say which moved.
+        let physical = root
+            .read_link(&dir)
+            .is_ok_and(|t| !t.to_string_lossy().contains("devices/virtual"));
+        if physical && let Some(stats) = nic_stats::read_driver_stats(root, &name).data() {
+            for stat in stats {
+                s.counters.push(Reading {
+                    metric: "net_driver_counter",
+                    labels: vec![("device", name.clone()), ("counter", stat.name.clone())],
+                    identity: identity.clone(),
+                    stable_identity: stable.clone(),
+                    boot_scoped: true,
+                    resets_only: false,
+                    value: stat.value,
+                });
+            }
+        }
     }
 }
 
@@ -301,6 +318,7 @@ fn net_metric(counter: &str) -> Option<&'static str> {
         "rx_fifo_errors" => "net_rx_fifo_errors",
         "rx_crc_errors" => "net_rx_crc_errors",
         "rx_over_errors" => "net_rx_over_errors",
+        "rx_nohandler" => "net_rx_nohandler",
         "tx_bytes" => "net_tx_bytes",
         "tx_packets" => "net_tx_packets",
         "tx_errors" => "net_tx_errors",

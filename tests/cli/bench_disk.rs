@@ -657,3 +657,51 @@ fn buffered_results_on_a_file_smaller_than_ram_are_labelled_page_cache() {
     assert_eq!(labelled.len(), 2, "{text}");
     assert!(!text.contains("direct (page cache)"), "{text}");
 }
+
+/// A directory on a FUSE filesystem (bindfs over a temporary directory): the
+/// result names the mount and, unless told otherwise, runs buffered. (cifs and
+/// nfs take the same path; their mountinfo options are unit-tested.)
+#[test]
+fn a_fuse_mount_is_measured_as_a_file_service() {
+    if !require(&[Need::Root, Need::Tool("bindfs"), Need::Path("/dev/fuse")]) {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let (src, mnt) = (t.path().join("src"), t.path().join("mnt"));
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let ok = Command::new("bindfs")
+        .arg(&src)
+        .arg(&mnt)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "bindfs mount");
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _u = Unmount(&mnt);
+    let dir = mnt.to_str().unwrap();
+    let o = bench_spec(
+        "--suite quick --runtime 300ms --ramp-time 0 --size 16M --settle 0 --json",
+        dir,
+    );
+    let doc = json(&o);
+    let fs = &doc["target"]["network_fs"];
+    assert_eq!(fs["fs_type"], "fuse", "{fs}");
+    assert_eq!(fs["mount_point"], dir);
+    // Buffered by default on a file service, said on stderr.
+    for t in doc["tests"].as_array().unwrap() {
+        assert_eq!(t["workload"]["direct"], false, "{t}");
+    }
+    assert!(stderr(&o).contains("measuring the file service with buffered I/O"));
+    let text = stdout(&bench_spec(
+        "--rw read --runtime 300ms --size 16M --settle 0",
+        dir,
+    ));
+    assert!(text.contains("file service: fuse"), "{text}");
+    assert!(leftover_files(&mnt).is_empty(), "temporary file removed");
+}

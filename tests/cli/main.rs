@@ -12,6 +12,7 @@ mod bench_disk;
 mod bench_http;
 mod bench_smb;
 mod check;
+mod doctors;
 mod foreign;
 mod generate;
 mod history;

@@ -62,21 +62,26 @@ fn try_setup(ns: &str) -> Result<Netns, String> {
     Ok(guard)
 }
 
-#[test]
-fn probe_sees_a_shaped_veth_in_a_namespace() {
-    let ns = format!("nastune-test-{}", std::process::id());
-    let Some(_guard) = setup(&ns, &[]) else {
-        return;
-    };
+/// `nastune probe --json` run inside the namespace.
+fn probe_in(ns: &str) -> serde_json::Value {
     let o = Command::new("ip")
-        .args(["netns", "exec", &ns])
+        .args(["netns", "exec", ns])
         .arg(env!("CARGO_BIN_EXE_nastune"))
         .args(["probe", "--json", "--no-store"])
         .env("NO_COLOR", "1")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+#[test]
+fn probe_sees_a_shaped_veth_in_a_namespace() {
+    let ns = format!("nastune-test-{}", std::process::id());
+    let Some(_guard) = setup(&ns, &[]) else {
+        return;
+    };
+    let v = probe_in(&ns);
     assert_eq!(v["network"]["status"], "ok", "{}", v["network"]);
     let ifaces = v["network"]["data"]["interfaces"].as_array().unwrap();
     let names: Vec<&str> = ifaces.iter().map(|i| i["name"].as_str().unwrap()).collect();
@@ -148,14 +153,7 @@ fn ethtool_features_match_ethtool_k() {
     let Some(_guard) = setup(&ns, &["ethtool"]) else {
         return;
     };
-    let o = Command::new("ip")
-        .args(["netns", "exec", &ns])
-        .arg(env!("CARGO_BIN_EXE_nastune"))
-        .args(["probe", "--json", "--no-store"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = probe_in(&ns);
     for iface in v["network"]["data"]["interfaces"].as_array().unwrap() {
         let name = iface["name"].as_str().unwrap();
         let k = Command::new("ip")
@@ -181,4 +179,33 @@ fn ethtool_features_match_ethtool_k() {
             );
         }
     }
+}
+
+/// What `rx-dropped-unknown-protocol` and the watch alert rely on: frames of an
+/// ethertype nobody handles raise the receiver's rx_dropped, not rx_nohandler
+/// (that one counts only frames on devices taking exact delivery, such as an
+/// inactive bond port), so unknown protocols are known only by elimination.
+#[test]
+fn unknown_ethertype_frames_raise_rx_dropped_not_rx_nohandler() {
+    let ns = format!("nastune-drop-{}", std::process::id());
+    let Some(_guard) = setup(&ns, &["python3"]) else {
+        return;
+    };
+    // Broadcast frames of the local experimental ethertype 0x88b5 from nsa0.
+    let send = "import socket\n\
+                s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\n\
+                s.bind(('nsa0', 0))\n\
+                frame = b'\\xff' * 6 + b'\\x02\\x00\\x00\\x00\\x00\\x01' + b'\\x88\\xb5' + b'x' * 50\n\
+                for _ in range(7): s.send(frame)\n";
+    run(&["ip", "netns", "exec", &ns, "python3", "-c", send]).unwrap();
+    let v = probe_in(&ns);
+    let b = v["network"]["data"]["interfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "nsb0")
+        .unwrap()
+        .clone();
+    assert!(b["counters"]["rx_dropped"].as_u64().unwrap() >= 7, "{b}");
+    assert_eq!(b["counters"]["rx_nohandler"], 0, "{b}");
 }

@@ -397,3 +397,40 @@ fn fixture_boxes_report_what_their_own_files_say() {
         assert!(f.checked >= 8, "{name}: only {} facts checked", f.checked);
     }
 }
+
+/// A line written to /dev/kmsg is read back, classified, by the live probe.
+#[test]
+fn a_line_written_to_kmsg_is_found_and_classified() {
+    if !require(&[Need::Root, Need::Path("/dev/kmsg")]) {
+        return;
+    }
+    // A device name no box has, so the line cannot be confused with a real one.
+    let marker = format!("sdz{}", std::process::id() % 100_000);
+    let line = format!("<3>nastune-test: I/O error, dev {marker}, sector 123\n");
+    if let Err(e) = std::fs::write("/dev/kmsg", &line) {
+        skip(&format!("cannot write /dev/kmsg: {e}"));
+        return;
+    }
+    let v = normalized(&stdout(
+        &nastune()
+            .args(["probe", "--json", "--no-store"])
+            .output()
+            .unwrap(),
+    ));
+    let log = &v["kernel_log"]["data"];
+    let count = log["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["device"] == marker.as_str())
+        .unwrap_or_else(|| panic!("no count for {marker}: {log}"));
+    assert_eq!(count["class"], "io_error");
+    assert_eq!(count["count"], 1);
+    assert!(
+        log["examples"].as_array().unwrap().iter().any(|e| e["line"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("dev {marker}, sector 123"))),
+        "{log}"
+    );
+}

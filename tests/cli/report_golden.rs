@@ -59,3 +59,53 @@ fn every_kind_of_stored_run_reports_as_before() {
         std::fs::read(&fixture).unwrap()
     );
 }
+
+/// The one run kind the 0.1 store lacks: a `tune try` run (read-ahead 4 -> 1024 KiB
+/// on a loop device, kept), built from its stored document
+/// (tests/fixtures/docs/tune-try.json) and brought in with `history import`.
+#[test]
+fn a_tune_try_run_reports_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("docs/tune-try.json")).unwrap(),
+    )
+    .unwrap();
+    let export = serde_json::json!({
+        "format": "nastune-runs",
+        "format_version": 1,
+        "tool_version": "0.1.0",
+        "exported_unix": 1795494886,
+        "runs": [{
+            "id": 1,
+            "kind": "tune-try",
+            "started_unix": 1795494872,
+            "finished_unix": 1795494878,
+            "status": "ok",
+            "host_id": "a0d4a0b50b8a6bbb",
+            "tool_version": "0.1.0",
+            "command": "nastune tune try --set sysfs:block/loop0/queue/read_ahead_kb=1024 \
+                        --bench buffered-seq-read:/dev/loop0 --runs 5 --runtime 500ms",
+            "documents": [{"kind": "tune-try", "schema_version": 1, "body": doc}],
+        }],
+    });
+    let file = dir.path().join("runs.json");
+    std::fs::write(&file, export.to_string()).unwrap();
+    let o = run_with_db(dir.path(), &["history", "import", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let db = dir.path().join("nastune.db");
+    let golden = fixtures().join("golden/report");
+    let md = report(&db, &["1"], "--markdown");
+    assert!(
+        md.contains("| 209.45 MiB/s | 1032.30 MiB/s | Kept: "),
+        "{md}"
+    );
+    assert_golden(&golden.join("tune-try.md"), &md);
+    let html = report(&db, &["1"], "--html");
+    assert!(
+        html.contains("<h2>Tuning trials</h2>")
+            && html.contains("without (&apos;4&apos;)")
+            && html.contains("5 runs per side, p = 0.023"),
+        "{html}"
+    );
+    assert_golden(&golden.join("tune-try.html"), &html);
+}

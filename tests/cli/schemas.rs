@@ -51,3 +51,53 @@ fn advise_list_json_carries_its_schema_version() {
             .all(|r| r["id"].is_string() && r["checks"].is_string())
     );
 }
+
+fn probe_of(boxname: &str) -> serde_json::Value {
+    let o = nastune()
+        .args(["probe", "--json", "--no-store", "--root"])
+        .arg(crate::util::fixtures().join("boxes").join(boxname))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+#[test]
+fn every_probe_section_and_doctor_field_is_in_the_schema_document() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json-schemas.md"),
+    )
+    .unwrap();
+    let probe = doc
+        .split("## probe (")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .unwrap();
+    let v = probe_of("rpi4-usb");
+    for (key, section) in v.as_object().unwrap() {
+        if section.get("status").is_some() {
+            assert!(
+                probe.contains(&format!("`{key}`")),
+                "section '{key}' undocumented"
+            );
+        }
+    }
+    let rk = probe_of("rk3399-raid5");
+    let objects = [
+        &v["usb"]["data"],
+        &v["usb"]["data"]["devices"][0],
+        &v["usb"]["data"]["disks"][1],
+        &v["links"]["data"]["nics"][0],
+        &v["links"]["data"]["nics"][0]["ethtool"]["data"]["modes"]["data"],
+        &v["links"]["data"]["nics"][0]["ethtool"]["data"]["eee"]["data"],
+        &rk["links"]["data"]["pcie"][0],
+    ];
+    for o in objects {
+        for key in o.as_object().expect("an object").keys() {
+            assert!(
+                probe.contains(&format!("`{key}`")),
+                "field '{key}' undocumented"
+            );
+        }
+    }
+}

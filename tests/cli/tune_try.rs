@@ -237,7 +237,7 @@ fn try_read_ahead_on_a_loop_device_keeps_or_reverts_by_its_numbers() {
         md.contains(&format!("block/{name}/queue/read_ahead_kb '4' -> '1024'")),
         "{md}"
     );
-    assert!(md.contains("rolled back: "), "{md}");
+    assert!(md.contains("Rolled back: "), "{md}");
     let html = t.path().join("trials.html");
     etc.run_ok(
         &prefix,

@@ -664,3 +664,49 @@ fn watch_replay_of_proc_only_trees_reads_proc_and_flags_decreases_as_resets() {
     assert_eq!(change(samples[2], RX_BYTES).unwrap()["step"], "reset");
     assert_eq!(samples[2]["wraps"], 0);
 }
+
+/// Kernel-log lines new since the last tree alert at once (a class never seen
+/// before counts from 0), and the rx_dropped alert names the driver counter
+/// that moved with it, as `advise` would.
+#[test]
+fn watch_replay_alerts_on_new_kernel_log_lines_and_explains_drops() {
+    let base = tempfile::tempdir().unwrap();
+    let kmsg = std::fs::read_to_string(fixtures().join("boxes/rpi2-luks/.nastune/kmsg")).unwrap();
+    let steps: Vec<Step> = (0..2)
+        .map(|i| {
+            let s = Step::new(base.path(), "rpi2-luks", i);
+            let (dropped, driver) = [(100, 5), (400, 300)][i];
+            s.time(T0 + i as u64 * 60)
+                .write(&format!("{ETH0}/address"), "b8:27:eb:00:00:01")
+                .stat("rx_dropped", dropped)
+                .write(
+                    ".nastune/ethtool-stats/eth0.json",
+                    &format!("{{\"value\": [{{\"name\": \"rx_drops\", \"value\": {driver}}}]}}"),
+                );
+            if i == 1 {
+                s.write(
+                    ".nastune/kmsg",
+                    &format!(
+                        "{kmsg}[ 9000.000000] usb 1-1.3: reset high-speed USB device number 4 using dwc_otg\n\
+                         [ 9001.000000] Out of memory: Killed process 360 (smbd) total-vm:236348kB"
+                    ),
+                );
+            }
+            s
+        })
+        .collect();
+    let l = lines(&replay(&steps, &["--no-store"]));
+    assert_eq!(
+        alerts(&l, "kernel_log_usb_reset{device=\"usb 1-1.3\"}").len(),
+        1,
+        "{l:#?}"
+    );
+    assert_eq!(alerts(&l, "kernel_log_oom").len(), 1, "{l:#?}");
+    // The under-voltage lines were there before watching began: no alert.
+    assert!(alerts(&l, "kernel_log_undervoltage_throttle").is_empty());
+    let drop = alerts(&l, "net_rx_dropped{device=\"eth0\"}");
+    assert!(!drop.is_empty(), "{l:#?}");
+    let evidence = drop[0]["evidence"].as_str().unwrap();
+    assert!(evidence.contains("'rx_drops' grew +295"), "{evidence}");
+    assert!(!evidence.contains("harmless"), "{evidence}");
+}

@@ -3,6 +3,8 @@
 
 use super::super::{Change, Finding, Risk, Rule, RuleInfo, Severity};
 use super::{ASSUMED_LINK_MBIT, physical, softnet, softnet_totals};
+use crate::probe::kernel_log::Class;
+use crate::probe::nic_stats;
 
 pub(super) static RX_RING_OVERFLOW: Rule = Rule {
     info: RuleInfo {
@@ -94,9 +96,11 @@ pub(super) static RX_DROPPED_UNEXPLAINED: Rule = Rule {
         severity: Severity::Info,
         risk: Risk::AdviceOnly,
         checks: "A physical NIC's rx_dropped is non-zero while it reports no missed/FIFO \
-                 errors and no CPU dropped from its backlog. That rules out the common \
-                 overload causes, not the rest: frames for protocols or VLANs this host does \
-                 not run, or drops inside the driver. The counters alone cannot tell which.",
+                 errors and no CPU dropped from its backlog. The driver's own counters \
+                 ('ethtool -S'), rx_nohandler and the kernel log's driver errors then say \
+                 which cause it is; drops are called harmless only when rx_nohandler accounts \
+                 for them or, with the driver's counters read, nothing else moved (unknown \
+                 protocols are counted in rx_dropped alone). The watch alert words the same cause.",
         references: &["https://docs.kernel.org/networking/statistics.html"],
     },
     evaluate: |info, ctx| {
@@ -111,40 +115,71 @@ pub(super) static RX_DROPPED_UNEXPLAINED: Rule = Rule {
                 {
                     return None;
                 }
-                let packets = i.counters.rx_packets.unwrap_or(0);
                 let name = &i.name;
-                Some(
-                    Finding::of(
-                        info,
-                        format!("{name} rx_dropped {dropped}: not a full ring or backlog"),
-                        format!(
-                            "{dropped} of {packets} received frames were dropped. The NIC \
-                             missed none (rx_missed_errors/rx_fifo_errors 0) and no CPU backlog \
-                             overflowed, so the ring and the backlog are not the cause. What is \
-                             left is not known from these counters: frames the stack discards \
-                             on purpose (unknown ethertypes such as LLDP or EAPOL, IPv6 when \
-                             disabled, VLAN tags without a VLAN interface; counted in \
-                             rx_nohandler on kernels since 4.6) or drops inside the driver \
-                             (its own counters in 'ethtool -S {name}'). If rx_nohandler grows \
-                             with rx_dropped, the frames were unwanted and nothing needs \
-                             tuning; if a driver counter grows instead, that counter names the \
-                             problem."
-                        ),
-                    )
-                    .evidence(format!("{name} rx_dropped"), dropped)
-                    .evidence("softnet dropped", backlog_drops)
-                    .setting(format!("ethtool:{name}:statistics"))
-                    .change(Change::AdviceOnly {
-                        action: format!(
-                            "compare /sys/class/net/{name}/statistics/rx_nohandler and \
-                             'ethtool -S {name}' before and after rx_dropped grows"
-                        ),
-                    }),
+                // Since boot: everything counted so far against nothing.
+                let now = nic_stats::DropCounters {
+                    rx_dropped: dropped,
+                    rx_errors: i.counters.rx_errors.unwrap_or(0),
+                    rx_nohandler: i.counters.rx_nohandler.unwrap_or(0),
+                    ring_full: 0,
+                    softnet_dropped: backlog_drops,
+                    driver: i.driver_stats.data().cloned(),
+                    kernel_log_events: nic_driver_errors(ctx, name),
+                };
+                let before = nic_stats::DropCounters {
+                    driver: now.driver.as_ref().map(|_| Vec::new()),
+                    ..Default::default()
+                };
+                let why = nic_stats::explain_drops(&before, &now);
+                let packets = i.counters.rx_packets.unwrap_or(0);
+                let mut f = Finding::of(
+                    info,
+                    format!("{name} rx_dropped {dropped}: not a full ring or backlog"),
+                    format!(
+                        "{dropped} of {packets} received frames were dropped since boot. The NIC \
+                         missed none (rx_missed_errors/rx_fifo_errors 0) and no CPU backlog \
+                         overflowed. Beside them: {}. (Frames of unknown protocols raise \
+                         rx_dropped only; rx_nohandler counts frames for inactive bond ports; \
+                         drops inside the driver show in 'ethtool -S {name}'.)",
+                        why.text
+                    ),
                 )
+                .evidence(format!("{name} rx_dropped"), dropped)
+                .evidence("softnet dropped", backlog_drops)
+                .evidence("cause", format!("{:?}", why.cause))
+                .setting(format!("ethtool:{name}:statistics"))
+                .change(Change::AdviceOnly {
+                    action: if why.harmless {
+                        "nothing to tune".to_string()
+                    } else {
+                        format!(
+                            "compare 'ethtool -S {name}' and rx_nohandler before and after \
+                             rx_dropped grows ('nastune watch' does)"
+                        )
+                    },
+                });
+                for (counter, grew) in &why.moved {
+                    f = f.evidence(counter.clone(), grew);
+                }
+                if !why.harmless && why.cause != nic_stats::Cause::Unknown {
+                    f = f.severity(Severity::Notice);
+                }
+                Some(f)
             })
             .collect()
     },
 };
+
+/// Driver errors the kernel logged for `name` since boot (tx timeouts,
+/// resets): they come with drops of their own.
+fn nic_driver_errors(ctx: &super::super::Context, name: &str) -> u64 {
+    ctx.snapshot.kernel_log.data().map_or(0, |l| {
+        l.of_class(Class::NicDriverError)
+            .filter(|c| c.device.as_deref() == Some(name))
+            .map(|c| c.count)
+            .sum()
+    })
+}
 
 pub(super) static COUNTERS_32BIT: Rule = Rule {
     info: RuleInfo {
@@ -325,7 +360,14 @@ pub(super) static LINK_DEGRADED: Rule = Rule {
                 let speed = i.speed_mbit_per_sec;
                 let half = i.duplex.as_deref() == Some("half");
                 let gigabit = i.driver.as_deref().is_some_and(|d| GIGABIT_DRIVERS.contains(&d));
-                let slow = gigabit && speed.is_some_and(|s| s < 1000);
+                // When both ends' modes are known and the link downshifted,
+                // nic-link-downshifted says it with the evidence.
+                let downshifted = ctx
+                    .snapshot
+                    .links
+                    .data()
+                    .is_some_and(|l| l.nics.iter().any(|n| n.interface == i.name && n.downshifted));
+                let slow = gigabit && speed.is_some_and(|s| s < 1000) && !downshifted;
                 if !half && !slow {
                     return None;
                 }
@@ -439,6 +481,45 @@ mod tests {
     use crate::probe::Outcome;
 
     #[test]
+    fn rx_drops_named_by_the_driver_counters_or_harmless_only_with_evidence() {
+        use crate::probe::{Outcome, nic_stats::NicStat};
+        let mut snap = snapshot_of("pogoplug-v4");
+        let stats = |v: u64| Outcome::Ok {
+            data: vec![NicStat {
+                name: "rx_queue_0_drops".into(),
+                value: v,
+            }],
+        };
+        eth0(&mut snap).driver_stats = stats(100);
+        let f = run(&RX_DROPPED_UNEXPLAINED, &snap);
+        assert_eq!(f[0].severity, Severity::Notice);
+        assert!(
+            f[0].rationale.contains("'rx_queue_0_drops' grew +100"),
+            "{}",
+            f[0].rationale
+        );
+        assert!(!f[0].rationale.contains("; harmless"), "{}", f[0].rationale);
+        // Read and still: by elimination, unknown protocols.
+        eth0(&mut snap).driver_stats = stats(0);
+        let f = run(&RX_DROPPED_UNEXPLAINED, &snap);
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(
+            f[0].rationale.contains("by elimination"),
+            "{}",
+            f[0].rationale
+        );
+        assert!(f[0].rationale.contains("harmless"), "{}", f[0].rationale);
+        // Inactive bond port frames account for every drop.
+        eth0(&mut snap).counters.rx_nohandler = Some(112);
+        let f = run(&RX_DROPPED_UNEXPLAINED, &snap);
+        assert!(
+            f[0].rationale.contains("rx_nohandler grew +112"),
+            "{}",
+            f[0].rationale
+        );
+    }
+
+    #[test]
     fn rx_drops_explained_by_ring_or_left_open() {
         let mut snap = snapshot_of("pogoplug-v4");
         assert!(run(&RX_RING_OVERFLOW, &snap).is_empty());
@@ -533,6 +614,15 @@ mod tests {
             "{}",
             f[0].rationale
         );
+        // With both ends' modes known, nic-link-downshifted speaks instead.
+        let mut known = snap.clone();
+        if let Some(l) = match &mut known.links {
+            crate::probe::Outcome::Ok { data } => Some(data),
+            _ => None,
+        } {
+            l.nics[0].downshifted = true;
+        }
+        assert!(run(&LINK_DEGRADED, &known).is_empty());
         eth0(&mut snap).counters.carrier_changes = Some(40);
         let f = run(&CARRIER_FLAPPING, &snap);
         assert_eq!(f.len(), 1);

@@ -9,6 +9,7 @@ pub mod kat;
 pub mod kdf;
 pub mod kernel;
 pub mod measure;
+mod measured;
 pub mod proc_crypto;
 pub mod userspace;
 pub mod xts;
@@ -63,6 +64,9 @@ pub struct CryptoReport {
     /// `None` with --no-kdf.
     pub kdf: Option<KdfResults>,
     pub recommendation: advice::Recommendation,
+    /// Whether the box was quiet while we measured (absent before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::bench::validity::Validity>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -236,6 +240,7 @@ pub fn run(settings: &Settings, root: &Root, progress: &mut dyn FnMut(&str, f64)
         user_space: user_results,
         kdf,
         recommendation,
+        validity: None,
     }
 }
 
@@ -313,6 +318,10 @@ fn user_point(
 impl crate::store::Document for CryptoReport {
     const KIND: crate::store::DocKind = crate::store::DocKind::Crypto;
     const VERSION: u32 = SCHEMA_VERSION;
+
+    fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+        self.validity.as_ref()
+    }
 }
 
 #[cfg(test)]

@@ -53,7 +53,24 @@ pub fn measure(plan: &Plan) -> Result<Option<DiskBench>, MeasureError> {
         Err(target::TargetError::Interrupted) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    for t in tests {
+    let network_buffered = target.network_fs.is_some() && !plan.direct_chosen;
+    let tests: Vec<_> = tests
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            t.workload.direct &= !network_buffered;
+            t
+        })
+        .collect();
+    if let Some(n) = target.network_fs.as_ref().filter(|_| network_buffered) {
+        eprintln!(
+            "nastune: '{}' is on {}: measuring the file service with buffered I/O \
+             (--direct bypasses the client's cache where the filesystem supports it)",
+            plan.path.display(),
+            n.describe()
+        );
+    }
+    for t in &tests {
         t.workload
             .validate_for(target.size_bytes, target.logical_block_bytes)?;
     }
@@ -72,7 +89,7 @@ pub fn measure(plan: &Plan) -> Result<Option<DiskBench>, MeasureError> {
     };
     let mut bar = crate::progress::Progress::stderr();
     let mut results: Vec<TestResult> = Vec::new();
-    for t in tests {
+    for t in &tests {
         if interrupt::interrupted() {
             break;
         }
@@ -91,9 +108,20 @@ pub fn measure(plan: &Plan) -> Result<Option<DiskBench>, MeasureError> {
             },
             None => None,
         };
-        let r = run_test(&bench, &t.name, &t.workload, plan.loops, &mut |name, f| {
-            bar.draw(name, f)
-        });
+        // Settle once, before the first test; later tests follow our own.
+        let settle_s = if results.is_empty() {
+            plan.settle_s
+        } else {
+            0.0
+        };
+        let r = run_test(
+            &bench,
+            &t.name,
+            &t.workload,
+            plan.loops,
+            settle_s,
+            &mut |name, f| bar.draw(name, f),
+        );
         results.push(r);
     }
     bar.clear();
@@ -114,6 +142,9 @@ pub fn measure(plan: &Plan) -> Result<Option<DiskBench>, MeasureError> {
             note,
         },
         suite: plan.suite.map(|s| s.name().to_string()),
+        validity: crate::bench::validity::Validity::worst(
+            results.iter().filter_map(|t| t.validity.as_ref()),
+        ),
         tests: results,
         interrupted,
     };

@@ -6,6 +6,8 @@ pub mod buffers;
 pub mod engine;
 pub mod job;
 pub mod measure;
+mod measured;
+pub mod network_fs;
 pub mod null;
 pub mod plan;
 pub mod psync;
@@ -27,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::bench::cpu::CpuUsage;
 use crate::bench::diskstats::{Layer, LayerIo};
 use crate::bench::histogram::{Histogram, REPORTED_PERCENTILES};
+use crate::bench::validity::Validity;
 
 pub use measure::{MeasureError, measure};
 pub use plan::{Plan, SuiteOptions};
@@ -142,6 +145,9 @@ pub struct TestResult {
     /// cache's speed, not the disk's.
     #[serde(default)]
     pub page_cache: bool,
+    /// Whether the box was quiet while this test ran (absent in runs before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<Validity>,
 }
 
 impl TestResult {
@@ -166,6 +172,7 @@ impl TestResult {
             verify: None,
             notes: Vec::new(),
             page_cache: false,
+            validity: None,
         }
     }
 
@@ -207,9 +214,16 @@ pub struct DiskBench {
     pub suite: Option<String>,
     pub tests: Vec<TestResult>,
     pub interrupted: bool,
+    /// The worst of the tests' validity: disturbed if any test was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<Validity>,
 }
 
 impl crate::store::Document for DiskBench {
     const KIND: crate::store::DocKind = crate::store::DocKind::Disk;
     const VERSION: u32 = SCHEMA_VERSION;
+
+    fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+        self.validity.as_ref()
+    }
 }

@@ -24,6 +24,12 @@ pub struct Plan {
     pub destroy_data: Option<PathBuf>,
     /// Passes per test.
     pub loops: u32,
+    /// Seconds the validity guard waits for an idle box before the first test.
+    pub settle_s: f64,
+    /// The user chose --direct or --buffered. Otherwise a target on a network
+    /// filesystem runs buffered, as programs there do (the client's cache is
+    /// part of the service).
+    pub direct_chosen: bool,
 }
 
 /// What a suite takes from the caller; the suite sets the rest of each workload.
@@ -92,6 +98,8 @@ impl Plan {
             engine: None,
             destroy_data: None,
             loops: 1,
+            settle_s: crate::bench::validity::DEFAULT_SETTLE_S,
+            direct_chosen: false,
         })
     }
 

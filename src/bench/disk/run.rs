@@ -17,6 +17,7 @@ use super::{
 use crate::bench::cpu::{self, CpuUsage};
 use crate::bench::diskstats::{self, Layer, LayerIo};
 use crate::bench::interrupt;
+use crate::bench::validity::{self, Guard, GuardPlan};
 use crate::probe::diskstats::read_diskstats;
 use crate::root::Root;
 
@@ -278,8 +279,18 @@ pub fn run_test(
     name: &str,
     w: &Workload,
     loops: u32,
+    settle_s: f64,
     progress: Progress<'_>,
 ) -> TestResult {
+    let guard = Guard::start(
+        b.root,
+        GuardPlan {
+            settle_s,
+            devices: b.target.device.iter().cloned().collect(),
+            io: true,
+            peer_pids: Vec::new(),
+        },
+    );
     let mut total = JobResult::default();
     let mut elapsed = Duration::ZERO;
     let mut devices: Vec<LayerIo> = Vec::new();
@@ -300,6 +311,7 @@ pub fn run_test(
         let p = match run_pass(b, &label, w, pass, progress) {
             Ok(p) => p,
             Err(e) => {
+                drop(guard);
                 return TestResult::not_run(name.to_string(), w.clone(), TestStatus::Failed, e);
             }
         };
@@ -326,6 +338,14 @@ pub fn run_test(
         }
         last_cpu = Some(p.cpu);
     }
+    let moved = total.read.bytes + total.write.bytes;
+    let validity = guard.finish(
+        b.root,
+        validity::Outcome {
+            own_device_bytes: w.direct.then_some(moved),
+            buffered_file_bytes: (!w.direct).then_some(b.target.size_bytes),
+        },
+    );
     let ios = total.read.ios + total.write.ios;
     let secs = elapsed.as_secs_f64().max(1e-9);
     let per_io = |ns: u64| (ios > 0).then(|| ns as f64 / ios as f64);
@@ -378,6 +398,7 @@ pub fn run_test(
         verify,
         notes,
         page_cache,
+        validity: Some(validity),
     }
 }
 

@@ -54,6 +54,10 @@ pub struct TargetInfo {
     pub memory_align_bytes: u32,
     /// The block device the target is on (or is), when there is one.
     pub device: Option<String>,
+    /// The network or FUSE filesystem the target is on: then the bench measures
+    /// the file service, not a disk (absent in runs before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_fs: Option<super::network_fs::NetworkFs>,
 }
 
 #[derive(Debug)]
@@ -198,6 +202,7 @@ pub fn open(
                 logical_block_bytes: lbs,
                 memory_align_bytes: lbs.max(4096),
                 device: name,
+                network_fs: None,
             },
             remove_on_drop: false,
             _claim: claim,
@@ -253,6 +258,7 @@ pub fn open(
             logical_block_bytes: 512,
             memory_align_bytes: 4096,
             device,
+            network_fs: network_fs(root, path),
         },
         remove_on_drop: false,
         _claim: None,
@@ -290,6 +296,14 @@ pub fn open(
     target.info.logical_block_bytes = off_align;
     target.info.memory_align_bytes = mem_align.max(4096);
     Ok(target)
+}
+
+/// The network or FUSE mount holding `path`, from /proc/self/mountinfo.
+fn network_fs(root: &Root, path: &Path) -> Option<super::network_fs::NetworkFs> {
+    let canonical = fs::canonicalize(path).ok()?;
+    let text = root.read_string("proc/self/mountinfo").ok()?;
+    let mounts = crate::probe::filesystems::parse_mountinfo(&text).ok()?;
+    super::network_fs::find(&mounts, &canonical)
 }
 
 fn file_len(file: &File) -> io::Result<u64> {

@@ -6,6 +6,7 @@
 
 pub mod engine;
 pub mod fuzz;
+mod measured;
 pub mod parser;
 mod poll;
 pub mod target;
@@ -143,6 +144,9 @@ pub struct HttpReport {
     pub settings: Settings,
     pub runs: Vec<RunResult>,
     pub comparisons: Vec<Comparison>,
+    /// Whether the box was quiet while we measured (absent before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::bench::validity::Validity>,
 }
 
 /// Resolves the URL's host once (the first address), as wrk does.
@@ -352,4 +356,8 @@ pub fn compare(runs: &[RunResult], base_url: &str, other_url: &str) -> Vec<Compa
 impl crate::store::Document for HttpReport {
     const KIND: crate::store::DocKind = crate::store::DocKind::Http;
     const VERSION: u32 = SCHEMA_VERSION;
+
+    fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+        self.validity.as_ref()
+    }
 }

@@ -4,6 +4,7 @@
 
 #[cfg(feature = "smb")]
 pub mod engine;
+mod measured;
 pub mod server;
 
 use serde::{Deserialize, Serialize};

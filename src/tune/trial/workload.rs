@@ -293,7 +293,7 @@ impl PreparedWorkload {
             settle: Duration::from_millis(200),
         };
         let name = self.spec.kind.name();
-        let r = run_test(&bench, name, workload, 1, &mut |_, _| {});
+        let r = run_test(&bench, name, workload, 1, 0.0, &mut |_, _| {});
         let failed = |reason: String| WorkloadError::Run {
             kind: name,
             path: self.spec.path.display().to_string(),

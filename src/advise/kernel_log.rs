@@ -1,0 +1,403 @@
+//! Rules on what the kernel log says happened since boot: disk I/O errors, a
+//! flapping link, OOM kills, under-voltage, SATA link resets, UAS aborts.
+
+use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
+use crate::probe::kernel_log::{Class, ClassCount, KernelLog};
+
+pub static RULES: &[&Rule] = &[
+    &IO_ERRORS,
+    &LINK_FLAPPING,
+    &OOM_KILLS,
+    &UNDERVOLTAGE,
+    &ATA_LINK_RESETS,
+    &UAS_ABORTS,
+];
+
+/// Downs of one NIC since boot that make a flapping link: one is a cable
+/// plugged in or a switch that booted later; three are not chance.
+pub const FLAPPING_DOWNS: u64 = 3;
+
+/// A box with at most this much RAM has no room for a memory-hungry service.
+const SMALL_RAM_BYTES: u64 = 1 << 30;
+
+const UMBREL_580: &str = "https://github.com/getumbrel/umbrel/pull/580";
+
+fn log<'a>(ctx: &'a Context) -> Option<&'a KernelLog> {
+    ctx.snapshot.kernel_log.data()
+}
+
+fn counts<'a>(ctx: &'a Context, class: Class) -> Vec<&'a ClassCount> {
+    log(ctx).map_or_else(Vec::new, |l| l.of_class(class).collect())
+}
+
+/// The latest line of `class` (on `device`), quoted as evidence.
+fn latest<'a>(ctx: &'a Context, class: Class, device: Option<&str>) -> Option<&'a str> {
+    log(ctx)?
+        .examples
+        .iter()
+        .rev()
+        .find(|e| e.class == class && (device.is_none() || e.device.as_deref() == device))
+        .map(|e| e.line.as_str())
+}
+
+fn device(c: &ClassCount) -> &str {
+    c.device.as_deref().unwrap_or("unknown device")
+}
+
+/// One finding per device with events of `class`, each with its count, time
+/// span and latest line.
+fn per_device(
+    info: &RuleInfo,
+    ctx: &Context,
+    class: Class,
+    keep: impl Fn(&ClassCount) -> bool,
+    write: impl Fn(&ClassCount) -> (String, String, Change),
+) -> Vec<Finding> {
+    counts(ctx, class)
+        .into_iter()
+        .filter(|c| keep(c))
+        .map(|c| {
+            let (title, rationale, change) = write(c);
+            let mut f = Finding::of(info, title, rationale)
+                .evidence(format!("{} events on {}", class.name(), device(c)), c.count)
+                .evidence(
+                    "seconds after boot (first-last)",
+                    format!("{:.0}-{:.0}", c.first_s, c.last_s),
+                )
+                .change(change);
+            if let Some(line) = latest(ctx, class, c.device.as_deref()) {
+                f = f.evidence("latest line", line);
+            }
+            f
+        })
+        .collect()
+}
+
+fn advice(action: impl Into<String>) -> Change {
+    Change::AdviceOnly {
+        action: action.into(),
+    }
+}
+
+pub(super) static IO_ERRORS: Rule = Rule {
+    info: RuleInfo {
+        id: "kernel-log-io-errors",
+        area: "storage",
+        title: "The kernel logged I/O errors on a disk",
+        severity: Severity::Warning,
+        risk: Risk::AdviceOnly,
+        checks: "The block layer logged failed reads or writes ('I/O error, dev sdX', \
+                 'Buffer I/O error') for a device since boot.",
+        references: &[
+            "https://docs.kernel.org/admin-guide/sysfs-rules.html",
+            "smartctl(8)",
+        ],
+    },
+    evaluate: |info, ctx| {
+        per_device(
+            info,
+            ctx,
+            Class::IoError,
+            |_| true,
+            |c| {
+                let d = device(c);
+                (
+                    format!("{} I/O errors on {d} since boot", c.count),
+                    format!(
+                        "The kernel could not read or write {d} {} times. Each failed request was \
+                     retried or returned to the filesystem as an error; a benchmark or a copy on \
+                     this disk measures the retries, not the disk. Read its SMART data \
+                     (reallocated/pending sectors point at the medium, UDMA CRC errors at the \
+                     cable or USB bridge) and back up before anything else.",
+                        c.count
+                    ),
+                    advice(format!(
+                        "back up {d}, then check 'smartctl -a /dev/{d}' and its cable"
+                    )),
+                )
+            },
+        )
+    },
+};
+
+pub(super) static LINK_FLAPPING: Rule = Rule {
+    info: RuleInfo {
+        id: "kernel-log-link-flapping",
+        area: "network",
+        title: "A NIC's link went down repeatedly",
+        severity: Severity::Warning,
+        risk: Risk::AdviceOnly,
+        checks: "The kernel logged 'Link is Down' for one NIC at least 3 times since boot. \
+                 One down is a cable plugged in or a switch that booted later; several are a \
+                 loose cable, a failing port, energy-efficient Ethernet trouble or a NIC reset.",
+        references: &["https://docs.kernel.org/networking/phy.html"],
+    },
+    evaluate: |info, ctx| {
+        per_device(
+            info,
+            ctx,
+            Class::NicLink,
+            |c| c.count >= FLAPPING_DOWNS,
+            |c| {
+                let d = device(c);
+                let hours = (c.last_s - c.first_s) / 3600.0;
+                (
+                    format!("{d} link went down {} times", c.count),
+                    format!(
+                        "{d} lost its link {} times within {hours:.1} h. Every down drops \
+                         connections and restarts autonegotiation (which may come back at a \
+                         lower speed). Swap the cable, try another switch port, and if the \
+                         NIC supports it turn energy-efficient Ethernet off ('ethtool \
+                         --set-eee {d} eee off') to see whether the downs stop.",
+                        c.count
+                    ),
+                    advice(format!(
+                        "swap the cable and switch port of {d}; watch its carrier_changes"
+                    )),
+                )
+            },
+        )
+    },
+};
+
+pub(super) static OOM_KILLS: Rule =
+    Rule {
+        info: RuleInfo {
+            id: "kernel-log-oom-kills",
+            area: "memory",
+            title: "The OOM killer killed processes",
+            severity: Severity::Notice,
+            risk: Risk::AdviceOnly,
+            checks: "The kernel logged 'Out of memory: Killed process' since boot; a warning on a \
+                 box with 1 GiB of RAM or less, where one service too many is the usual cause.",
+            references: &["https://docs.kernel.org/admin-guide/mm/concepts.html"],
+        },
+        evaluate: |info, ctx| {
+            let kills: u64 = counts(ctx, Class::Oom).iter().map(|c| c.count).sum();
+            if kills == 0 {
+                return Vec::new();
+            }
+            let total = ctx.snapshot.memory.data().map(|m| m.total_bytes);
+            let small = total.is_some_and(|t| t <= SMALL_RAM_BYTES);
+            let mib = total.map_or("unknown".to_string(), |t| format!("{} MiB", t >> 20));
+            let mut f = Finding::of(
+            info,
+            format!("{kills} processes killed for lack of memory"),
+            format!(
+                "The OOM killer ran {kills} times since boot on a box with {mib} of RAM. A \
+                 killed smbd or database loses its work; page cache squeezed out before that \
+                 made every read go to disk. {}",
+                if small {
+                    "On this little RAM, stop a service, give Samba fewer workers or add zram swap."
+                } else {
+                    "Find the process that grew (the line names it) and limit it."
+                }
+            ),
+        )
+        .evidence("OOM kills", kills)
+        .evidence("RAM", mib)
+        .change(advice("stop or limit the process the OOM killer named; add zram swap"));
+            if small {
+                f = f.severity(Severity::Warning);
+            }
+            if let Some(line) = latest(ctx, Class::Oom, None) {
+                f = f.evidence("latest line", line);
+            }
+            vec![f]
+        },
+    };
+
+pub(super) static UNDERVOLTAGE: Rule = Rule {
+    info: RuleInfo {
+        id: "kernel-log-undervoltage",
+        area: "power",
+        title: "Under-voltage or thermal throttling was logged",
+        severity: Severity::Warning,
+        risk: Risk::AdviceOnly,
+        checks: "The Raspberry Pi firmware or hwmon driver logged 'Under-voltage detected', or \
+                 the CPU logged clock throttling, since boot.",
+        references: &[
+            "https://www.raspberrypi.com/documentation/computers/raspberry-pi.html#power-supply",
+            "https://github.com/raspberrypi/linux/issues/2512",
+        ],
+    },
+    evaluate: |info, ctx| {
+        let all = counts(ctx, Class::UndervoltageThrottle);
+        let n: u64 = all.iter().map(|c| c.count).sum();
+        if n == 0 {
+            return Vec::new();
+        }
+        let mut f = Finding::of(
+            info,
+            format!("under-voltage or throttling logged {n} times"),
+            format!(
+                "The supply sagged below 4.63 V (or the CPU throttled) {n} times since boot. The \
+                 firmware then caps the CPU clock, and USB disks on the same 5 V rail brown out: \
+                 resets, UAS aborts and I/O errors follow. Every benchmark taken while it \
+                 happened measured the power supply. Use a supply that holds 5.1 V under load \
+                 and power the disks separately."
+            ),
+        )
+        .evidence("events", n)
+        .change(advice(
+            "use a 5.1 V supply rated for the board and power USB disks separately",
+        ));
+        if let Some(line) = latest(ctx, Class::UndervoltageThrottle, None) {
+            f = f.evidence("latest line", line);
+        }
+        vec![f]
+    },
+};
+
+pub(super) static ATA_LINK_RESETS: Rule = Rule {
+    info: RuleInfo {
+        id: "kernel-log-ata-link-resets",
+        area: "storage",
+        title: "libata reset a SATA link",
+        severity: Severity::Warning,
+        risk: Risk::AdviceOnly,
+        checks: "libata's error handler logged exceptions, link resets or a speed limit on a \
+                 SATA port since boot.",
+        references: &["https://ata.wiki.kernel.org/index.php/Libata_error_messages"],
+    },
+    evaluate: |info, ctx| {
+        per_device(
+            info,
+            ctx,
+            Class::AtaLinkReset,
+            |_| true,
+            |c| {
+                let d = device(c);
+                (
+                    format!("{d}: {} link errors and resets since boot", c.count),
+                    format!(
+                        "libata stopped {d} {} times to recover it (exception, hard reset, maybe \
+                     a lower link speed). Commands in flight wait out the timeout and are \
+                     retried, so throughput drops and latency spikes for seconds. The usual \
+                     causes are a loose or poor SATA cable, a weak power supply for the disks, \
+                     or link power management; SMART's UDMA CRC count (199) grows with a bad \
+                     cable.",
+                        c.count
+                    ),
+                    advice(format!(
+                        "reseat or replace the SATA cable of {d}; check the disk power"
+                    )),
+                )
+            },
+        )
+    },
+};
+
+pub(super) static UAS_ABORTS: Rule = Rule {
+    info: RuleInfo {
+        id: "kernel-log-uas-aborts",
+        area: "storage",
+        title: "USB disk commands were aborted or the device reset",
+        severity: Severity::Warning,
+        risk: Risk::AdviceOnly,
+        checks: "The uas driver aborted commands (uas_eh_abort_handler) or usb core reset a \
+                 device since boot. Power comes first: umbrel's UAS resets on the Raspberry Pi \
+                 turned out to be power, not the protocol.",
+        references: &[
+            UMBREL_580,
+            "https://github.com/raspberrypi/linux/issues/4844",
+        ],
+    },
+    evaluate: |info, ctx| {
+        let write = |c: &ClassCount| {
+            let d = device(c);
+            (
+                format!("{d}: {} USB aborts or resets since boot", c.count),
+                format!(
+                    "{d} stopped answering {} times, so the kernel aborted its commands or \
+                     reset the device; each costs tens of seconds of stalled I/O. Check power \
+                     first: UAS runs commands in parallel and draws more current, and on the \
+                     Raspberry Pi the resets umbrel blamed on UAS were the port's power (umbrel \
+                     PR 580). Use a powered hub or a disk with its own supply; only if aborts \
+                     continue, move the bridge to usb-storage with a quirk \
+                     (usb-storage.quirks=VID:PID:u), which is slower but serial.",
+                    c.count
+                ),
+                advice(
+                    "power the disk from a powered hub or its own supply; then consider usb-storage.quirks=VID:PID:u",
+                ),
+            )
+        };
+        let mut out = per_device(info, ctx, Class::UasAbort, |_| true, write);
+        out.extend(per_device(info, ctx, Class::UsbReset, |_| true, write));
+        out
+    },
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::advise::test_support::{run_rule, snapshot_of};
+
+    #[test]
+    fn rpi2_under_voltage_and_usb_reset_are_reported() {
+        let s = snapshot_of("rpi2-luks");
+        let f = run_rule(&UNDERVOLTAGE, &s);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].title.contains("2 times"), "{}", f[0].title);
+        let f = run_rule(&UAS_ABORTS, &s);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].title.starts_with("usb 1-1.3"), "{}", f[0].title);
+        assert!(f[0].rationale.contains("power"), "{}", f[0].rationale);
+        assert!(f[0].references.iter().any(|r| r == UMBREL_580));
+    }
+
+    #[test]
+    fn three_downs_are_flapping_fewer_are_not() {
+        let mut s = snapshot_of("pogoplug-v4");
+        let f = run_rule(&LINK_FLAPPING, &s);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].title.contains("eth0 link went down 3 times"),
+            "{}",
+            f[0].title
+        );
+        if let crate::probe::Outcome::Ok { data } = &mut s.kernel_log {
+            data.counts[0].count = FLAPPING_DOWNS - 1;
+        }
+        assert!(run_rule(&LINK_FLAPPING, &s).is_empty());
+    }
+
+    #[test]
+    fn io_errors_and_ata_resets_name_the_device() {
+        let s = snapshot_of("rk3399-raid5");
+        let f = run_rule(&IO_ERRORS, &s);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].title.contains("on sdb"), "{}", f[0].title);
+        let f = run_rule(&ATA_LINK_RESETS, &s);
+        assert!(f[0].title.starts_with("ata2: 3 "), "{}", f[0].title);
+    }
+
+    #[test]
+    fn oom_is_a_warning_only_on_small_ram() {
+        let mut s = snapshot_of("rpi2-luks");
+        if let crate::probe::Outcome::Ok { data } = &mut s.kernel_log {
+            data.counts.push(ClassCount {
+                class: Class::Oom,
+                device: None,
+                count: 2,
+                first_s: 10.0,
+                last_s: 20.0,
+            });
+        }
+        let f = run_rule(&OOM_KILLS, &s);
+        assert_eq!(f[0].severity, Severity::Warning);
+        if let crate::probe::Outcome::Ok { data } = &mut s.memory {
+            data.total_bytes = 8 << 30;
+        }
+        assert_eq!(run_rule(&OOM_KILLS, &s)[0].severity, Severity::Notice);
+    }
+
+    #[test]
+    fn a_clean_log_finds_nothing() {
+        let s = snapshot_of("buildhost");
+        for r in RULES {
+            assert!(run_rule(r, &s).is_empty(), "{}", r.info.id);
+        }
+    }
+}

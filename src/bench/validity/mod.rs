@@ -1,0 +1,330 @@
+//! The validity guard: was the box quiet and at full speed while we measured?
+//! A disturbed benchmark is worse than none, so every measurement carries a
+//! [`Validity`]: each condition checked with its figure, and a verdict.
+//!
+//! [`Guard::start`] settles (waits for an idle box) and takes the "before"
+//! readings, a sampler thread watches temperatures and throttling during the
+//! run, and [`Guard::finish`] takes the "after" readings; `observe` reads,
+//! `classify` judges.
+
+pub mod classify;
+pub mod observe;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::root::Root;
+
+/// The judgement a run carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Validity {
+    pub verdict: Verdict,
+    /// Why it is disturbed; empty when clean.
+    pub reasons: Vec<String>,
+    /// Every condition checked, clean ones too, with its figure.
+    pub conditions: Vec<Condition>,
+}
+
+impl Validity {
+    pub fn is_clean(&self) -> bool {
+        self.verdict == Verdict::Clean
+    }
+
+    /// The worse of several (a `check` run's benches): disturbed if any is,
+    /// with every reason once.
+    pub fn worst<'a>(all: impl IntoIterator<Item = &'a Validity>) -> Option<Validity> {
+        let mut out: Option<Validity> = None;
+        for v in all {
+            let o = out.get_or_insert_with(|| Validity {
+                verdict: Verdict::Clean,
+                reasons: Vec::new(),
+                conditions: Vec::new(),
+            });
+            if !v.is_clean() {
+                o.verdict = Verdict::Disturbed;
+            }
+            for r in &v.reasons {
+                if !o.reasons.contains(r) {
+                    o.reasons.push(r.clone());
+                }
+            }
+            o.conditions.extend(v.conditions.iter().cloned());
+        }
+        out
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Clean,
+    Disturbed,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Clean => "clean",
+            Verdict::Disturbed => "disturbed",
+        }
+    }
+}
+
+/// One condition: `other_cpu`, `settle`, `swap`, `major_faults`,
+/// `memory_pressure`, `cpu_frequency`, `thermal`, `throttling`, `md_sync`,
+/// `ext4_lazyinit`, `target_io` or `page_cache`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Condition {
+    pub name: String,
+    pub figure: String,
+    pub verdict: Verdict,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Condition {
+    fn clean(name: &str, figure: String) -> Self {
+        Condition {
+            name: name.into(),
+            figure,
+            verdict: Verdict::Clean,
+            reason: None,
+        }
+    }
+
+    fn disturbed(name: &str, figure: String, reason: String) -> Self {
+        Condition {
+            name: name.into(),
+            figure,
+            verdict: Verdict::Disturbed,
+            reason: Some(reason),
+        }
+    }
+}
+
+/// What the guard watches, from the bench's plan.
+#[derive(Debug, Clone, Default)]
+pub struct GuardPlan {
+    /// Seconds to wait for an idle box before starting; 0 skips the wait.
+    pub settle_s: f64,
+    /// Block devices the measurement uses (kernel names: `sda`, `loop3`):
+    /// others' I/O on them, md syncs and ext4 lazy init matter.
+    pub devices: Vec<String>,
+    /// True for measurements that do disk I/O (md syncs and lazy init matter).
+    pub io: bool,
+    /// Processes that are part of the measurement (a local server): their CPU
+    /// is not "other".
+    pub peer_pids: Vec<u32>,
+}
+
+impl GuardPlan {
+    /// A CPU-only measurement (ciphers): no devices.
+    pub fn cpu(settle_s: f64) -> Self {
+        GuardPlan {
+            settle_s,
+            ..GuardPlan::default()
+        }
+    }
+
+    /// A measurement against a server at `ip:port`: when the server is on this
+    /// box, its processes are part of the measurement, not "other".
+    pub fn peer(root: &Root, settle_s: f64, host: &str, port: u16) -> Self {
+        use std::net::ToSocketAddrs;
+        let ip = (host, port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .map(|a| a.ip());
+        GuardPlan {
+            settle_s,
+            peer_pids: if ip.is_some_and(is_local) {
+                observe::port_owners(root, port)
+            } else {
+                Vec::new()
+            },
+            ..GuardPlan::default()
+        }
+    }
+}
+
+/// Whether `ip` is this box's: loopback, or an address we can bind to.
+pub fn is_local(ip: std::net::IpAddr) -> bool {
+    ip.is_loopback() || std::net::UdpSocket::bind((ip, 0)).is_ok()
+}
+
+/// Everything observed around one measurement; `classify` judges it.
+#[derive(Debug, Clone, Default)]
+pub struct Observations {
+    pub wall_s: f64,
+    pub settle: Option<Settle>,
+    pub other_cpu: Option<OtherCpu>,
+    pub vm: Option<VmDelta>,
+    /// PSI memory `some` stall time during the run.
+    pub memory_stall_us: Option<u64>,
+    pub clamped: Vec<Clamp>,
+    /// Average frequency of the CPUs over the run (cpufreq time_in_state).
+    pub average_mhz: Option<f64>,
+    pub thermal_trips: Vec<ThermalTrip>,
+    /// Raspberry Pi firmware throttled word, OR-ed over the run's samples.
+    pub firmware_throttled: Option<u32>,
+    /// hwmon `*_alarm` files that read 1 during the run.
+    pub hwmon_alarms: Vec<String>,
+    /// md arrays not idle: "md0 resync 37.0 %".
+    pub md_busy: Vec<String>,
+    pub ext4_lazyinit: bool,
+    pub devices: Vec<DeviceIo>,
+    pub page_cache: Option<PageCache>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settle {
+    pub waited_s: f64,
+    pub busy_cores: f64,
+    pub idle_reached: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct OtherCpu {
+    pub total_ns: u64,
+    /// The busiest other processes, at most three.
+    pub top: Vec<ProcCpu>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcCpu {
+    pub pid: u32,
+    pub comm: String,
+    pub cpu_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VmDelta {
+    pub swap_in_pages: u64,
+    pub swap_out_pages: u64,
+    pub major_faults: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clamp {
+    pub cpu: u32,
+    pub scaling_max_mhz: u64,
+    pub hardware_max_mhz: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThermalTrip {
+    pub sensor: String,
+    pub celsius: f64,
+    pub trip_type: String,
+    pub trip_celsius: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceIo {
+    pub device: String,
+    /// Bytes others moved on the device while we settled, and over how long.
+    pub before_s: f64,
+    pub before_bytes: u64,
+    /// Bytes the device moved during the run, and the benchmark's own when it
+    /// knows them (direct I/O: every byte reaches the device).
+    pub during_bytes: u64,
+    pub own_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageCache {
+    pub file_bytes: u64,
+    /// MemTotal: a file smaller than RAM can be held by the page cache whole.
+    pub ram_bytes: u64,
+}
+
+/// What the bench tells the guard at the end.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Outcome {
+    /// Bytes the bench moved to or from the target devices, for direct I/O.
+    pub own_device_bytes: Option<u64>,
+    /// Size of the file a buffered disk run used.
+    pub buffered_file_bytes: Option<u64>,
+}
+
+/// A running guard: the "before" readings and the sampler thread.
+pub struct Guard {
+    plan: GuardPlan,
+    settle: Option<Settle>,
+    before: observe::Readings,
+    before_devices: Vec<(String, f64, u64)>,
+    started: Instant,
+    stop: Arc<AtomicBool>,
+    sampler: Option<JoinHandle<observe::Samples>>,
+}
+
+/// Seconds the guard waits for an idle box unless told otherwise: long enough
+/// for a finished job's writeback or a cron tick to pass, short enough to
+/// leave on by default.
+pub const DEFAULT_SETTLE_S: f64 = 3.0;
+
+/// How often the sampler looks at temperatures and throttle flags.
+const SAMPLE_EVERY: Duration = Duration::from_millis(500);
+
+impl Guard {
+    /// Settles, then takes the "before" readings. Never fails: what cannot be
+    /// read is left out of the verdict.
+    pub fn start(root: &Root, plan: GuardPlan) -> Guard {
+        let (settle, before_devices) = observe::settle(root, &plan);
+        let before = observe::readings(root, &plan);
+        let stop = Arc::new(AtomicBool::new(false));
+        let sampler = if root.is_live() {
+            let stop = Arc::clone(&stop);
+            std::thread::Builder::new()
+                .name("validity".into())
+                .stack_size(64 * 1024)
+                .spawn(move || observe::sample_until(&Root::live(), &stop, SAMPLE_EVERY))
+                .ok()
+        } else {
+            None
+        };
+        Guard {
+            plan,
+            settle,
+            before,
+            before_devices,
+            started: Instant::now(),
+            stop,
+            sampler,
+        }
+    }
+
+    /// Takes the "after" readings and judges the run.
+    pub fn finish(mut self, root: &Root, outcome: Outcome) -> Validity {
+        let wall_s = self.started.elapsed().as_secs_f64();
+        let after = observe::readings(root, &self.plan);
+        self.stop.store(true, Ordering::Relaxed);
+        let samples = self
+            .sampler
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        let o = observe::observations(
+            root,
+            &self.plan,
+            wall_s,
+            self.settle.take(),
+            &self.before,
+            &after,
+            &self.before_devices,
+            &samples,
+            outcome,
+        );
+        classify::classify(&o)
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
