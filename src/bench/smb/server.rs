@@ -3,7 +3,7 @@
 //! and the kernel threads that do crypto, RAID and USB work, as CPU-seconds
 //! per GB moved. The path model reads these per-stage costs.
 
-use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -26,10 +26,9 @@ pub struct ServerCost {
     pub stages: Vec<StageCpu>,
 }
 
-/// Whether `addr` is this box: loopback, or an address a socket can bind to here.
+/// Whether `addr` is this box (the validity guard's test: loopback or bindable).
 pub fn is_local(addr: &SocketAddr) -> bool {
-    let ip = addr.ip();
-    ip.is_loopback() || UdpSocket::bind(SocketAddr::new(ip, 0)).is_ok()
+    crate::bench::validity::is_local(addr.ip())
 }
 
 /// CPU ticks of every process whose name starts with "smbd".
