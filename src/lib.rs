@@ -16,6 +16,7 @@ pub mod probe;
 pub mod progress;
 pub mod report;
 pub mod root;
+pub mod smb;
 pub mod stats;
 pub mod store;
 pub mod time;

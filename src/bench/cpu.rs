@@ -138,7 +138,7 @@ pub fn kernel_thread_delta(
             let b = before
                 .by_pid
                 .get(pid)
-                .filter(|b| b.comm == a.comm)
+                .filter(|b| same_thread(&b.comm, &a.comm))
                 .map_or(0, |b| b.ticks);
             let d = a.ticks.saturating_sub(b);
             (d > 0).then(|| ThreadCpu {
@@ -151,6 +151,20 @@ pub fn kernel_thread_delta(
     out.sort_by(|x, y| y.cpu_ns.cmp(&x.cpu_ns).then(x.pid.cmp(&y.pid)));
     out.truncate(top);
     out
+}
+
+/// Whether two names of one pid are the same thread: a kworker's name
+/// carries the workqueue it last ran ("kworker/u8:2-events_unbound"), which
+/// changes while it lives, so only the part before the '-' counts.
+fn same_thread(a: &str, b: &str) -> bool {
+    let base = |c: &str| -> String {
+        if c.starts_with("kworker/") {
+            c.split('-').next().unwrap_or(c).to_string()
+        } else {
+            c.to_string()
+        }
+    };
+    base(a) == base(b)
 }
 
 pub fn ticks_per_sec() -> u64 {
@@ -230,6 +244,21 @@ mod tests {
 
     fn ticks(text: &str) -> CpuTicks {
         parse_stat(text).unwrap().total.unwrap()
+    }
+
+    #[test]
+    fn a_kworker_that_changed_workqueue_is_still_the_same_thread() {
+        assert!(same_thread(
+            "kworker/u8:2-events_unbound",
+            "kworker/u8:2-flush-8:0"
+        ));
+        assert!(same_thread(
+            "kworker/0:1H-kblockd",
+            "kworker/0:1H-events_highpri"
+        ));
+        assert!(!same_thread("kworker/0:1", "kworker/0:1H-kblockd"));
+        assert!(!same_thread("kworker/0:1", "kworker/0:2"));
+        assert!(!same_thread("kcryptd/253:0", "kcryptd/253:1"));
     }
 
     #[test]

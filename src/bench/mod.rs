@@ -8,4 +8,5 @@ pub mod diskstats;
 pub mod histogram;
 pub mod http;
 pub mod interrupt;
+pub mod smb;
 pub mod validity;

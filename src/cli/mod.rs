@@ -17,6 +17,7 @@ pub mod bench_crypto;
 pub mod bench_disk;
 pub mod bench_http;
 pub mod bench_net;
+pub mod bench_smb;
 pub mod check;
 pub mod compare;
 pub mod generate;
@@ -154,6 +155,9 @@ bench_commands! {
     /// HTTP/1.1 and HTTPS load: requests/s, latency by phase, TLS cost per connection mode
     #[command(long_about = bench_http::LONG_ABOUT)]
     Http(bench_http::HttpArgs),
+    /// File-service throughput through the real SMB2/3 protocol, and what signing and encryption cost
+    #[command(long_about = bench_smb::LONG_ABOUT)]
+    Smb(bench_smb::SmbArgs),
 }
 
 #[cfg(test)]

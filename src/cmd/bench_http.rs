@@ -48,13 +48,7 @@ fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 Ok(r) => runs.push(r),
                 Err(e) => {
                     if let Some(store) = &store {
-                        let host_id = crate::probe::host::read_host_id(&root);
-                        let run = store.begin_run(
-                            crate::store::RunKind::BenchHttp,
-                            &host_id,
-                            &super::command_line(),
-                        )?;
-                        store.finish_run(run, "failed")?;
+                        super::save_failed_run(store, crate::store::RunKind::BenchHttp, &root)?;
                     }
                     return Err(e).context(format!("HTTP load on '{}'", url.display()));
                 }

@@ -5,6 +5,7 @@ pub mod bench_crypto;
 pub mod bench_disk;
 pub mod bench_http;
 pub mod bench_net;
+pub mod bench_smb;
 pub mod check;
 pub mod compare;
 pub mod generate;
@@ -86,6 +87,17 @@ pub fn save_bench_run<D: crate::store::Document>(
     store.save(run, doc)?;
     save_snapshot(store, run, root)?;
     store.finish_run(run, "ok")
+}
+
+/// Records a bench run that failed before it measured anything.
+pub fn save_failed_run(
+    store: &Store,
+    run_kind: crate::store::RunKind,
+    root: &crate::root::Root,
+) -> Result<(), StoreError> {
+    let host_id = crate::probe::host::read_host_id(root);
+    let run = store.begin_run(run_kind, &host_id, &command_line())?;
+    store.finish_run(run, "failed")
 }
 
 /// Writes a bench document on stdout: pretty JSON, or the rendered text.

@@ -104,7 +104,9 @@ mod tests {
                 "encrypt",
                 "sent",
                 "received",
-                "requests/s"
+                "requests/s",
+                "smb bandwidth",
+                "smb ops"
             ]
         );
     }

@@ -15,6 +15,7 @@ pub mod net_text;
 pub mod netsys_text;
 pub mod probe_text;
 pub mod runs;
+pub mod smb_text;
 pub mod svg;
 pub mod tune_text;
 pub mod tune_try_text;

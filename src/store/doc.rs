@@ -66,6 +66,7 @@ string_enum! {
         BenchCrypto = "bench-crypto",
         BenchNet = "bench-net",
         BenchHttp = "bench-http",
+        BenchSmb = "bench-smb",
         Watch = "watch",
         Tune = "tune",
         TuneTry = "tune-try",
@@ -212,6 +213,7 @@ documents! {
     TunePlan = "tune-plan" => crate::tune::plan::Plan, tune_plan, tune_plans;
     TuneTry = "tune-try" => crate::tune::trial::TryReport, tune_try, tune_tries;
     Watch = "watch" => crate::watch::RunSummary, watch, watches;
+    Smb = "smb" => crate::bench::smb::SmbReport, smb, smbs: Measured;
 }
 
 impl RunDocs {
@@ -246,8 +248,8 @@ mod tests {
 
     #[test]
     fn unknown_newer_and_malformed_documents_are_named() {
-        let e = Doc::decode("smb", 1, "{}").unwrap_err().to_string();
-        assert!(e.contains("'smb'") && e.contains("upgrade"), "{e}");
+        let e = Doc::decode("nfs", 1, "{}").unwrap_err().to_string();
+        assert!(e.contains("'nfs'") && e.contains("upgrade"), "{e}");
         let e = Doc::decode("watch", 9, "{}").unwrap_err().to_string();
         assert!(e.contains("schema 9 is newer"), "{e}");
         let e = Doc::decode("watch", 1, "{\"samples\": \"x\"}")

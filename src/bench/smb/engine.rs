@@ -1,0 +1,451 @@
+//! Runs the workloads of a [`Plan`] under each security mode. Everything is
+//! written inside a fresh `nastune-bench-<id>` directory, which must not exist
+//! and is always removed: after the workloads, on an error and on Ctrl-C.
+
+use std::net::ToSocketAddrs;
+use std::time::Instant;
+
+use super::server::{self, Sampler};
+use super::{Plan, SecurityRun, Workload, WorkloadResult};
+use crate::bench::cpu;
+use crate::bench::disk::LatencyStats;
+use crate::bench::histogram::Histogram;
+use crate::bench::interrupt;
+use crate::root::Root;
+use crate::smb::client::Open;
+use crate::smb::{Client, Config, Error, Security};
+
+/// The default sequential size when the share has room: 1 GiB.
+pub const DEFAULT_SIZE: u64 = 1 << 30;
+
+/// Where the run writes, relative to the share.
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}\\{name}")
+    }
+}
+
+/// A name no earlier run left behind: the time and the process id.
+pub fn bench_dir_name() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!("nastune-bench-{t}-{}", std::process::id())
+}
+
+/// Resolves the target and says whether it is this box.
+pub fn resolve(plan: &Plan) -> Result<(std::net::SocketAddr, bool), Error> {
+    let addr = (plan.target.host.as_str(), plan.target.port)
+        .to_socket_addrs()
+        .map_err(|source| Error::Connect {
+            addr: format!("{}:{}", plan.target.host, plan.target.port),
+            source,
+        })?
+        .next()
+        .ok_or_else(|| Error::Connect {
+            addr: plan.target.host.clone(),
+            source: std::io::ErrorKind::NotFound.into(),
+        })?;
+    Ok((addr, server::is_local(&addr)))
+}
+
+/// Connects and logs on with the plan's credentials under `security`.
+pub fn connect(
+    plan: &Plan,
+    addr: std::net::SocketAddr,
+    security: Security,
+) -> Result<Client, Error> {
+    let mut cfg = Config::new(addr, &plan.target.host, plan.credentials.clone(), security);
+    cfg.dialects = plan.settings.dialects.clone();
+    cfg.timeout = plan.timeout;
+    let mut c = Client::connect(cfg)?;
+    c.tree_connect(&plan.target.share)?;
+    Ok(c)
+}
+
+/// Runs every workload under one security mode.
+pub fn run_security(
+    plan: &Plan,
+    addr: std::net::SocketAddr,
+    local: bool,
+    security: Security,
+    root: &Root,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SecurityRun, Error> {
+    let mut c = connect(plan, addr, security)?;
+    let dir = join(&plan.target.dir, &bench_dir_name());
+    let d = c.create(&dir, Open::NewDir)?;
+    c.close(&d)?;
+    let result = workloads(&mut c, plan, &dir, local, security, root, progress);
+    // Clean up whatever happened; an interrupt or error is reported after.
+    c.drain();
+    let mut cleaned = remove_tree(&mut c, &dir, 0);
+    c.logoff();
+    if matches!(
+        cleaned,
+        Err(Error::Timeout { .. } | Error::Closed { .. } | Error::Io { .. })
+    ) {
+        // The connection broke (perhaps what failed the run): a new one cleans up.
+        cleaned = connect(plan, addr, security).and_then(|mut c| {
+            let r = remove_tree(&mut c, &dir, 0);
+            c.logoff();
+            r
+        });
+    }
+    let run = result?;
+    cleaned?;
+    Ok(run)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn workloads(
+    c: &mut Client,
+    plan: &Plan,
+    dir: &str,
+    local: bool,
+    security: Security,
+    root: &Root,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SecurityRun, Error> {
+    let s = &plan.settings;
+    let block = s.block_bytes.min(c.max_write()).min(c.max_read());
+    let size = match s.size_bytes {
+        Some(n) => n,
+        None => {
+            let r = c.create(&plan.target.dir, Open::Root)?;
+            let free = c.free_space(&r);
+            c.close(&r)?;
+            // Leave a fifth of the free space to others.
+            DEFAULT_SIZE.min(free? / 5 * 4)
+        }
+    };
+    let size = (size / u64::from(block)).max(1) * u64::from(block);
+    let mut results = Vec::new();
+    let big = join(dir, "seq.bin");
+    let sample = |root: &Root| local.then(|| Sampler::start(root));
+    for w in &s.workloads {
+        check_interrupt()?;
+        progress(&format!("{} {}", security.name(), w.name()));
+        match w {
+            Workload::SeqWrite => {
+                let smp = sample(root);
+                let mut r = seq(c, &big, size, block, s.depth, true)?;
+                r.server = smp.map(|x| x.finish(root, r.bytes));
+                results.push(r);
+            }
+            Workload::SeqRead => {
+                if !s.workloads.contains(&Workload::SeqWrite) {
+                    seq(c, &big, size, block, s.depth, true)?;
+                }
+                let smp = sample(root);
+                let mut r = seq(c, &big, size, block, s.depth, false)?;
+                r.server = smp.map(|x| x.finish(root, r.bytes));
+                results.push(r);
+            }
+            Workload::SmallFiles => {
+                let sub = join(dir, "small");
+                let d = c.create(&sub, Open::NewDir)?;
+                c.close(&d)?;
+                for phase in [Phase::Write, Phase::Read, Phase::Delete] {
+                    check_interrupt()?;
+                    let smp = sample(root);
+                    let mut r = small_files(c, &sub, s.small_files, s.small_file_bytes, phase)?;
+                    r.server = smp.map(|x| x.finish(root, r.bytes));
+                    results.push(r);
+                }
+            }
+            Workload::Metadata => {
+                let sub = join(dir, "meta");
+                make_tree(c, &sub, s.metadata_dirs, s.metadata_files_per_dir)?;
+                let smp = sample(root);
+                let mut r = list_stat(c, &sub)?;
+                r.server = smp.map(|x| x.finish(root, 0));
+                results.push(r);
+            }
+        }
+    }
+    Ok(SecurityRun {
+        security,
+        session: c.info(),
+        size_bytes: size,
+        block_bytes: block,
+        results,
+    })
+}
+
+fn check_interrupt() -> Result<(), Error> {
+    if interrupt::interrupted() {
+        Err(Error::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+/// Incompressible-looking bytes, so no layer can cheat with zeros.
+fn pattern(len: usize) -> Vec<u8> {
+    let mut rng = crate::bench::disk::buffers::Rng::new(0x5eed_5eb0);
+    (0..len).map(|_| rng.next_u64() as u8).collect()
+}
+
+struct Meter {
+    start: Instant,
+    cpu: cpu::ProcessCpu,
+    hist: Histogram,
+}
+
+impl Meter {
+    fn start() -> Meter {
+        Meter {
+            cpu: cpu::process_cpu(),
+            start: Instant::now(),
+            hist: Histogram::new(),
+        }
+    }
+
+    fn finish(
+        self,
+        workload: Workload,
+        phase: Option<&str>,
+        bytes: u64,
+        ops: u64,
+    ) -> WorkloadResult {
+        let elapsed = self.start.elapsed();
+        let after = cpu::process_cpu();
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        WorkloadResult {
+            workload,
+            phase: phase.map(str::to_string),
+            bytes,
+            ops,
+            elapsed_ns: elapsed.as_nanos() as u64,
+            bw_bytes: bytes as f64 / secs,
+            iops: ops as f64 / secs,
+            files_per_sec: None,
+            clat_ns: LatencyStats::from_histogram(&self.hist),
+            client_cpu_ns: (after.user_ns + after.sys_ns)
+                .saturating_sub(self.cpu.user_ns + self.cpu.sys_ns),
+            server: None,
+        }
+    }
+}
+
+/// Sequential write (creating the file) or read of `size` bytes in `block`
+/// requests, `depth` in flight within the credits granted.
+fn seq(
+    c: &mut Client,
+    path: &str,
+    size: u64,
+    block: u32,
+    depth: u32,
+    write: bool,
+) -> Result<WorkloadResult, Error> {
+    let f = if write {
+        c.create(path, Open::NewFile).or_else(|e| match e {
+            Error::Exists { .. } => {
+                let old = c.create(path, Open::Existing)?;
+                c.delete_on_close(&old, path)?;
+                c.close(&old)?;
+                c.create(path, Open::NewFile)
+            }
+            e => Err(e),
+        })?
+    } else {
+        c.create(path, Open::ReadFile)?
+    };
+    let data = if write {
+        pattern(block as usize)
+    } else {
+        Vec::new()
+    };
+    let blocks = size / u64::from(block);
+    let mut m = Meter::start();
+    let result = (|| {
+        let (mut next, mut done, mut bytes) = (0u64, 0u64, 0u64);
+        while done < blocks {
+            while next < blocks && c.in_flight() < depth as usize && c.can_send(block as usize) {
+                check_interrupt()?;
+                let off = next * u64::from(block);
+                if write {
+                    c.submit_write(&f, off, &data)?;
+                } else {
+                    c.submit_read(&f, off, block)?;
+                }
+                next += 1;
+            }
+            let r = c.complete()?;
+            m.hist.record(r.sent.elapsed().as_nanos() as u64);
+            let n = if write {
+                c.write_result(&r, path)? as usize
+            } else {
+                c.read_result(&r, block, path)?.len()
+            };
+            c.recycle(r);
+            if n != block as usize {
+                return Err(Error::Protocol(format!(
+                    "short {} of {n} bytes in '{path}'",
+                    if write { "write" } else { "read" }
+                )));
+            }
+            bytes += n as u64;
+            done += 1;
+        }
+        Ok(bytes)
+    })();
+    let bytes = match result {
+        Ok(b) => b,
+        Err(e) => {
+            c.drain();
+            let _ = c.close(&f);
+            return Err(e);
+        }
+    };
+    let w = if write {
+        Workload::SeqWrite
+    } else {
+        Workload::SeqRead
+    };
+    let r = m.finish(w, None, bytes, blocks);
+    c.close(&f)?;
+    Ok(r)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Write,
+    Read,
+    Delete,
+}
+
+/// One phase of the "copy a photo folder" case: create+write+close each
+/// file, read each back, or delete each. Files/s and MB/s.
+fn small_files(
+    c: &mut Client,
+    dir: &str,
+    files: u32,
+    file_bytes: u32,
+    phase: Phase,
+) -> Result<WorkloadResult, Error> {
+    let data = pattern(file_bytes as usize);
+    let mut m = Meter::start();
+    let mut bytes = 0u64;
+    let mut buf = Vec::with_capacity(file_bytes as usize);
+    for i in 0..files {
+        check_interrupt()?;
+        let path = join(dir, &format!("f{i:06}.bin"));
+        let t = Instant::now();
+        match phase {
+            Phase::Write => {
+                let f = c.create(&path, Open::NewFile)?;
+                c.write_all_at(&f, 0, &data, &path)?;
+                c.close(&f)?;
+                bytes += data.len() as u64;
+            }
+            Phase::Read => {
+                let f = c.create(&path, Open::ReadFile)?;
+                buf.clear();
+                while buf.len() < file_bytes as usize {
+                    let off = buf.len() as u64;
+                    if c.read_at(&f, off, file_bytes - buf.len() as u32, &mut buf, &path)? == 0 {
+                        break;
+                    }
+                }
+                c.close(&f)?;
+                if buf != data {
+                    return Err(Error::Protocol(format!(
+                        "'{path}' read back differs from what was written"
+                    )));
+                }
+                bytes += buf.len() as u64;
+            }
+            Phase::Delete => {
+                let f = c.create(&path, Open::Existing)?;
+                c.delete_on_close(&f, &path)?;
+                c.close(&f)?;
+            }
+        }
+        m.hist.record(t.elapsed().as_nanos() as u64);
+    }
+    let name = match phase {
+        Phase::Write => "write",
+        Phase::Read => "read",
+        Phase::Delete => "delete",
+    };
+    let mut r = m.finish(Workload::SmallFiles, Some(name), bytes, u64::from(files));
+    r.files_per_sec = Some(r.iops);
+    Ok(r)
+}
+
+/// The tree metadata lists: `dirs` directories of `files` empty files (set-up, not measured).
+fn make_tree(c: &mut Client, dir: &str, dirs: u32, files: u32) -> Result<(), Error> {
+    let d = c.create(dir, Open::NewDir)?;
+    c.close(&d)?;
+    for i in 0..dirs {
+        let sub = join(dir, &format!("d{i:03}"));
+        let d = c.create(&sub, Open::NewDir)?;
+        c.close(&d)?;
+        for j in 0..files {
+            check_interrupt()?;
+            let f = c.create(&join(&sub, &format!("e{j:04}")), Open::NewFile)?;
+            c.close(&f)?;
+        }
+    }
+    Ok(())
+}
+
+/// Lists the tree and stats every entry (open, QUERY_INFO, close): ops/s.
+fn list_stat(c: &mut Client, dir: &str) -> Result<WorkloadResult, Error> {
+    let mut m = Meter::start();
+    let mut ops = 0u64;
+    let mut pending = vec![dir.to_string()];
+    while let Some(d) = pending.pop() {
+        check_interrupt()?;
+        let h = c.create(&d, Open::Dir)?;
+        let entries = c.list(&h, &d);
+        c.close(&h)?;
+        for e in entries? {
+            if e.name == "." || e.name == ".." {
+                continue;
+            }
+            let path = join(&d, &e.name);
+            let t = Instant::now();
+            let f = c.create(&path, Open::Existing)?;
+            c.stat(&f, &path)?;
+            c.close(&f)?;
+            m.hist.record(t.elapsed().as_nanos() as u64);
+            ops += 1;
+            if e.attributes & crate::smb::wire::ATTR_DIRECTORY != 0 {
+                pending.push(path);
+            }
+        }
+    }
+    Ok(m.finish(Workload::Metadata, Some("list-stat"), 0, ops))
+}
+
+/// Deletes `dir` and everything under it (depth-bounded).
+pub fn remove_tree(c: &mut Client, dir: &str, depth: u32) -> Result<(), Error> {
+    if depth > 16 {
+        return Err(Error::Protocol(format!(
+            "'{dir}' nests deeper than this run created"
+        )));
+    }
+    let h = c.create(dir, Open::Dir)?;
+    let entries = c.list(&h, dir);
+    let listed = entries.and_then(|entries| {
+        for e in entries.iter().filter(|e| e.name != "." && e.name != "..") {
+            let path = join(dir, &e.name);
+            if e.attributes & crate::smb::wire::ATTR_DIRECTORY != 0 {
+                remove_tree(c, &path, depth + 1)?;
+            } else {
+                let f = c.create(&path, Open::Existing)?;
+                c.delete_on_close(&f, &path)?;
+                c.close(&f)?;
+            }
+        }
+        Ok(())
+    });
+    let deleted = listed.and_then(|()| c.delete_on_close(&h, dir));
+    c.close(&h)?;
+    deleted
+}

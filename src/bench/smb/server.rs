@@ -1,0 +1,159 @@
+//! The server's side of a workload when the server is this box: CPU of the
+//! smbd processes (from /proc/PID/stat), softirq and iowait (from /proc/stat)
+//! and the kernel threads that do crypto, RAID and USB work, as CPU-seconds
+//! per GB moved. The path model reads these per-stage costs.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::cpu;
+use crate::root::Root;
+
+/// CPU one stage spent on a workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageCpu {
+    /// smbd, softirq, iowait, kcryptd, md-raid, usb-storage, kworker.
+    pub stage: String,
+    pub cpu_ns: u64,
+    /// None when the workload moved no data (metadata).
+    pub cpu_seconds_per_gb: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerCost {
+    pub stages: Vec<StageCpu>,
+}
+
+/// Whether `addr` is this box (the validity guard's test: loopback or bindable).
+pub fn is_local(addr: &SocketAddr) -> bool {
+    crate::bench::validity::is_local(addr.ip())
+}
+
+/// CPU ticks of every process whose name starts with "smbd".
+fn smbd_ticks(root: &Root) -> u64 {
+    let Ok(names) = root.read_dir("proc") else {
+        return 0;
+    };
+    names
+        .iter()
+        .filter(|n| n.parse::<u32>().is_ok())
+        .filter_map(|pid| root.read_string(&format!("proc/{pid}/stat")).ok())
+        .filter_map(|t| cpu::parse_task_stat(&t))
+        .filter(|t| !t.kernel_thread && t.comm.starts_with("smbd"))
+        .map(|t| t.ticks)
+        .sum()
+}
+
+/// The stage a kernel thread's work belongs to, by its name.
+pub fn stage_of(comm: &str) -> Option<&'static str> {
+    if comm.starts_with("kcryptd") || comm.starts_with("dmcrypt") {
+        Some("kcryptd")
+    } else if comm.starts_with("md") && comm.contains("_raid") {
+        Some("md-raid")
+    } else if comm.starts_with("usb-storage") || comm.starts_with("uas") {
+        Some("usb-storage")
+    } else if comm.starts_with("kworker") {
+        Some("kworker")
+    } else {
+        None
+    }
+}
+
+pub struct Sampler {
+    start: Instant,
+    smbd: u64,
+    cpu: cpu::CpuSample,
+}
+
+impl Sampler {
+    pub fn start(root: &Root) -> Sampler {
+        Sampler {
+            smbd: smbd_ticks(root),
+            cpu: cpu::sample_start(root),
+            start: Instant::now(),
+        }
+    }
+
+    /// The costs since `start`, per GB of `bytes` moved.
+    pub fn finish(self, root: &Root, bytes: u64) -> ServerCost {
+        let elapsed = self.start.elapsed().as_nanos() as f64;
+        let after = cpu::sample_end(root);
+        let smbd = smbd_ticks(root).saturating_sub(self.smbd);
+        let ns_per_tick = 1_000_000_000 / cpu::ticks_per_sec().max(1);
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let mut stages = vec![("smbd".to_string(), smbd * ns_per_tick)];
+        if let (Some(b), Some(a)) = (&self.cpu.system, &after.system) {
+            let d = cpu::system_delta(b, a, cpu::ticks_per_sec());
+            let share = |pct: f64| (pct / 100.0 * elapsed * cpus) as u64;
+            stages.push(("softirq".into(), share(d.softirq_pct)));
+            stages.push(("iowait".into(), share(d.iowait_pct)));
+        }
+        if let (Some(b), Some(a)) = (&self.cpu.kthreads, &after.kthreads) {
+            for t in cpu::kernel_thread_delta(b, a, cpu::ticks_per_sec(), usize::MAX) {
+                let Some(stage) = stage_of(&t.comm) else {
+                    continue;
+                };
+                match stages.iter_mut().find(|(s, _)| s == stage) {
+                    Some((_, ns)) => *ns += t.cpu_ns,
+                    None => stages.push((stage.to_string(), t.cpu_ns)),
+                }
+            }
+        }
+        let gb = bytes as f64 / 1e9;
+        ServerCost {
+            stages: stages
+                .into_iter()
+                .map(|(stage, cpu_ns)| StageCpu {
+                    stage,
+                    cpu_ns,
+                    cpu_seconds_per_gb: (bytes > 0).then(|| cpu_ns as f64 / 1e9 / gb),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Whether an address string names this box (for tests and messages).
+pub fn ip_is_local(ip: IpAddr) -> bool {
+    is_local(&SocketAddr::new(ip, 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_threads_map_to_stages() {
+        assert_eq!(stage_of("kcryptd/253:0"), Some("kcryptd"));
+        assert_eq!(stage_of("md0_raid5"), Some("md-raid"));
+        assert_eq!(stage_of("usb-storage"), Some("usb-storage"));
+        assert_eq!(stage_of("kworker/u8:2-events_unbound"), Some("kworker"));
+        assert_eq!(stage_of("ksoftirqd/0"), None);
+        assert_eq!(stage_of("mdadm"), None);
+    }
+
+    #[test]
+    fn loopback_is_local_and_a_documentation_address_is_not() {
+        assert!(ip_is_local("127.0.0.1".parse().expect("ip")));
+        assert!(!ip_is_local("192.0.2.1".parse().expect("ip")));
+    }
+
+    #[test]
+    fn costs_are_per_gb_of_what_moved() {
+        let s = Sampler::start(&Root::live());
+        let c = s.finish(&Root::live(), 2_000_000_000);
+        let smbd = c
+            .stages
+            .iter()
+            .find(|s| s.stage == "smbd")
+            .expect("smbd stage");
+        assert_eq!(
+            smbd.cpu_seconds_per_gb,
+            Some(smbd.cpu_ns as f64 / 1e9 / 2.0)
+        );
+        let none = Sampler::start(&Root::live()).finish(&Root::live(), 0);
+        assert!(none.stages.iter().all(|s| s.cpu_seconds_per_gb.is_none()));
+    }
+}

@@ -1,0 +1,299 @@
+//! `nastune bench smb` against a private smbd: every workload, each security
+//! mode with the negotiated flags checked, the errors that say what to
+//! change, the clean-up (also on Ctrl-C) and a stored command line without
+//! the password.
+
+#![cfg(feature = "smb")]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::smbd::{PASSWORD, Smbd, USER};
+use crate::util::{nastune, stderr, stdout};
+
+fn bench(s: &Smbd, db: &Path, share: &str, extra: &[&str]) -> Output {
+    nastune()
+        .args(["bench", "smb", &s.unc(share), "--user", USER])
+        .args(extra)
+        .arg("--db")
+        .arg(db.join("nastune.db"))
+        .env("NASTUNE_SMB_PASSWORD", PASSWORD)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Entries a run left in a share directory (it must leave none).
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("nastune-bench-"))
+        .collect()
+}
+
+#[test]
+fn every_workload_runs_records_fio_names_and_cleans_up() {
+    let Some(s) = Smbd::start("") else { return };
+    let db = tempfile::tempdir().unwrap();
+    let o = bench(
+        &s,
+        db.path(),
+        "rw",
+        &["--size", "8M", "--files", "16", "--json"],
+    );
+    assert!(o.status.success(), "{}\n{}", stderr(&o), s.log());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["server_local"], true);
+    let run = &v["runs"][0];
+    assert_eq!(run["security"], "plain");
+    assert_eq!(run["session"]["dialect"], "3.1.1");
+    assert_eq!(run["session"]["signing"], serde_json::Value::Null);
+    assert!(run["session"]["credits_granted"].as_u64().unwrap() >= 4);
+    let labels: Vec<String> = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["workload"].as_str().unwrap(),
+                r["phase"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "seq-write ",
+            "seq-read ",
+            "small-files write",
+            "small-files read",
+            "small-files delete",
+            "metadata list-stat"
+        ]
+    );
+    for r in run["results"].as_array().unwrap() {
+        assert!(r["iops"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(
+            r["clat_ns"]["percentile"]["99.000000"].as_u64().unwrap() > 0,
+            "{r}"
+        );
+        assert!(
+            r["server"]["stages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["stage"] == "smbd"),
+            "{r}"
+        );
+    }
+    let seq = &run["results"][0];
+    assert_eq!(seq["bytes"], 8 << 20);
+    assert!(seq["bw_bytes"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        run["results"][2]["files_per_sec"],
+        run["results"][2]["iops"]
+    );
+    assert!(
+        leftovers(&s.share_path("rw")).is_empty(),
+        "{:?}",
+        leftovers(&s.share_path("rw"))
+    );
+    // Stored, with the command line but never the password.
+    let h = nastune()
+        .args(["history", "list", "--kind", "bench-smb", "--json", "--db"])
+        .arg(db.path().join("nastune.db"))
+        .output()
+        .unwrap();
+    assert!(h.status.success(), "{}", stderr(&h));
+    let text = stdout(&h);
+    assert!(text.contains("bench smb"), "{text}");
+    assert!(!text.contains(PASSWORD), "{text}");
+}
+
+#[test]
+fn compare_security_signs_encrypts_and_prints_slowdowns() {
+    let Some(s) = Smbd::start("") else { return };
+    let db = tempfile::tempdir().unwrap();
+    let args = [
+        "--size",
+        "4M",
+        "--files",
+        "8",
+        "--workload",
+        "seq-write,seq-read",
+        "--compare-security",
+    ];
+    let o = bench(&s, db.path(), "rw", &[&args[..], &["--json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    let security: Vec<&str> = runs
+        .iter()
+        .map(|r| r["security"].as_str().unwrap())
+        .collect();
+    assert_eq!(security, ["plain", "sign", "encrypt"]);
+    assert_eq!(runs[1]["session"]["signing"], "aes-gmac");
+    assert_eq!(runs[1]["session"]["cipher"], serde_json::Value::Null);
+    assert_eq!(runs[2]["session"]["cipher"], "aes128-gcm");
+    let slow = v["slowdowns"].as_array().unwrap();
+    assert_eq!(slow.len(), 4, "{slow:?}");
+    assert!(slow.iter().all(|s| s["factor"].as_f64().unwrap() > 0.0));
+    let text = bench(&s, db.path(), "rw", &args);
+    assert!(text.status.success(), "{}", stderr(&text));
+    let out = stdout(&text);
+    assert!(out.contains("slowdown against plain"), "{out}");
+    assert!(out.contains("encryption AES-128-GCM"), "{out}");
+    assert!(leftovers(&s.share_path("rw")).is_empty());
+}
+
+fn fails_with(o: &Output, want: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(stderr(o).contains(want), "{}", stderr(o));
+}
+
+#[test]
+fn errors_say_what_to_change_and_leave_nothing_behind() {
+    let Some(s) = Smbd::start("") else { return };
+    let db = tempfile::tempdir().unwrap();
+    let quick = ["--size", "1M", "--files", "2"];
+    let o = nastune()
+        .args(["bench", "smb", &s.unc("rw"), "--user", USER, "--no-store"])
+        .env("NASTUNE_SMB_PASSWORD", "wrong")
+        .output()
+        .unwrap();
+    fails_with(&o, "check --user and the password");
+    fails_with(
+        &bench(&s, db.path(), "nosuch", &quick),
+        "share 'nosuch' does not exist",
+    );
+    fails_with(&bench(&s, db.path(), "ro", &quick), "read-only");
+    let o = bench(
+        &s,
+        db.path(),
+        "small",
+        &["--size", "16M", "--workload", "seq-write"],
+    );
+    fails_with(&o, "free space on it or pass a smaller --size");
+    assert!(
+        leftovers(&s.share_path("small")).is_empty(),
+        "disk full left files"
+    );
+    // The default size fits what the share has room for.
+    let o = bench(
+        &s,
+        db.path(),
+        "small",
+        &["--workload", "seq-write", "--block", "64K"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = nastune()
+        .args(["bench", "smb", &s.unc("rw"), "--user", USER, "--no-store"])
+        .env_remove("NASTUNE_SMB_PASSWORD")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    fails_with(&o, "NASTUNE_SMB_PASSWORD");
+}
+
+#[test]
+fn ctrl_c_exits_130_and_removes_the_directory() {
+    let Some(s) = Smbd::start("") else { return };
+    let share = s.share_path("rw");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nastune"))
+        .args([
+            "--no-store",
+            "bench",
+            "smb",
+            &s.unc("rw"),
+            "--user",
+            USER,
+            "--size",
+            "4G",
+        ])
+        .args(["--workload", "seq-write", "--block", "64K", "--depth", "1"])
+        .env("NASTUNE_SMB_PASSWORD", PASSWORD)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while leftovers(&share).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the run never created its directory"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill on the pid of a child we spawned and have not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(leftovers(&share).is_empty(), "{:?}", leftovers(&share));
+}
+
+#[test]
+fn a_connection_the_server_drops_is_an_error_and_leaves_nothing_behind() {
+    let Some(s) = Smbd::start("") else { return };
+    let share = s.share_path("rw");
+    let child = Command::new(env!("CARGO_BIN_EXE_nastune"))
+        .args([
+            "--no-store",
+            "bench",
+            "smb",
+            &s.unc("rw"),
+            "--user",
+            USER,
+            "--size",
+            "4G",
+        ])
+        .args(["--workload", "seq-write", "--block", "64K", "--depth", "1"])
+        .env("NASTUNE_SMB_PASSWORD", PASSWORD)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while leftovers(&share).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the run never created its directory"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let pids = s.connection_pids();
+    assert!(!pids.is_empty(), "no smbd serves the run");
+    for pid in pids {
+        // SAFETY: SIGKILL to a process of the smbd this test started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("closed the connection"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(leftovers(&share).is_empty(), "{:?}", leftovers(&share));
+}
+
+#[test]
+fn without_the_feature_is_a_clear_error() {
+    // The default build has the feature; its help names the command.
+    let o = nastune().args(["bench", "smb", "--help"]).output().unwrap();
+    assert!(
+        stdout(&o).contains("NASTUNE_SMB_PASSWORD"),
+        "{}",
+        stdout(&o)
+    );
+    let o = nastune()
+        .args(["bench", "smb", "nas/share", "--no-store"])
+        .output()
+        .unwrap();
+    fails_with(&o, "//HOST[:PORT]/SHARE[/DIR]");
+}
