@@ -77,6 +77,8 @@ pub struct SmbArgs {
     /// Print the result as JSON
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub guard: crate::cli::guard::GuardArgs,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -24,6 +24,7 @@ fn run(args: &SmbArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     use anyhow::Context;
 
     use crate::bench::smb::{self, SmbReport, engine};
+    use crate::bench::validity::{Guard, GuardPlan, Outcome};
     use crate::root::Root;
 
     let plan = args.plan()?;
@@ -44,6 +45,19 @@ fn run(args: &SmbArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
+    let guard = Guard::start(
+        &root,
+        GuardPlan {
+            settle_s: args.guard.settle,
+            io: local,
+            peer_names: if local {
+                vec!["smbd".into()]
+            } else {
+                Vec::new()
+            },
+            ..GuardPlan::default()
+        },
+    );
     let mut runs = Vec::new();
     for security in &plan.settings.securities {
         let mut progress = |step: &str| {
@@ -66,9 +80,12 @@ fn run(args: &SmbArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         server_local: local,
         slowdowns: smb::slowdowns(&runs),
         runs,
+        validity: Some(guard.finish(&root, Outcome::default())),
     };
+    let disturbed = args.guard.strict && report.validity.as_ref().is_some_and(|v| !v.is_clean());
     if let Some(store) = &store {
         super::save_bench_run(store, crate::store::RunKind::BenchSmb, &report, &root)?;
     }
-    super::print_document(args.json, &report, crate::report::smb_text::render)
+    super::print_document(args.json, &report, crate::report::smb_text::render)?;
+    Ok(super::strict_exit(disturbed))
 }

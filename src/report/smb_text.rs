@@ -99,6 +99,9 @@ pub fn render(report: &SmbReport) -> String {
             );
         }
     }
+    if let Some(v) = &report.validity {
+        let _ = writeln!(out, "\n{}", super::validity_text::line(v));
+    }
     out
 }
 

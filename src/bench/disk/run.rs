@@ -288,7 +288,7 @@ pub fn run_test(
             settle_s,
             devices: b.target.device.iter().cloned().collect(),
             io: true,
-            peer_pids: Vec::new(),
+            ..GuardPlan::default()
         },
     );
     let mut total = JobResult::default();

@@ -199,11 +199,19 @@ pub struct SmbReport {
     pub runs: Vec<SecurityRun>,
     #[serde(default)]
     pub slowdowns: Vec<Slowdown>,
+    /// Whether the box was quiet while we measured; a local smbd is part of
+    /// the work, not a disturbance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::bench::validity::Validity>,
 }
 
 impl crate::store::Document for SmbReport {
     const KIND: crate::store::DocKind = crate::store::DocKind::Smb;
     const VERSION: u32 = SCHEMA_VERSION;
+
+    fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+        self.validity.as_ref()
+    }
 }
 
 /// Slowdown factors of every non-plain run against the plain run, per workload label.

@@ -119,6 +119,8 @@ pub struct GuardPlan {
     /// Processes that are part of the measurement (a local server): their CPU
     /// is not "other".
     pub peer_pids: Vec<u32>,
+    /// ... and by name, for servers that fork a process per client (smbd).
+    pub peer_names: Vec<String>,
 }
 
 impl GuardPlan {

@@ -144,7 +144,11 @@ pub fn readings(root: &Root, plan: &GuardPlan) -> Readings {
         };
         if task.kernel_thread {
             ext4_lazyinit |= task.comm == "ext4lazyinit";
-        } else {
+        } else if !plan
+            .peer_names
+            .iter()
+            .any(|n| task.comm.starts_with(n.as_str()))
+        {
             processes.insert(pid, (task.comm, task.ticks));
         }
     }
