@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use crate::bench::disk::shared::{SCALING_THRESHOLD, totals};
+use crate::bench::disk::stack::LayerRun;
 use crate::bench::disk::{DirResult, DiskBench, TestResult, TestStatus};
 use crate::report::format;
 
@@ -153,6 +155,97 @@ fn test(out: &mut String, t: &TestResult, each_validity: bool) {
     }
 }
 
+/// A result's bandwidth, or why there is none.
+fn figure(t: &TestResult) -> String {
+    match t.status {
+        TestStatus::Ok | TestStatus::Interrupted => rate(totals(t).0),
+        TestStatus::Skipped => "skipped".into(),
+        TestStatus::Failed => "FAILED".into(),
+    }
+}
+
+/// Several targets: each alone and together, the aggregate and the verdict.
+fn shared(out: &mut String, doc: &DiskBench) {
+    let name = doc.tests.first().map_or("", |t| t.name.as_str());
+    let _ = writeln!(
+        out,
+        "test: {name}, on each target alone, then on all {} together\n",
+        doc.targets.len()
+    );
+    let _ = writeln!(out, "{:<30} {:>12} {:>12}", "target", "alone", "together");
+    for r in &doc.targets {
+        let _ = writeln!(
+            out,
+            "{:<30} {:>12} {:>12}",
+            r.target.path.display().to_string(),
+            figure(&r.alone),
+            figure(&r.together)
+        );
+        for t in [&r.alone, &r.together] {
+            if let Some(reason) = t.reason.as_deref() {
+                let _ = writeln!(out, "    {reason}");
+            }
+        }
+    }
+    let Some(t) = &doc.together else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "{:<30} {:>12} {:>12}",
+        "sum",
+        rate(t.sum_alone_bw_bytes),
+        rate(t.bw_bytes)
+    );
+    let verdict = match t.shared_ceiling_bytes_per_sec {
+        Some(c) => format!(
+            "shared ceiling {}: together the targets reach {:.0} % of their alone sum \
+             (below {:.0} %: they share a bus, controller or backing store)",
+            rate(c),
+            t.scaling * 100.0,
+            SCALING_THRESHOLD * 100.0
+        ),
+        None => format!(
+            "no shared ceiling: together the targets reach {:.0} % of their alone sum",
+            t.scaling * 100.0
+        ),
+    };
+    let _ = writeln!(out, "\n{verdict}");
+}
+
+/// The layer walk: one row per layer, what it costs against the one below.
+fn stack(out: &mut String, rows: &[LayerRun]) {
+    let name = rows
+        .first()
+        .and_then(|r| r.tests.first())
+        .map_or("", |t| t.name.as_str());
+    let _ = writeln!(out, "test: {name}, at every layer, top first\n");
+    let _ = writeln!(
+        out,
+        "{:<24} {:<10} {:>12} {:>10} {:>14}",
+        "layer", "kind", "bandwidth", "IOPS", "cost vs below"
+    );
+    for r in rows {
+        let indent = "  ".repeat(r.depth as usize);
+        let bw = match r.tests.iter().find(|t| t.status == TestStatus::Failed) {
+            Some(_) => "FAILED".to_string(),
+            None => rate(r.bw_bytes),
+        };
+        let _ = writeln!(
+            out,
+            "{:<24} {:<10} {:>12} {:>10.0} {:>14}",
+            format!("{indent}{}", r.name),
+            r.kind,
+            bw,
+            r.iops,
+            r.cost_pct.map_or("-".into(), |c| format!("{c:.1} %"))
+        );
+        for reason in r.tests.iter().filter_map(|t| t.reason.as_deref()) {
+            let _ = writeln!(out, "    {reason}");
+        }
+    }
+}
+
 pub fn render(doc: &DiskBench) -> String {
     let mut out = String::new();
     let t = &doc.target;
@@ -184,13 +277,19 @@ pub fn render(doc: &DiskBench) -> String {
             .as_deref()
             .map_or(String::new(), |n| format!(" ({n})"))
     );
-    let _ = writeln!(
-        out,
-        "\n{:<30} {:<5} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "test", "dir", "bandwidth", "IOPS", "p50", "p99", "p99.9", "p99.99", "max", "cpu/IO"
-    );
-    for test_result in &doc.tests {
-        test(&mut out, test_result, doc.tests.len() > 1);
+    if !doc.targets.is_empty() {
+        shared(&mut out, doc);
+    } else if !doc.stack.is_empty() {
+        stack(&mut out, &doc.stack);
+    } else {
+        let _ = writeln!(
+            out,
+            "\n{:<30} {:<5} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "test", "dir", "bandwidth", "IOPS", "p50", "p99", "p99.9", "p99.99", "max", "cpu/IO"
+        );
+        for test_result in &doc.tests {
+            test(&mut out, test_result, doc.tests.len() > 1);
+        }
     }
     if let Some(v) = &doc.validity {
         let _ = writeln!(out, "\n{}", super::validity_text::line(v));
