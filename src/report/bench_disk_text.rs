@@ -301,8 +301,94 @@ pub fn render(doc: &DiskBench) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    use crate::bench::disk::shared::{self, TargetRun};
+    use crate::bench::disk::stack::{self, LayerRun};
+
+    fn doc() -> DiskBench {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/docs/disk-loops.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn at(t: &TestResult, bw: f64) -> TestResult {
+        let mut t = t.clone();
+        t.write = None;
+        let r = t.read.get_or_insert(DirResult {
+            io_bytes: 0,
+            total_ios: 0,
+            short_ios: 0,
+            bw_bytes: 0.0,
+            iops: 0.0,
+            runtime_ms: 1000,
+            clat_ns: None,
+        });
+        r.bw_bytes = bw;
+        r.iops = bw / 1e6;
+        t
+    }
+
+    /// Three targets at 62 MB/s each alone and 20 together; a walk over a loop device.
+    pub(crate) fn shared_and_stack() -> (DiskBench, DiskBench) {
+        let mut d = doc();
+        let t = d.tests[0].clone();
+        d.targets = ["/dev/loop0", "/dev/loop1", "/dev/loop2"]
+            .iter()
+            .map(|p| {
+                let mut target = d.target.clone();
+                target.path = p.into();
+                TargetRun {
+                    target,
+                    layers: Vec::new(),
+                    alone: at(&t, 62e6),
+                    together: at(&t, 20e6),
+                }
+            })
+            .collect();
+        d.together = Some(shared::summarize(&d.targets));
+        let mut s = doc();
+        let row = |name: &str, kind: &str, depth: u32, bw: f64| LayerRun {
+            name: name.into(),
+            kind: kind.into(),
+            depth,
+            paths: Vec::new(),
+            tests: vec![at(&t, bw)],
+            bw_bytes: bw,
+            iops: bw / 1e6,
+            cost_pct: None,
+        };
+        s.stack = vec![row("file", "file", 0, 90e6), row("loop0", "loop", 1, 100e6)];
+        stack::costs(&mut s.stack);
+        (d, s)
+    }
+
+    #[test]
+    fn several_targets_show_alone_together_and_the_ceiling() {
+        let (d, s) = shared_and_stack();
+        let text = render(&d);
+        let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+        let lines: Vec<String> = text.lines().map(words).collect();
+        assert!(
+            lines.contains(&"/dev/loop1 62.0 MB/s 20.0 MB/s".to_string()),
+            "{text}"
+        );
+        assert!(
+            lines.contains(&"sum 186.0 MB/s 60.0 MB/s".to_string()),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "shared ceiling 60.0 MB/s: together the targets reach 32 % of their alone sum"
+            ),
+            "{text}"
+        );
+        let text = render(&s);
+        assert!(text.contains("  loop0"), "{text}");
+        assert!(text.contains("90.0 MB/s"), "{text}");
+        assert!(text.contains("10.0 %"), "{text}");
+    }
 
     #[test]
     fn units() {

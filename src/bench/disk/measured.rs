@@ -170,3 +170,32 @@ impl DiskBench {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::compare::metrics::Measured;
+
+    #[test]
+    fn several_targets_and_a_walk_give_their_chart_bars() {
+        let (d, s) = crate::report::bench_disk_text::tests::shared_and_stack();
+        let mut out = Vec::new();
+        d.metrics(&mut out);
+        let bars: Vec<(&str, f64)> = out
+            .iter()
+            .filter(|m| m.quantity == "bandwidth alone vs together")
+            .map(|m| (m.label.as_str(), m.summary.mean))
+            .collect();
+        assert_eq!(bars.len(), 8, "{bars:?}");
+        assert!(bars.contains(&("/dev/loop2 together", 20e6)));
+        assert!(bars.contains(&("all together", 60e6)));
+        assert!(bars.contains(&("sum alone", 186e6)));
+        let mut out = Vec::new();
+        s.metrics(&mut out);
+        let layers: Vec<&str> = out
+            .iter()
+            .filter(|m| m.quantity == "bandwidth per layer")
+            .map(|m| m.label.as_str())
+            .collect();
+        assert_eq!(layers, ["file (file)", "loop0 (loop)"]);
+    }
+}
