@@ -46,6 +46,9 @@ pub struct Measurements {
     /// The stored run the goodput figure comes from; `None`: this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_goodput_measured_by: Option<MeasuredBy>,
+    /// Several disks measured alone and together (`bench disk A B C`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_disks: Vec<crate::advise::buses::TogetherFigure>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -80,6 +83,10 @@ pub struct CipherFigure {
 pub fn measurements_from(docs: &RunDocs) -> Measurements {
     let mut m = Measurements::default();
     m.disk.extend(docs.disks().map(disk_figure));
+    m.shared_disks.extend(
+        docs.disks()
+            .filter_map(crate::advise::buses::together_figure),
+    );
     for c in docs.cryptos() {
         m.crypto.extend(cipher_figures(c));
     }

@@ -129,6 +129,9 @@ fn attributed(mut m: Measurements, run: &RunRecord) -> Measurements {
     for c in &mut m.crypto {
         c.measured_by = Some(by.clone());
     }
+    for t in &mut m.shared_disks {
+        t.measured_by = Some(by.clone());
+    }
     if m.tcp_loopback_bytes_per_sec.is_some() {
         m.tcp_loopback_measured_by = Some(by.clone());
     }
@@ -141,6 +144,7 @@ fn attributed(mut m: Measurements, run: &RunRecord) -> Measurements {
 pub fn is_empty(m: &Measurements) -> bool {
     m.disk.is_empty()
         && m.crypto.is_empty()
+        && m.shared_disks.is_empty()
         && m.tcp_loopback_bytes_per_sec.is_none()
         && m.network_goodput_bytes_per_sec.is_none()
 }
@@ -164,6 +168,11 @@ fn merge(into: &mut Measurements, older: Measurements) {
             .any(|n| n.cipher == c.cipher && n.key_bits == c.key_bits && n.path == c.path)
         {
             into.crypto.push(c);
+        }
+    }
+    for t in older.shared_disks {
+        if !into.shared_disks.iter().any(|n| n.devices == t.devices) {
+            into.shared_disks.push(t);
         }
     }
     if into.tcp_loopback_bytes_per_sec.is_none() {

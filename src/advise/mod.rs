@@ -8,6 +8,7 @@
 #[cfg(test)]
 mod boards_netvm;
 pub mod bottleneck;
+pub mod buses;
 pub mod check;
 mod cpu;
 mod crypto;
@@ -177,6 +178,7 @@ pub static UNMEASURED: Measurements = Measurements {
     tcp_loopback_measured_by: None,
     network_goodput_bytes_per_sec: None,
     network_goodput_measured_by: None,
+    shared_disks: Vec::new(),
 };
 
 impl<'a> Context<'a> {
@@ -241,6 +243,7 @@ pub fn rules() -> Vec<&'static Rule> {
     all.extend(sysctl_conf::RULES);
     all.extend(vm::RULES);
     all.extend(storage::RULES);
+    all.extend(buses::RULES);
     all.extend(samba::RULES);
     all.extend(smart::RULES);
     all.extend(crypto::RULES);

@@ -20,18 +20,27 @@ place: write tests overwrite it), or a block device (reads always; writes only w
 blank: no known signature and zeros in its first and last MiB, and nothing mounted, held, \
 swapped, backed or claimed on it; --destroy-data naming that device overrides what is stored \
 on it, never a live use).\n\n\
+Several PATHs run the --rw test on each alone, then on all at once (started together), and \
+report each alone and together, the aggregate, and the shared ceiling when the aggregate is \
+below 0.9 × the sum of the alone figures (a shared bus, controller or backing store). Block \
+devices are read; writes need --destroy-data naming each.\n\n\
+--stack runs the --rw read test at every layer under PATH: the file, the dm-crypt device, \
+the md array, the partition, each member disk alone and the members together, and what each \
+layer costs against the one below. Reads only: safe on a live box.\n\n\
 Without --rw a suite runs (--suite quick by default). Options use fio's names. The engine is \
 io_uring when the kernel allows it, else psync (said on stderr); --engine null does no I/O and \
 measures the benchmark's own overhead.\n\nExamples:\n  nastune bench disk /srv\n  \
 nastune bench disk --suite nas --json /srv\n  \
 nastune bench disk --rw randread --bs 4k --iodepth 32 --direct --runtime 10 /srv/test.img\n  \
-nastune bench disk --rw read /dev/sdb\n\nExit codes: 0 ok, 2 usage or runtime error, 130 interrupted.";
+nastune bench disk --rw read /dev/sdb\n  \
+nastune bench disk --rw read --bs 1m --direct /dev/sdb /dev/sdc /dev/sdd\n  \
+nastune bench disk --stack --rw read --bs 1m --direct /srv/big.file\n\nExit codes: 0 ok, 2 usage or runtime error, 130 interrupted.";
 
 #[derive(Debug, Args)]
 pub struct DiskArgs {
-    /// Directory, file or block device to measure
-    #[arg(value_name = "PATH", default_value = ".")]
-    pub path: PathBuf,
+    /// Directory, file or block device to measure; several run alone, then together
+    #[arg(value_name = "PATH", default_value = ".", num_args = 1..)]
+    pub paths: Vec<PathBuf>,
     /// Set of tests to run when --rw is not given
     #[arg(long, value_enum, conflicts_with = "rw")]
     pub suite: Option<Suite>,
@@ -89,9 +98,12 @@ pub struct DiskArgs {
     /// Read back and check every block a write test wrote
     #[arg(long)]
     pub verify: bool,
-    /// Allow writes to this block device even though it holds data (must be PATH itself; never while mounted, held or swap)
+    /// Allow writes to this block device even though it holds data (must be a PATH; repeat for each; never while mounted, held or swap)
     #[arg(long, value_name = "DEVICE")]
-    pub destroy_data: Option<PathBuf>,
+    pub destroy_data: Vec<PathBuf>,
+    /// Run the --rw read test at every layer under PATH: the file, dm, md, partition, each disk and the disks together
+    #[arg(long, requires = "rw")]
+    pub stack: bool,
     /// Print the versioned JSON document instead of the table
     #[arg(long)]
     pub json: bool,
@@ -125,9 +137,10 @@ impl DiskArgs {
             self.direct
         };
         let runtime = self.runtime.unwrap_or(suites::DEFAULT_RUNTIME);
+        let path = self.paths.first().cloned().unwrap_or_else(|| ".".into());
         let mut plan = match self.rw {
             Some(rw) => Plan::custom(
-                self.path.clone(),
+                path,
                 Workload {
                     rw,
                     rwmixread: self.rwmixread,
@@ -144,7 +157,7 @@ impl DiskArgs {
                 },
             )?,
             None => Plan::suite(
-                self.path.clone(),
+                path,
                 self.suite.unwrap_or(Suite::Quick),
                 SuiteOptions {
                     direct: direct.unwrap_or(true),
@@ -156,10 +169,13 @@ impl DiskArgs {
         };
         plan.size = self.size;
         plan.engine = self.engine;
+        plan.others = self.paths.iter().skip(1).cloned().collect();
         plan.destroy_data = self.destroy_data.clone();
+        plan.stack = self.stack;
         plan.loops = self.loops;
         plan.settle_s = self.guard.settle;
         plan.direct_chosen = self.buffered || self.direct.is_some();
+        plan.check_shape()?;
         Ok(plan)
     }
 }

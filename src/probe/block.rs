@@ -30,6 +30,11 @@ pub struct BlockDevice {
     /// autosuspending a storage bridge drops disks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usb_power_control: Option<String>,
+    /// Its sysfs device path (the `sys/block/NAME` link): its way to the CPU
+    /// through host controller, USB ports and hubs, PCIe bridges. Absent in
+    /// snapshots before 0.2 and for virtual devices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sysfs_path: Option<String>,
     pub size_bytes: u64,
     pub read_only: Option<bool>,
     /// Devices this one is built on (`/sys/block/X/slaves`).
@@ -195,6 +200,7 @@ fn read_disk(root: &Root, name: &str) -> BlockDevice {
         model,
         serial,
         usb_power_control,
+        sysfs_path: device_path.clone(),
         size_bytes,
         read_only: a.parsed("ro", parse_bool01),
         slaves: a.list("slaves"),
@@ -275,6 +281,7 @@ fn read_partitions(root: &Root, disk: &BlockDevice) -> Vec<BlockDevice> {
             model: None,
             serial: None,
             usb_power_control: None,
+            sysfs_path: None,
             size_bytes: sectors_to_bytes(a.parsed("size", parse_u64).unwrap_or(0)),
             read_only: a.parsed("ro", parse_bool01),
             slaves: a.list("slaves"),

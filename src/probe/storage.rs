@@ -172,6 +172,7 @@ mod tests {
             model: None,
             serial: None,
             usb_power_control: None,
+            sysfs_path: None,
             size_bytes: 1,
             read_only: None,
             slaves: slaves.iter().map(|s| s.to_string()).collect(),

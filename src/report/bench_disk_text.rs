@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use crate::bench::disk::shared::{SCALING_THRESHOLD, totals};
+use crate::bench::disk::stack::LayerRun;
 use crate::bench::disk::{DirResult, DiskBench, TestResult, TestStatus};
 use crate::report::format;
 
@@ -153,6 +155,97 @@ fn test(out: &mut String, t: &TestResult, each_validity: bool) {
     }
 }
 
+/// A result's bandwidth, or why there is none.
+fn figure(t: &TestResult) -> String {
+    match t.status {
+        TestStatus::Ok | TestStatus::Interrupted => rate(totals(t).0),
+        TestStatus::Skipped => "skipped".into(),
+        TestStatus::Failed => "FAILED".into(),
+    }
+}
+
+/// Several targets: each alone and together, the aggregate and the verdict.
+fn shared(out: &mut String, doc: &DiskBench) {
+    let name = doc.tests.first().map_or("", |t| t.name.as_str());
+    let _ = writeln!(
+        out,
+        "test: {name}, on each target alone, then on all {} together\n",
+        doc.targets.len()
+    );
+    let _ = writeln!(out, "{:<30} {:>12} {:>12}", "target", "alone", "together");
+    for r in &doc.targets {
+        let _ = writeln!(
+            out,
+            "{:<30} {:>12} {:>12}",
+            r.target.path.display().to_string(),
+            figure(&r.alone),
+            figure(&r.together)
+        );
+        for t in [&r.alone, &r.together] {
+            if let Some(reason) = t.reason.as_deref() {
+                let _ = writeln!(out, "    {reason}");
+            }
+        }
+    }
+    let Some(t) = &doc.together else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "{:<30} {:>12} {:>12}",
+        "sum",
+        rate(t.sum_alone_bw_bytes),
+        rate(t.bw_bytes)
+    );
+    let verdict = match t.shared_ceiling_bytes_per_sec {
+        Some(c) => format!(
+            "shared ceiling {}: together the targets reach {:.0} % of their alone sum \
+             (below {:.0} %: they share a bus, controller or backing store)",
+            rate(c),
+            t.scaling * 100.0,
+            SCALING_THRESHOLD * 100.0
+        ),
+        None => format!(
+            "no shared ceiling: together the targets reach {:.0} % of their alone sum",
+            t.scaling * 100.0
+        ),
+    };
+    let _ = writeln!(out, "\n{verdict}");
+}
+
+/// The layer walk: one row per layer, what it costs against the one below.
+fn stack(out: &mut String, rows: &[LayerRun]) {
+    let name = rows
+        .first()
+        .and_then(|r| r.tests.first())
+        .map_or("", |t| t.name.as_str());
+    let _ = writeln!(out, "test: {name}, at every layer, top first\n");
+    let _ = writeln!(
+        out,
+        "{:<24} {:<10} {:>12} {:>10} {:>14}",
+        "layer", "kind", "bandwidth", "IOPS", "cost vs below"
+    );
+    for r in rows {
+        let indent = "  ".repeat(r.depth as usize);
+        let bw = match r.tests.iter().find(|t| t.status == TestStatus::Failed) {
+            Some(_) => "FAILED".to_string(),
+            None => rate(r.bw_bytes),
+        };
+        let _ = writeln!(
+            out,
+            "{:<24} {:<10} {:>12} {:>10.0} {:>14}",
+            format!("{indent}{}", r.name),
+            r.kind,
+            bw,
+            r.iops,
+            r.cost_pct.map_or("-".into(), |c| format!("{c:.1} %"))
+        );
+        for reason in r.tests.iter().filter_map(|t| t.reason.as_deref()) {
+            let _ = writeln!(out, "    {reason}");
+        }
+    }
+}
+
 pub fn render(doc: &DiskBench) -> String {
     let mut out = String::new();
     let t = &doc.target;
@@ -184,13 +277,19 @@ pub fn render(doc: &DiskBench) -> String {
             .as_deref()
             .map_or(String::new(), |n| format!(" ({n})"))
     );
-    let _ = writeln!(
-        out,
-        "\n{:<30} {:<5} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "test", "dir", "bandwidth", "IOPS", "p50", "p99", "p99.9", "p99.99", "max", "cpu/IO"
-    );
-    for test_result in &doc.tests {
-        test(&mut out, test_result, doc.tests.len() > 1);
+    if !doc.targets.is_empty() {
+        shared(&mut out, doc);
+    } else if !doc.stack.is_empty() {
+        stack(&mut out, &doc.stack);
+    } else {
+        let _ = writeln!(
+            out,
+            "\n{:<30} {:<5} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "test", "dir", "bandwidth", "IOPS", "p50", "p99", "p99.9", "p99.99", "max", "cpu/IO"
+        );
+        for test_result in &doc.tests {
+            test(&mut out, test_result, doc.tests.len() > 1);
+        }
     }
     if let Some(v) = &doc.validity {
         let _ = writeln!(out, "\n{}", super::validity_text::line(v));
@@ -202,8 +301,94 @@ pub fn render(doc: &DiskBench) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    use crate::bench::disk::shared::{self, TargetRun};
+    use crate::bench::disk::stack::{self, LayerRun};
+
+    fn doc() -> DiskBench {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/docs/disk-loops.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn at(t: &TestResult, bw: f64) -> TestResult {
+        let mut t = t.clone();
+        t.write = None;
+        let r = t.read.get_or_insert(DirResult {
+            io_bytes: 0,
+            total_ios: 0,
+            short_ios: 0,
+            bw_bytes: 0.0,
+            iops: 0.0,
+            runtime_ms: 1000,
+            clat_ns: None,
+        });
+        r.bw_bytes = bw;
+        r.iops = bw / 1e6;
+        t
+    }
+
+    /// Three targets at 62 MB/s each alone and 20 together; a walk over a loop device.
+    pub(crate) fn shared_and_stack() -> (DiskBench, DiskBench) {
+        let mut d = doc();
+        let t = d.tests[0].clone();
+        d.targets = ["/dev/loop0", "/dev/loop1", "/dev/loop2"]
+            .iter()
+            .map(|p| {
+                let mut target = d.target.clone();
+                target.path = p.into();
+                TargetRun {
+                    target,
+                    layers: Vec::new(),
+                    alone: at(&t, 62e6),
+                    together: at(&t, 20e6),
+                }
+            })
+            .collect();
+        d.together = Some(shared::summarize(&d.targets));
+        let mut s = doc();
+        let row = |name: &str, kind: &str, depth: u32, bw: f64| LayerRun {
+            name: name.into(),
+            kind: kind.into(),
+            depth,
+            paths: Vec::new(),
+            tests: vec![at(&t, bw)],
+            bw_bytes: bw,
+            iops: bw / 1e6,
+            cost_pct: None,
+        };
+        s.stack = vec![row("file", "file", 0, 90e6), row("loop0", "loop", 1, 100e6)];
+        stack::costs(&mut s.stack);
+        (d, s)
+    }
+
+    #[test]
+    fn several_targets_show_alone_together_and_the_ceiling() {
+        let (d, s) = shared_and_stack();
+        let text = render(&d);
+        let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+        let lines: Vec<String> = text.lines().map(words).collect();
+        assert!(
+            lines.contains(&"/dev/loop1 62.0 MB/s 20.0 MB/s".to_string()),
+            "{text}"
+        );
+        assert!(
+            lines.contains(&"sum 186.0 MB/s 60.0 MB/s".to_string()),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "shared ceiling 60.0 MB/s: together the targets reach 32 % of their alone sum"
+            ),
+            "{text}"
+        );
+        let text = render(&s);
+        assert!(text.contains("  loop0"), "{text}");
+        assert!(text.contains("90.0 MB/s"), "{text}");
+        assert!(text.contains("10.0 %"), "{text}");
+    }
 
     #[test]
     fn units() {

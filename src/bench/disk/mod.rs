@@ -13,7 +13,9 @@ pub mod plan;
 pub mod psync;
 pub mod run;
 pub mod safety;
+pub mod shared;
 pub mod signatures;
+pub mod stack;
 pub mod suites;
 pub mod target;
 #[cfg(feature = "io-uring")]
@@ -217,6 +219,17 @@ pub struct DiskBench {
     /// The worst of the tests' validity: disturbed if any test was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validity: Option<Validity>,
+    /// Several targets (`bench disk A B C`): each one's workload alone and
+    /// while all ran together. Empty for one target; then `target`, `layers`
+    /// and `tests` are the first target's (its alone run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<shared::TargetRun>,
+    /// The together phase summed, with the shared ceiling when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub together: Option<shared::Together>,
+    /// `--stack`: the same read at every layer under the path, top first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<stack::LayerRun>,
 }
 
 impl crate::store::Document for DiskBench {

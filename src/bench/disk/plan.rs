@@ -20,8 +20,13 @@ pub struct Plan {
     pub size: Option<u64>,
     /// The engine asked for; `None` picks the default (with its fallback).
     pub engine: Option<EngineKind>,
-    /// The block device whose data may be overwritten (must be `path` itself).
-    pub destroy_data: Option<PathBuf>,
+    /// Further targets: with any, each target runs the test alone, then all
+    /// run it together (one custom read test, one pass).
+    pub others: Vec<PathBuf>,
+    /// The block devices whose data may be overwritten (each must be a target).
+    pub destroy_data: Vec<PathBuf>,
+    /// `--stack`: run the read test at every layer under `path`.
+    pub stack: bool,
     /// Passes per test.
     pub loops: u32,
     /// Seconds the validity guard waits for an idle box before the first test.
@@ -96,11 +101,41 @@ impl Plan {
             tests,
             size: None,
             engine: None,
-            destroy_data: None,
+            others: Vec::new(),
+            destroy_data: Vec::new(),
+            stack: false,
             loops: 1,
             settle_s: crate::bench::validity::DEFAULT_SETTLE_S,
             direct_chosen: false,
         })
+    }
+
+    /// Checks what several targets and `--stack` need: one custom test, one
+    /// pass; `--stack` one target and reads only.
+    pub fn check_shape(&self) -> Result<(), WorkloadError> {
+        let targets = 1 + self.others.len();
+        if targets > 1 || self.stack {
+            if self.stack && targets > 1 {
+                return Err(WorkloadError::StackOneTarget(targets));
+            }
+            let custom = self.suite.is_none() && self.tests.len() == 1;
+            if !custom {
+                return Err(if self.stack {
+                    WorkloadError::StackReadsOnly("a suite".into())
+                } else {
+                    WorkloadError::SeveralNeedRw(targets)
+                });
+            }
+            if self.stack && self.writes() {
+                return Err(WorkloadError::StackReadsOnly(
+                    self.tests[0].workload.rw.name().to_string(),
+                ));
+            }
+            if self.loops > 1 && targets > 1 {
+                return Err(WorkloadError::SeveralLoops(self.loops));
+            }
+        }
+        Ok(())
     }
 
     /// Whether any test writes to the target.
@@ -130,6 +165,44 @@ mod tests {
             assert!(t.workload.direct);
         }
         assert_eq!((p.loops, p.engine, p.size), (1, None, None));
+    }
+
+    #[test]
+    fn several_targets_and_stack_take_one_custom_test() {
+        let quick = Plan::suite("/a".into(), Suite::Quick, SuiteOptions::default()).unwrap();
+        let mut several = quick.clone();
+        several.others = vec!["/b".into()];
+        assert!(matches!(
+            several.check_shape(),
+            Err(WorkloadError::SeveralNeedRw(2))
+        ));
+        let read = quick
+            .tests
+            .iter()
+            .find(|t| !t.workload.rw.writes())
+            .unwrap()
+            .workload
+            .clone();
+        let mut p = Plan::custom("/a".into(), read).unwrap();
+        p.others = vec!["/b".into(), "/c".into()];
+        assert!(p.check_shape().is_ok());
+        p.loops = 3;
+        assert!(matches!(
+            p.check_shape(),
+            Err(WorkloadError::SeveralLoops(3))
+        ));
+        p.stack = true;
+        assert!(matches!(
+            p.check_shape(),
+            Err(WorkloadError::StackOneTarget(3))
+        ));
+        p.others.clear();
+        assert!(p.check_shape().is_ok(), "--loops is fine for a walk");
+        let write = quick.tests.iter().find(|t| t.workload.rw.writes()).unwrap();
+        let mut w = Plan::custom("/a".into(), write.workload.clone()).unwrap();
+        w.stack = true;
+        let msg = w.check_shape().unwrap_err().to_string();
+        assert!(msg.contains("--rw read"), "{msg}");
     }
 
     #[test]

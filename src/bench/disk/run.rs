@@ -2,7 +2,7 @@
 //! the edges of the measured window, merge the jobs, repeat for `--loops`.
 
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,33 @@ pub struct Bench<'a> {
     pub layers: &'a [Layer],
     /// Pause after `sync` before each pass, so the last test's writeback does not leak in.
     pub settle: Duration,
+    /// Several targets measured at once meet here after settling, so their
+    /// jobs start together.
+    pub start: Option<&'a StartGate>,
+}
+
+/// Where several targets' passes wait for each other. Unlike a `Barrier` it
+/// lets everyone go on Ctrl-C, so a target that stopped early never strands
+/// the others.
+pub struct StartGate {
+    arrived: AtomicUsize,
+    parties: usize,
+}
+
+impl StartGate {
+    pub fn new(parties: usize) -> Self {
+        StartGate {
+            arrived: AtomicUsize::new(0),
+            parties,
+        }
+    }
+
+    fn wait(&self) {
+        self.arrived.fetch_add(1, Ordering::SeqCst);
+        while self.arrived.load(Ordering::SeqCst) < self.parties && !interrupt::interrupted() {
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
 }
 
 /// Progress of the running test: 0.0 to 1.0 of its planned time.
@@ -90,6 +117,9 @@ fn run_pass(
     progress: Progress<'_>,
 ) -> Result<Pass, String> {
     settle(b);
+    if let Some(start) = b.start {
+        start.wait();
+    }
     let stop = AtomicBool::new(false);
     let barrier = Barrier::new(w.numjobs as usize + 1);
     let planned = (w.ramp_time + w.runtime).as_secs_f64().max(0.001);

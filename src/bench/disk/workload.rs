@@ -104,6 +104,20 @@ fn from_millis<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Er
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum WorkloadError {
     #[error(
+        "{0} targets run one test each, alone and then together: give it with --rw (e.g. --rw read --direct), not a suite"
+    )]
+    SeveralNeedRw(usize),
+    #[error(
+        "--loops '{0}' with several targets or --stack: each target runs one pass per phase; leave --loops out"
+    )]
+    SeveralLoops(u32),
+    #[error(
+        "--stack reads every layer under PATH (safe on a live box): give --rw read or --rw randread, not '{0}'"
+    )]
+    StackReadsOnly(String),
+    #[error("--stack walks the layers under one PATH; give one, not {0}")]
+    StackOneTarget(usize),
+    #[error(
         "invalid size '{0}': use a number with an optional k, m, g or t suffix (powers of 1024), e.g. '4k' or '1g'"
     )]
     BadSize(String),

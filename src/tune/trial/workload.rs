@@ -291,6 +291,7 @@ impl PreparedWorkload {
             engine,
             layers,
             settle: Duration::from_millis(200),
+            start: None,
         };
         let name = self.spec.kind.name();
         let r = run_test(&bench, name, workload, 1, 0.0, &mut |_, _| {});
