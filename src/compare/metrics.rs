@@ -101,6 +101,8 @@ mod tests {
             [
                 "bandwidth",
                 "iops",
+                "bandwidth alone vs together",
+                "bandwidth per layer",
                 "encrypt",
                 "sent",
                 "received",
