@@ -16,6 +16,7 @@ use crate::net::doc::NetReport;
 use crate::store::RunDocs;
 
 pub use super::measured::MeasuredBy;
+use super::path_model::{self, Binding, CpuCeiling, ServiceFigure};
 
 use crate::probe::Snapshot;
 use crate::probe::storage::Chain;
@@ -49,6 +50,10 @@ pub struct Measurements {
     /// Several disks measured alone and together (`bench disk A B C`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shared_disks: Vec<crate::advise::buses::TogetherFigure>,
+    /// File services measured end to end (bench smb, check --smb), with their
+    /// per-byte stage costs when the server is this box.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<ServiceFigure>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -93,6 +98,8 @@ pub fn measurements_from(docs: &RunDocs) -> Measurements {
     for n in docs.nets() {
         read_net(n, &mut m);
     }
+    m.services
+        .extend(docs.smbs().filter_map(super::path_model::smb_figures));
     m
 }
 
@@ -194,6 +201,62 @@ pub struct PathAnalysis {
     pub limit_bytes_per_sec: Option<f64>,
     /// Measurements that would decide the stages without a figure.
     pub missing: Vec<String>,
+    /// The shared-CPU model and the end-to-end check, when a file service was
+    /// measured on this path (absent before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<PathModel>,
+}
+
+/// What limits a path, in the words of the path model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    Wire,
+    Cpu,
+    Storage,
+    SharedBus,
+    Crypto,
+    TcpStack,
+    Service,
+}
+
+impl Limit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Wire => "wire",
+            Limit::Cpu => "cpu",
+            Limit::Storage => "storage",
+            Limit::SharedBus => "shared_bus",
+            Limit::Crypto => "crypto",
+            Limit::TcpStack => "tcp_stack",
+            Limit::Service => "service",
+        }
+    }
+}
+
+/// The model of a path that a file service was measured on.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PathModel {
+    pub limit: Option<Limit>,
+    /// The CPU's ceiling with its arithmetic and each stage's share.
+    pub cpu: Option<CpuCeiling>,
+    /// The lowest ceiling of all stages: what the model predicts.
+    pub predicted_bytes_per_sec: Option<f64>,
+    /// What the file service moved end to end.
+    pub measured_bytes_per_sec: Option<f64>,
+    /// "bench smb seq-read of share 'data'".
+    pub measured_by: String,
+    /// (predicted − measured) / measured, percent.
+    pub miss_pct: Option<f64>,
+    /// Predictions for changes to the box, labelled as predictions.
+    pub what_ifs: Vec<WhatIf>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WhatIf {
+    pub change: String,
+    pub predicted_bytes_per_sec: f64,
+    pub arithmetic: String,
 }
 
 /// The data paths: every mounted filesystem that holds shares (Samba or NFS) or
@@ -501,20 +564,160 @@ fn analyse_path(
         }
     });
 
-    let limiting_stage = stages
+    // The shared CPU, when a file service measured on this path left its
+    // per-byte costs (bench smb on this box).
+    let service = m
+        .services
+        .iter()
+        .find(|s| s.server_local && share_mount(snapshot, &s.share).as_deref() == Some(mount));
+    let cores = snapshot
+        .cpu
+        .data()
+        .map_or(1.0, |c| f64::from(c.logical_cpus.max(1)));
+    let costs = service.map_or(&[][..], |s| {
+        if write {
+            &s.write_costs[..]
+        } else {
+            &s.read_costs[..]
+        }
+    });
+    let cpu = path_model::cpu_ceiling(costs, cores);
+    if let Some(c) = &cpu {
+        let shares: Vec<String> = c
+            .shares
+            .iter()
+            .map(|s| format!("{} {:.0} %", s.stage, s.pct))
+            .collect();
+        stages.push(Stage {
+            name: "cpu".into(),
+            ceiling_bytes_per_sec: Some(c.bytes_per_sec),
+            basis: format!("{}; shares: {}", c.arithmetic, shares.join(", ")),
+        });
+    }
+
+    let limiting_stage = lowest(&stages);
+    let limit_bytes_per_sec = limiting_stage.and_then(|i| stages[i].ceiling_bytes_per_sec);
+    let model = service.map(|s| {
+        let measured = if write {
+            s.write_bytes_per_sec
+        } else {
+            s.read_bytes_per_sec
+        };
+        let others: Vec<Stage> = stages
+            .iter()
+            .filter(|st| st.name != "cpu")
+            .cloned()
+            .collect();
+        let what_ifs = what_ifs(costs, cores, &others);
+        PathModel {
+            limit: limiting_stage.map(|i| limit_of(&stages[i], cpu.as_ref())),
+            cpu: cpu.clone(),
+            predicted_bytes_per_sec: limit_bytes_per_sec,
+            measured_bytes_per_sec: measured,
+            measured_by: format!(
+                "bench {} {} of share '{}'",
+                s.service,
+                if write { "seq-write" } else { "seq-read" },
+                s.share
+            ),
+            miss_pct: limit_bytes_per_sec
+                .zip(measured)
+                .and_then(|(p, m)| path_model::miss_pct(p, m)),
+            what_ifs,
+        }
+    });
+    PathAnalysis {
+        name: format!("{} {mount}", if write { "write to" } else { "read from" }),
+        mount_point: mount.to_string(),
+        limit_bytes_per_sec,
+        limiting_stage,
+        stages,
+        missing,
+        model,
+    }
+}
+
+/// Index of the stage with the lowest known ceiling.
+fn lowest(stages: &[Stage]) -> Option<usize> {
+    stages
         .iter()
         .enumerate()
         .filter_map(|(i, s)| s.ceiling_bytes_per_sec.map(|c| (i, c)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(i, _)| i);
-    PathAnalysis {
-        name: format!("{} {mount}", if write { "write to" } else { "read from" }),
-        mount_point: mount.to_string(),
-        limit_bytes_per_sec: limiting_stage.and_then(|i| stages[i].ceiling_bytes_per_sec),
-        limiting_stage,
-        stages,
-        missing,
+        .map(|(i, _)| i)
+}
+
+/// The mount that holds a Samba share's path on this box.
+fn share_mount(snapshot: &Snapshot, share: &str) -> Option<String> {
+    let path = snapshot
+        .file_services
+        .data()?
+        .samba
+        .iter()
+        .flat_map(|s| s.shares.iter())
+        .find(|s| s.name.eq_ignore_ascii_case(share))?
+        .path
+        .clone()?;
+    holder_of(snapshot, &path)
+}
+
+/// The limit in the model's words: the CPU stage says which part of it binds.
+fn limit_of(stage: &Stage, cpu: Option<&CpuCeiling>) -> Limit {
+    match stage.name.as_str() {
+        "network" => Limit::Wire,
+        "tcp stack" => Limit::TcpStack,
+        "crypto" => Limit::Crypto,
+        "cpu" => match cpu.map(|c| &c.binding) {
+            Some(Binding::OneStage(s)) if s == "smbd" || s.starts_with("client") => Limit::Service,
+            Some(Binding::OneStage(s)) if s == "softirq" => Limit::TcpStack,
+            Some(Binding::OneStage(s)) if s == "kcryptd" => Limit::Crypto,
+            _ => Limit::Cpu,
+        },
+        _ if stage.basis.contains("share the") => Limit::SharedBus,
+        _ => Limit::Storage,
     }
+}
+
+/// Predictions from the same costs: fewer cores, and a client elsewhere.
+fn what_ifs(costs: &[path_model::CpuCost], cores: f64, others: &[Stage]) -> Vec<WhatIf> {
+    let floor = lowest(others).and_then(|i| others[i].ceiling_bytes_per_sec);
+    let mut changes: Vec<(String, path_model::Change)> = Vec::new();
+    if cores > 1.0 {
+        changes.push(("only one core".into(), path_model::Change::Cores(1.0)));
+    }
+    if cores > 2.0 {
+        changes.push((
+            "one core fewer".into(),
+            path_model::Change::Cores(cores - 1.0),
+        ));
+    }
+    if let Some(c) = costs.iter().find(|c| c.stage.starts_with("client")) {
+        changes.push((
+            "the client on another machine".into(),
+            path_model::Change::Stage {
+                stage: c.stage.clone(),
+                cost: None,
+            },
+        ));
+    }
+    changes
+        .into_iter()
+        .filter_map(|(change, ch)| {
+            let c = path_model::with_change(costs, cores, &ch)?;
+            let (predicted, arithmetic) = match floor {
+                Some(f) if f < c.bytes_per_sec => (
+                    f,
+                    format!("{}; another stage stays lower at {}", c.arithmetic, mb(f)),
+                ),
+                _ => (c.bytes_per_sec, c.arithmetic),
+            };
+            Some(WhatIf {
+                change,
+                predicted_bytes_per_sec: predicted,
+                arithmetic,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod measured;
 mod memory;
 mod net;
 pub mod path_model;
+mod paths;
 mod samba;
 mod smart;
 mod storage;
@@ -179,6 +180,7 @@ pub static UNMEASURED: Measurements = Measurements {
     network_goodput_bytes_per_sec: None,
     network_goodput_measured_by: None,
     shared_disks: Vec::new(),
+    services: Vec::new(),
 };
 
 impl<'a> Context<'a> {
@@ -244,6 +246,7 @@ pub fn rules() -> Vec<&'static Rule> {
     all.extend(vm::RULES);
     all.extend(storage::RULES);
     all.extend(buses::RULES);
+    all.extend(paths::RULES);
     all.extend(samba::RULES);
     all.extend(smart::RULES);
     all.extend(crypto::RULES);

@@ -268,3 +268,90 @@ mod tests {
         assert_eq!(miss_pct(75.0, 100.0), Some(-25.0));
     }
 }
+
+/// A file service measured end to end (bench smb): what it moved and, when
+/// the server is this box, what each stage cost per byte.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServiceFigure {
+    /// `smb`.
+    pub service: String,
+    /// The share's name.
+    pub share: String,
+    pub server_local: bool,
+    pub read_bytes_per_sec: Option<f64>,
+    pub write_bytes_per_sec: Option<f64>,
+    /// Per-byte costs of the sequential read and write (empty for a remote server).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_costs: Vec<CpuCost>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_costs: Vec<CpuCost>,
+}
+
+/// Stages one thread or one flow does: they never use more than one core.
+fn single_threaded(stage: &str) -> bool {
+    matches!(stage, "smbd" | "softirq" | "md-raid" | "usb-storage") || stage.starts_with("client")
+}
+
+/// The per-byte costs of one SMB workload: the server's stages (iowait is
+/// waiting, not work) and, when the client runs on this box too, its own.
+pub fn smb_costs(r: &crate::bench::smb::WorkloadResult, local: bool) -> Vec<CpuCost> {
+    let Some(server) = r.server.as_ref().filter(|_| local && r.bytes > 0) else {
+        return Vec::new();
+    };
+    let mut out: Vec<CpuCost> = server
+        .stages
+        .iter()
+        .filter(|s| s.stage != "iowait")
+        .filter_map(|s| {
+            // CPU-seconds per GB is nanoseconds per byte.
+            let ns = s.cpu_seconds_per_gb.filter(|v| *v > 0.0)?;
+            Some(CpuCost {
+                stage: s.stage.clone(),
+                ns_per_byte: ns,
+                single_threaded: single_threaded(&s.stage),
+                basis: format!("bench smb server side: {:.2} CPU-s/GB", ns),
+            })
+        })
+        .collect();
+    let client = r.client_cpu_ns as f64 / r.bytes as f64;
+    if client > 0.0 {
+        out.push(CpuCost {
+            stage: "client (this box)".into(),
+            ns_per_byte: client,
+            single_threaded: true,
+            basis: format!("nastune's SMB client on this box: {client:.2} CPU-s/GB"),
+        });
+    }
+    out
+}
+
+/// The end-to-end figures of a bench smb document, from its plain run (or the
+/// first, when it ran only signed or encrypted).
+pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> {
+    use crate::bench::smb::Workload;
+    use crate::smb::Security;
+    let run = doc
+        .runs
+        .iter()
+        .find(|r| r.security == Security::Plain)
+        .or(doc.runs.first())?;
+    let share = crate::bench::smb::Target::parse(&doc.settings.target)
+        .ok()?
+        .share;
+    let of = |w: Workload| run.results.iter().find(|r| r.workload == w);
+    let read = of(Workload::SeqRead);
+    let write = of(Workload::SeqWrite);
+    Some(ServiceFigure {
+        service: "smb".into(),
+        share,
+        server_local: doc.server_local,
+        read_bytes_per_sec: read.map(|r| r.bw_bytes).filter(|v| *v > 0.0),
+        write_bytes_per_sec: write.map(|r| r.bw_bytes).filter(|v| *v > 0.0),
+        read_costs: read
+            .map(|r| smb_costs(r, doc.server_local))
+            .unwrap_or_default(),
+        write_costs: write
+            .map(|r| smb_costs(r, doc.server_local))
+            .unwrap_or_default(),
+    })
+}

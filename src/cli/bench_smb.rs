@@ -117,25 +117,7 @@ impl SmbArgs {
         if !(4096..=8 << 20).contains(&self.block) {
             return Err(SmbArgsError::Block(self.block));
         }
-        let credentials = match &self.user {
-            None => Credentials::Anonymous,
-            Some(u) => {
-                if let Some((name, _)) = u.split_once('%') {
-                    return Err(SmbArgsError::PasswordInUser(name.to_string()));
-                }
-                let (domain, user) = u
-                    .split_once(['\\', '/'])
-                    .map_or((String::new(), u.clone()), |(d, n)| {
-                        (d.to_string(), n.to_string())
-                    });
-                let password = self.password(u)?;
-                Credentials::User {
-                    user,
-                    domain,
-                    password,
-                }
-            }
-        };
+        let credentials = credentials(self.user.as_deref(), self.password_file.as_deref())?;
         let workloads = if self.workload.is_empty() {
             Workload::ALL.to_vec()
         } else {
@@ -174,22 +156,72 @@ impl SmbArgs {
             timeout: Duration::from_secs(u64::from(self.timeout)),
         })
     }
+}
 
-    /// NASTUNE_SMB_PASSWORD, then --password-file, then a prompt on a terminal.
-    fn password(&self, user: &str) -> Result<String, SmbArgsError> {
-        if let Some(p) = std::env::var_os("NASTUNE_SMB_PASSWORD") {
-            return Ok(p.to_string_lossy().into_owned());
-        }
-        if let Some(path) = &self.password_file {
-            let text =
-                std::fs::read_to_string(path).map_err(|source| SmbArgsError::PasswordFile {
-                    path: path.clone(),
-                    source,
-                })?;
-            return Ok(text.lines().next().unwrap_or("").to_string());
-        }
-        prompt(user).ok_or_else(|| SmbArgsError::NoPassword(user.to_string()))
+/// The session's credentials: anonymous without a user, else the user with
+/// the password from NASTUNE_SMB_PASSWORD, then `password_file`, then a prompt
+/// on a terminal (never from argv).
+pub fn credentials(
+    user: Option<&str>,
+    password_file: Option<&std::path::Path>,
+) -> Result<Credentials, SmbArgsError> {
+    let Some(u) = user else {
+        return Ok(Credentials::Anonymous);
+    };
+    if let Some((name, _)) = u.split_once('%') {
+        return Err(SmbArgsError::PasswordInUser(name.to_string()));
     }
+    let (domain, name) = u
+        .split_once(['\\', '/'])
+        .map_or((String::new(), u.to_string()), |(d, n)| {
+            (d.to_string(), n.to_string())
+        });
+    let password = if let Some(p) = std::env::var_os("NASTUNE_SMB_PASSWORD") {
+        p.to_string_lossy().into_owned()
+    } else if let Some(path) = password_file {
+        let text = std::fs::read_to_string(path).map_err(|source| SmbArgsError::PasswordFile {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        text.lines().next().unwrap_or("").to_string()
+    } else {
+        prompt(u).ok_or_else(|| SmbArgsError::NoPassword(u.to_string()))?
+    };
+    Ok(Credentials::User {
+        user: name,
+        domain,
+        password,
+    })
+}
+
+/// What `check --smb` runs: a sequential write then read of `size` bytes,
+/// plain, four 1 MiB requests in flight.
+pub fn check_plan(
+    target: &str,
+    user: Option<&str>,
+    password_file: Option<&std::path::Path>,
+    size: u64,
+) -> Result<Plan, SmbArgsError> {
+    let parsed = Target::parse(target)?;
+    Ok(Plan {
+        settings: Settings {
+            target: parsed.display(),
+            user: user.map(str::to_string),
+            workloads: vec![Workload::SeqWrite, Workload::SeqRead],
+            securities: vec![Security::Plain],
+            dialects: Dialect::ALL.to_vec(),
+            size_bytes: Some(size),
+            block_bytes: 1 << 20,
+            depth: 4,
+            small_files: 0,
+            small_file_bytes: 64 << 10,
+            metadata_dirs: 0,
+            metadata_files_per_dir: 0,
+        },
+        target: parsed,
+        credentials: credentials(user, password_file)?,
+        timeout: Duration::from_secs(30),
+    })
 }
 
 /// Asks on the terminal with echo off; None when stdin is not a terminal.

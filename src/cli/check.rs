@@ -42,6 +42,20 @@ pub struct CheckArgs {
     /// Do not measure the loopback TCP ceiling
     #[arg(long)]
     pub skip_tcp: bool,
+    /// Also copy a file to and from this SMB share (//HOST[:PORT]/SHARE[/DIR]): the
+    /// end-to-end figure the bottleneck model is checked against
+    #[arg(long, value_name = "//HOST/SHARE", conflicts_with = "root")]
+    pub smb: Option<String>,
+    /// User for --smb (password from NASTUNE_SMB_PASSWORD, --smb-password-file or a prompt)
+    #[arg(long, value_name = "USER", requires = "smb")]
+    pub smb_user: Option<String>,
+    /// Read the --smb password from the first line of this file
+    #[arg(long, value_name = "FILE", requires = "smb")]
+    pub smb_password_file: Option<PathBuf>,
+    /// Bytes written then read over --smb
+    #[arg(long, value_name = "BYTES", default_value = "256M", requires = "smb",
+          value_parser = super::bench_disk::size_arg)]
+    pub smb_size: u64,
     /// Read the system from this tree (with proc/, sys/, etc/) instead of / and measure
     /// nothing: the bottleneck uses the ceilings the tree shows (links, USB buses)
     #[arg(long, value_name = "DIR", conflicts_with = "peer")]
@@ -64,6 +78,8 @@ pub struct CheckPlan {
     pub loopback: Option<net::plan::Plan>,
     /// The peer's name as given, and the test against it.
     pub peer: Option<(String, net::plan::Plan)>,
+    /// The share to copy a file to and from.
+    pub smb: Option<crate::bench::smb::Plan>,
 }
 
 impl CheckArgs {
@@ -107,6 +123,15 @@ impl CheckArgs {
                     net::plan::Plan::tcp(p, net::plan::DEFAULT_PORT, 5),
                 )
             }),
+            smb: match &self.smb {
+                Some(t) => Some(super::bench_smb::check_plan(
+                    t,
+                    self.smb_user.as_deref(),
+                    self.smb_password_file.as_deref(),
+                    self.smb_size,
+                )?),
+                None => None,
+            },
         })
     }
 }

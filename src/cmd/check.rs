@@ -87,6 +87,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             plan.crypto.is_some(),
             plan.loopback.is_some(),
             plan.peer.is_some(),
+            plan.smb.is_some(),
         ]
         .into_iter()
         .filter(|on| *on)
@@ -154,6 +155,26 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         }
     }
 
+    if let Some(smb_plan) = &plan.smb {
+        let target = &smb_plan.settings.target;
+        phases.start(&format!("SMB copy to and from '{target}'"));
+        let g = Guard::start(
+            &root,
+            GuardPlan {
+                settle_s,
+                io: true,
+                peer_names: vec!["smbd".into()],
+                ..GuardPlan::default()
+            },
+        );
+        match super::bench_smb::measure(smb_plan, &root, &mut |step| phases.within(step, 0.5)) {
+            Ok(mut doc) => {
+                doc.validity = Some(g.finish(&root, Outcome::default()));
+                docs.push(Doc::Smb(Box::new(doc)));
+            }
+            Err(e) => not_measured.push(format!("smb '{target}': {e}")),
+        }
+    }
     drop(phases);
     let docs = RunDocs(docs);
     let measurements = bottleneck::measurements_from(&docs);

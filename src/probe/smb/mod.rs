@@ -75,12 +75,58 @@ pub struct SmbInclude {
 
 /// Reads smb.conf and its includes; `Ok(None)` when there is no smb.conf.
 pub fn read_samba(root: &Root) -> Result<Option<Samba>, ReadError> {
-    let main = match root.read_string(SMB_CONF) {
+    // A running smbd started with its own configuration serves that one.
+    let conf = running_config(root).unwrap_or_else(|| SMB_CONF.to_string());
+    let main = match root.read_string(&conf) {
         Ok(t) => t,
         Err(e) if e.is_not_found() => return Ok(None),
         Err(e) => return Err(e),
     };
-    Ok(Some(resolve(&main, |rel| root.read_string(rel))))
+    let mut samba = resolve(&main, |rel| root.read_string(rel));
+    if conf != SMB_CONF
+        && let Some(first) = samba.files_read.first_mut()
+    {
+        *first = format!("/{conf}");
+    }
+    Ok(Some(samba))
+}
+
+/// The configuration file a running smbd was started with (`-s FILE`,
+/// `--configfile FILE` or `--configfile=FILE`), relative to the root; `None`
+/// when no smbd runs or it uses the default.
+fn running_config(root: &Root) -> Option<String> {
+    root.read_dir("proc")
+        .ok()?
+        .iter()
+        .filter(|p| p.parse::<u32>().is_ok())
+        .filter(|p| {
+            root.read_value(&format!("proc/{p}/comm"))
+                .is_ok_and(|c| c == "smbd" || c == "smbd[main]" || c.starts_with("smbd"))
+        })
+        .find_map(|p| {
+            let raw = root.read_head(&format!("proc/{p}/cmdline"), 4096).ok()?;
+            config_of_cmdline(&raw)
+        })
+        .map(|path| path.trim_start_matches('/').to_string())
+}
+
+/// The `-s`/`--configfile` argument of a NUL-separated command line.
+pub fn config_of_cmdline(raw: &[u8]) -> Option<String> {
+    let args: Vec<&str> = raw
+        .split(|b| *b == 0)
+        .filter_map(|a| std::str::from_utf8(a).ok())
+        .collect();
+    args.iter().enumerate().find_map(|(i, a)| {
+        if let Some(v) = a.strip_prefix("--configfile=") {
+            return Some(v.to_string());
+        }
+        if *a == "-s" || *a == "--configfile" {
+            return args.get(i + 1).map(|v| v.to_string());
+        }
+        a.strip_prefix("-s")
+            .filter(|v| v.starts_with('/'))
+            .map(str::to_string)
+    })
 }
 
 /// Builds the semantic view from the main file's text; `load` reads an

@@ -387,3 +387,22 @@ fn includes_that_climb_out_of_a_tree_read_only_inside_it() {
     assert_eq!(status, ["missing", "missing", "read"]);
     assert_eq!(param(&samba.global, "workgroup"), Some("CLAMPED"));
 }
+
+#[test]
+fn a_running_smbd_names_its_configuration() {
+    use super::config_of_cmdline;
+    let c = |s: &str| config_of_cmdline(s.replace(' ', "\0").as_bytes());
+    assert_eq!(
+        c("smbd --foreground --no-process-group -s /tmp/x/smb.conf"),
+        Some("/tmp/x/smb.conf".into())
+    );
+    assert_eq!(
+        c("/usr/sbin/smbd --configfile=/etc/alt.conf"),
+        Some("/etc/alt.conf".into())
+    );
+    assert_eq!(
+        c("smbd --configfile /srv/s.conf -D"),
+        Some("/srv/s.conf".into())
+    );
+    assert_eq!(c("smbd -D"), None);
+}
