@@ -74,6 +74,12 @@ fn smb_over_shaped_100mbit_veth_within_10_percent_of_tcp_goodput() {
             break;
         }
     }
+    // The run cleaned up on a share it reached only through the namespaces.
+    let left: Vec<_> = std::fs::read_dir(s.share_path("rw"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
     assert!(
         within(ratios.0) && within(ratios.1),
         "SMB seq-write at {:.1} % and seq-read at {:.1} % of the link's TCP goodput, not within 10 %",
