@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use crate::util::*;
 
-struct Netns {
-    server: String,
-    client: String,
+pub struct Netns {
+    pub server: String,
+    pub client: String,
 }
 
 impl Drop for Netns {
@@ -73,7 +73,7 @@ fn shaped_pair(tag: &str, rate: &str, burst: &str) -> Result<Netns, String> {
 }
 
 /// The shaped pair, or None after saying why this machine cannot make one.
-fn shaped_pair_or_skip(tag: &str, rate: &str, burst: &str) -> Option<Netns> {
+pub fn shaped_pair_or_skip(tag: &str, rate: &str, burst: &str) -> Option<Netns> {
     if !require(&[Need::Root, Need::Tool("ip"), Need::Tool("tc")]) {
         return None;
     }
@@ -92,7 +92,7 @@ fn goodput(tag: &str, rate: &str, burst: &str, rate_bps: f64, reverse: bool) {
     // One retry: other jobs on a 2-core machine can starve one short run.
     let mut ratio = 0.0;
     for attempt in 1..=2 {
-        ratio = measure(&ns.client, bin, reverse) / rate_bps;
+        ratio = measure(&ns.client, bin, 2, reverse) / rate_bps;
         eprintln!(
             "{tag}: shaped {rate}, attempt {attempt}: goodput {:.1} % of the rate",
             ratio * 100.0
@@ -109,7 +109,7 @@ fn goodput(tag: &str, rate: &str, burst: &str, rate_bps: f64, reverse: bool) {
 }
 
 /// A child process killed when the test ends, however it ends.
-struct Kill(std::process::Child);
+pub struct Kill(std::process::Child);
 
 impl Drop for Kill {
     fn drop(&mut self) {
@@ -119,7 +119,7 @@ impl Drop for Kill {
 }
 
 /// `nastune net serve` in the server namespace for `sessions` tests, once it listens.
-fn serve(ns: &Netns, sessions: u32) -> Kill {
+pub fn serve(ns: &Netns, sessions: u32) -> Kill {
     let server = Command::new("ip")
         .args(["netns", "exec", &ns.server, env!("CARGO_BIN_EXE_nastune")])
         .args([
@@ -150,8 +150,9 @@ fn serve(ns: &Netns, sessions: u32) -> Kill {
     server
 }
 
-/// Received bits/s of one 2 s test (after 1 s of omitted warm-up) from `client_ns`.
-fn measure(client_ns: &str, bin: &str, reverse: bool) -> f64 {
+/// Received bits/s of one `secs` test (after 1 s of omitted warm-up) from `client_ns`.
+pub fn measure(client_ns: &str, bin: &str, secs: u32, reverse: bool) -> f64 {
+    let secs = secs.to_string();
     let mut args = vec![
         "netns",
         "exec",
@@ -161,7 +162,7 @@ fn measure(client_ns: &str, bin: &str, reverse: bool) -> f64 {
         "net",
         "10.77.0.1",
         "-t",
-        "2",
+        &secs,
         "-O",
         "1",
         "--json",

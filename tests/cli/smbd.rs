@@ -1,10 +1,11 @@
 #![allow(dead_code)] // not every SMB test file uses every helper
 //! A private Samba for the SMB tests: its own smb.conf, tdbsam, lock, state,
 //! cache and pid directories under a temporary directory, listening on a
-//! high port on 127.0.0.1 only. Shares: `rw` (writable, guest ok), `ro`
+//! high port on 127.0.0.1 only (or on an address inside a network namespace,
+//! for the shaped-link tests). Shares: `rw` (writable, guest ok), `ro`
 //! (read-only) and `small` (a 4 MiB tmpfs, for disk full). Stopped on drop.
 
-use std::net::{SocketAddr, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -18,18 +19,21 @@ pub const PASSWORD: &str = "nastune-secret";
 pub struct Smbd {
     pub dir: tempfile::TempDir,
     pub port: u16,
+    ip: Ipv4Addr,
+    /// The network namespace smbd runs in, if not this one.
+    netns: Option<String>,
     child: Child,
     small: PathBuf,
 }
 
 impl Smbd {
     pub fn addr(&self) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], self.port))
+        SocketAddr::from((self.ip, self.port))
     }
 
-    /// `//127.0.0.1:PORT/SHARE` for `nastune bench smb`.
+    /// `//IP:PORT/SHARE` for `nastune bench smb`.
     pub fn unc(&self, share: &str) -> String {
-        format!("//127.0.0.1:{}/{share}", self.port)
+        format!("//{}:{}/{share}", self.ip, self.port)
     }
 
     pub fn share_path(&self, share: &str) -> PathBuf {
@@ -63,6 +67,16 @@ impl Smbd {
 
     /// Starts smbd with `extra` lines in [global]; None (a skip) without root or Samba.
     pub fn start(extra: &str) -> Option<Smbd> {
+        Smbd::start_at(Ipv4Addr::LOCALHOST, None, extra)
+    }
+
+    /// Starts smbd inside network namespace `netns` (`ip netns exec`),
+    /// listening on `ip` there; None (a skip) without root or Samba.
+    pub fn start_in(netns: &str, ip: Ipv4Addr, extra: &str) -> Option<Smbd> {
+        Smbd::start_at(ip, Some(netns), extra)
+    }
+
+    fn start_at(ip: Ipv4Addr, netns: Option<&str>, extra: &str) -> Option<Smbd> {
         if !require(&[
             Need::Root,
             Need::Tool("smbd"),
@@ -125,7 +139,7 @@ impl Smbd {
   binddns dir = {p}/binddns
   log file = {p}/log.%m
   smb ports = {port}
-  interfaces = 127.0.0.1
+  interfaces = {ip}
   bind interfaces only = yes
   disable netbios = yes
   load printers = no
@@ -163,7 +177,16 @@ impl Smbd {
             .unwrap();
         assert!(pw.wait().unwrap().success(), "smbpasswd -a {USER}");
         let out = std::fs::File::create(d.join("smbd.out")).unwrap();
-        let child = Command::new("smbd")
+        // `ip netns exec` execs smbd, so the child is still smbd itself.
+        let mut cmd = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "smbd"]);
+                c
+            }
+            None => Command::new("smbd"),
+        };
+        let child = cmd
             .args(["--foreground", "--no-process-group", "--debug-stdout", "-s"])
             .arg(&conf)
             .stdout(out.try_clone().unwrap())
@@ -173,11 +196,13 @@ impl Smbd {
         let s = Smbd {
             dir,
             port,
+            ip,
+            netns: netns.map(str::to_string),
             child,
             small,
         };
         let start = Instant::now();
-        while TcpStream::connect_timeout(&s.addr(), Duration::from_millis(200)).is_err() {
+        while !s.listening() {
             assert!(
                 start.elapsed() < Duration::from_secs(20),
                 "smbd did not listen on {}: {}",
@@ -187,6 +212,19 @@ impl Smbd {
             std::thread::sleep(Duration::from_millis(50));
         }
         Some(s)
+    }
+
+    /// Whether smbd accepts connections yet (seen from its own namespace).
+    fn listening(&self) -> bool {
+        let Some(ns) = &self.netns else {
+            return TcpStream::connect_timeout(&self.addr(), Duration::from_millis(200)).is_ok();
+        };
+        let o = Command::new("ip")
+            .args(["netns", "exec", ns, "ss", "-Hltn"])
+            .arg(format!("sport = :{}", self.port))
+            .output()
+            .unwrap();
+        !o.stdout.is_empty()
     }
 }
 
