@@ -297,3 +297,101 @@ fn without_the_feature_is_a_clear_error() {
         .unwrap();
     fails_with(&o, "//HOST[:PORT]/SHARE[/DIR]");
 }
+
+/// `check --smb` against a share on this box: the share's path is found from
+/// the running smbd's own configuration, the copy's per-byte costs give the
+/// path a shared-CPU stage, and the model sets its prediction next to what
+/// the copy measured, with what-ifs (issue 19's end-to-end check).
+#[test]
+fn check_with_smb_models_the_share_path_against_the_copy() {
+    let Some(s) = Smbd::start("") else { return };
+    let o = nastune()
+        .args([
+            "--no-store",
+            "check",
+            "--skip-disk",
+            "--skip-tcp",
+            "--skip-crypto",
+        ])
+        .args([
+            "--smb",
+            &s.unc("rw"),
+            "--smb-user",
+            USER,
+            "--smb-size",
+            "512M",
+        ])
+        .args(["--settle", "0", "--json"])
+        .env("NASTUNE_SMB_PASSWORD", PASSWORD)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}\n{}", stderr(&o), s.log());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let services = v["measurements"]["services"].as_array().expect("services");
+    assert_eq!(services[0]["share"], "rw");
+    assert_eq!(services[0]["server_local"], true);
+    assert!(services[0]["read_bytes_per_sec"].as_f64().unwrap() > 0.0);
+    let smbd = services[0]["read_costs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["stage"] == "smbd")
+        .expect("smbd's cost per byte");
+    assert_eq!(smbd["single_threaded"], true);
+    // The path of the share's filesystem carries the model.
+    let share_dir = s.share_path("rw");
+    let modelled: Vec<&serde_json::Value> = v["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| !p["model"].is_null())
+        .collect();
+    assert_eq!(
+        modelled.len(),
+        2,
+        "read and write of {}: {v:#}",
+        share_dir.display()
+    );
+    for p in modelled {
+        let m = &p["model"];
+        let (pred, meas) = (
+            m["predicted_bytes_per_sec"].as_f64().unwrap(),
+            m["measured_bytes_per_sec"].as_f64().unwrap(),
+        );
+        let miss = m["miss_pct"].as_f64().unwrap();
+        assert!(((pred - meas) / meas * 100.0 - miss).abs() < 1e-6);
+        assert!(m["limit"].is_string(), "{m}");
+        let arithmetic = m["cpu"]["arithmetic"].as_str().unwrap();
+        assert!(arithmetic.contains("ns/B"), "{arithmetic}");
+        let stages: Vec<&str> = p["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert!(stages.contains(&"cpu"), "{stages:?}");
+        let changes: Vec<&str> = m["what_ifs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["change"].as_str().unwrap())
+            .collect();
+        assert!(
+            changes.contains(&"the client on another machine"),
+            "{changes:?}"
+        );
+        // A miss beyond 25 % is a finding, never hidden.
+        if miss.abs() > 25.0 {
+            assert!(
+                v["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f["rule_id"] == "path-model-miss"),
+                "{miss}"
+            );
+        }
+    }
+    assert!(leftovers(&share_dir).is_empty());
+}
