@@ -10,44 +10,6 @@ fn mb(v: f64) -> String {
     format!("{:.1} MB/s", v / 1e6)
 }
 
-/// The model's verdict under a path: predicted against measured, the what-ifs.
-fn model(out: &mut String, m: &crate::advise::bottleneck::PathModel) {
-    let limit = m.limit.map_or("unknown", |l| l.name());
-    match (m.predicted_bytes_per_sec, m.measured_bytes_per_sec) {
-        (Some(p), Some(x)) => {
-            let _ = writeln!(
-                out,
-                "  {:<28}   model: limit {limit}, predicted {} vs measured {} by {} ({:+.0} %){}",
-                "",
-                mb(p),
-                mb(x),
-                m.measured_by,
-                m.miss_pct.unwrap_or(0.0),
-                if m.miss_pct
-                    .is_some_and(|d| d.abs() > crate::advise::path_model::MODEL_MISS_PCT)
-                {
-                    ": the model does not explain this path"
-                } else {
-                    ""
-                }
-            );
-        }
-        _ => {
-            let _ = writeln!(out, "  {:<28}   model: limit {limit}", "");
-        }
-    }
-    for w in &m.what_ifs {
-        let _ = writeln!(
-            out,
-            "  {:<28}   what if {}: predicted {} ({})",
-            "",
-            w.change,
-            mb(w.predicted_bytes_per_sec),
-            w.arithmetic
-        );
-    }
-}
-
 /// `run` is the stored run's id, `None` with `--no-store`.
 pub fn render(doc: &CheckDoc, run: Option<RunId>) -> String {
     let mut out = String::new();
@@ -77,8 +39,8 @@ pub fn render(doc: &CheckDoc, run: Option<RunId>) -> String {
                 let _ = writeln!(out, "  {:<28}   {:<12} {}", "", s.name, s.basis);
             }
         }
-        if let Some(m) = &p.model {
-            model(&mut out, m);
+        for line in p.model.iter().flat_map(super::runs::model_lines) {
+            let _ = writeln!(out, "  {:<28}   {line}", "");
         }
     }
     let mut missing: Vec<&String> = doc.paths.iter().flat_map(|p| &p.missing).collect();

@@ -168,6 +168,9 @@ fn bottleneck(h: &mut String, paths: &[runs::PathLimit]) {
             );
         }
         h.push_str("</table>\n");
+        for line in &p.model {
+            let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(line));
+        }
     }
 }
 

@@ -66,6 +66,9 @@ pub fn render(runs: &[ReportRun]) -> String {
                     cell(basis)
                 );
             }
+            for line in &p.model {
+                let _ = writeln!(m, "\n{}", cell(line));
+            }
             m.push('\n');
         }
     }

@@ -149,6 +149,43 @@ pub struct PathLimit {
     /// (stage, ceiling, the arithmetic behind it).
     pub stages: Vec<(String, String, String)>,
     pub limiting: Option<usize>,
+    /// The path model's verdict and what-ifs, when a file service was measured.
+    pub model: Vec<String>,
+}
+
+/// The path model in sentences: the limit, predicted against measured, and
+/// each what-if (labelled as a prediction).
+pub fn model_lines(m: &crate::advise::bottleneck::PathModel) -> Vec<String> {
+    let mb = |v: f64| format!("{:.1} MB/s", v / 1e6);
+    let limit = m.limit.map_or("unknown", |l| l.name());
+    let mut out = vec![
+        match (m.predicted_bytes_per_sec, m.measured_bytes_per_sec) {
+            (Some(p), Some(x)) => format!(
+                "model: limit {limit}, predicted {} vs measured {} by {} ({:+.0} %){}",
+                mb(p),
+                mb(x),
+                m.measured_by,
+                m.miss_pct.unwrap_or(0.0),
+                if m.miss_pct
+                    .is_some_and(|d| d.abs() > crate::advise::path_model::MODEL_MISS_PCT)
+                {
+                    ": the model does not explain this path"
+                } else {
+                    ""
+                }
+            ),
+            _ => format!("model: limit {limit}"),
+        },
+    ];
+    out.extend(m.what_ifs.iter().map(|w| {
+        format!(
+            "what if {}: predicted {} ({})",
+            w.change,
+            mb(w.predicted_bytes_per_sec),
+            w.arithmetic
+        )
+    }));
+    out
 }
 
 fn path_limit(p: &PathAnalysis) -> PathLimit {
@@ -177,6 +214,7 @@ fn path_limit(p: &PathAnalysis) -> PathLimit {
             })
             .collect(),
         limiting: p.limiting_stage,
+        model: p.model.as_ref().map(model_lines).unwrap_or_default(),
     }
 }
 
