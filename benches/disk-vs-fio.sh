@@ -6,7 +6,7 @@
 # Goal (issue 22): IOPS ratio >= 1.0 and CPU per I/O <= 0.7x fio. Both tools run
 # the same engine per case (fio's), unless ENGINE picks nastune's.
 # Env: DIR (where the file goes, default: a temp dir under /var/tmp), RUNTIME (s, default 5),
-#      ROUNDS (alternations, default 2), SIZE (default 1g), ENGINE (nastune engine, default auto).
+#      ROUNDS (alternations, default 2), SIZE (default 1g), ENGINE (nastune engine, default: fio's for the case).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v fio >/dev/null || { echo "fio is not installed: apt-get install fio" >&2; exit 2; }
