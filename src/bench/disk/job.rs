@@ -2,6 +2,12 @@
 //! `iodepth` I/Os in flight, time each from queueing to reaping, count bytes per
 //! direction, flush every N writes, stop at the deadline or on Ctrl-C. Warm-up
 //! I/O before `ramp_end` runs but is not counted.
+//!
+//! Latency (`clat_ns`) takes one clock read per batch, not two per I/O: an I/O
+//! starts when the loop turn that queues it begins, and ends when the batch
+//! holding its completion has been reaped, so it includes the time its
+//! completion waited for the reap (as fio's clat, which is also stamped when
+//! fio reaps). The error is at most one loop turn (the queueing of one batch).
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
