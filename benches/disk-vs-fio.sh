@@ -16,7 +16,8 @@ bin=$PWD/target/release/nastune
 runtime=${RUNTIME:-5}; rounds=${ROUNDS:-2}; size=${SIZE:-1g}
 dir=${DIR:-$(mktemp -d /var/tmp/nastune-vs-fio.XXXXXX)}
 file=$dir/vs-fio.img
-trap 'rm -f "$file"' EXIT
+# The file always goes; the directory too when this script made it.
+if [ -n "${DIR:-}" ]; then trap 'rm -f "$file"' EXIT; else trap 'rm -rf "$dir"' EXIT; fi
 
 # Lay the file out once with fio (random data), so both tools read real blocks.
 fio --name=layout --filename="$file" --size="$size" --rw=write --bs=1m --direct=1 \
