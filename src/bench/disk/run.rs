@@ -87,6 +87,7 @@ fn merge_jobs(into: &mut JobResult, from: &JobResult) {
     merge_dir(&mut into.read, &from.read);
     merge_dir(&mut into.write, &from.write);
     into.sync_ns.merge(&from.sync_ns);
+    into.window = into.window.max(from.window);
     match (&mut into.written, &from.written) {
         (Some(a), Some(b)) => a.merge(b),
         (None, Some(b)) => into.written = Some(b.clone()),
@@ -227,8 +228,14 @@ fn run_pass(
             Some(written) if !interrupt::interrupted() => Some(verify_pass(b, w, written)?),
             _ => None,
         };
+        // The jobs' own window: `end` comes up to one progress tick late.
+        let elapsed = if merged.window.is_zero() {
+            end - t0
+        } else {
+            merged.window
+        };
         Ok(Pass {
-            elapsed: end - t0,
+            elapsed,
             cpu: cpu::usage(&cpu_before, &cpu_after),
             devices,
             verify,
