@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use crate::util::{nastune, run_with_db, skip, stderr, stdout};
+use crate::util::{free_port, nastune, run_with_db, skip, stderr, stdout};
 
 /// A self-signed ECDSA P-256 certificate for localhost/127.0.0.1: (cert PEM, key PEM, der).
 fn certificate() -> (String, String, Vec<u8>) {
@@ -712,14 +712,6 @@ impl Drop for Nginx {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn start_nginx(dir: &Path, cert: &str, key: &str) -> Option<Nginx> {
