@@ -12,7 +12,6 @@ pub mod measure;
 mod measured;
 pub mod proc_crypto;
 pub mod userspace;
-pub mod xts;
 
 use std::time::Duration;
 
