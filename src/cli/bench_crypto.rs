@@ -17,7 +17,9 @@ for encryption and decryption, process CPU seconds per GiB, and the driver that 
 (from /proc/crypto). When AF_ALG is missing the report says why and still shows the \
 user-space figures: AES-XTS and AES-CBC (RustCrypto), AES-GCM and ChaCha20-Poly1305 (ring, \
 as TLS, SSH and SMB3 use them). Then the cost of unlocking LUKS: PBKDF2 iterations per second \
-and one Argon2id derivation at LUKS2's default memory (1 GiB, capped at half of MemAvailable). \
+and one Argon2id derivation at the memory cost cryptsetup would choose (LUKS2's 1 GiB, at most \
+half of RAM and half of MemAvailable), kept to half the room under the process's cgroup \
+memory limit; the report says which bound set it. \
 Finally the cipher to choose for a new LUKS volume, with the reason.\n\n\
 Tests run in memory only (no storage I/O).\n\n\
 --self-test runs published known-answer vectors (IEEE 1619 XTS, NIST CBC and GCM, RFC 8439, \
@@ -46,7 +48,7 @@ pub struct BenchCryptoArgs {
     /// Only ciphers whose name contains one of these (e.g. xts,gcm)
     #[arg(long = "cipher", value_name = "NAME", value_delimiter = ',')]
     pub ciphers: Vec<String>,
-    /// Argon2id memory before the half-of-MemAvailable cap [default: LUKS2's 1048576]
+    /// Argon2id memory before the RAM, MemAvailable and cgroup caps [default: LUKS2's 1048576]
     #[arg(long, value_name = "KIB", default_value_t = kdf::LUKS2_ARGON2_MAX_KIB,
           value_parser = crate::cli::values::whole("KiB", 64..=4_194_304))]
     pub argon2_memory_kib: u32,

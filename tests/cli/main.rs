@@ -20,6 +20,7 @@ mod generate;
 mod history;
 mod hostile_tree;
 mod lab;
+mod memory;
 mod net;
 mod net_netns;
 mod netns;

@@ -3,7 +3,7 @@
 //! hostile peers. Tests that need iperf3 or root print why they skip.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,30 +27,6 @@ impl Drop for Guard {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn free_port() -> u16 {
-    loop {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-}
-
-fn wait_port(port: u16) {
-    let end = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < end {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("nothing listens on port {port}");
 }
 
 fn our_server(port: u16, extra: &[&str]) -> Guard {

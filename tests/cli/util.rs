@@ -1,8 +1,10 @@
 //! Shared helpers: run the binary with a throw-away store and no colour; say
 //! why a test skips (and fail instead under NASTUNE_REQUIRE_ALL=1).
 
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 pub fn nastune() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_nastune"));
@@ -152,6 +154,32 @@ pub fn skip(reason: &str) {
         panic!("{test}: required by NASTUNE_REQUIRE_ALL: {reason}");
     }
     println!("SKIP {test}: {reason}");
+}
+
+/// A loopback port free for both TCP and UDP (iperf3 and `net serve` use both).
+pub fn free_port() -> u16 {
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+/// Waits up to 10 s for something to accept on the loopback `port`.
+pub fn wait_port(port: u16) {
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("nothing listens on port {port}");
 }
 
 #[cfg(test)]

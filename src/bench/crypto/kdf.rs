@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::measure::Clock;
+use crate::root::Root;
 
 /// cryptsetup's limit for Argon2 memory: 1 GiB (it also caps at half of RAM).
 pub const LUKS2_ARGON2_MAX_KIB: u32 = 1024 * 1024;
@@ -117,34 +118,171 @@ pub enum KdfError {
     },
 }
 
-/// The memory Argon2 may use: LUKS2's default (or `max_kib`), capped at half
-/// of MemAvailable so the benchmark never pushes a small box into swap or OOM.
-pub fn argon2_memory(max_kib: u32, mem_available_bytes: Option<u64>) -> (u32, Option<String>) {
-    let mut kib = max_kib;
-    let mut why = None;
-    if max_kib < LUKS2_ARGON2_MAX_KIB {
-        why = Some(format!(
-            "--argon2-memory-kib {max_kib} is below LUKS2's default of {LUKS2_ARGON2_MAX_KIB} KiB"
+/// What bounds the memory Argon2 may take on this box, read once before the run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemoryLimits {
+    /// MemTotal: cryptsetup never uses more than half of it.
+    pub total_bytes: Option<u64>,
+    /// MemAvailable: what the box can give without swapping or evicting much.
+    pub available_bytes: Option<u64>,
+    /// The tightest memory cgroup above this process, when any sets a limit.
+    pub cgroup: Option<CgroupMemory>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CgroupMemory {
+    /// The cgroup's path below the hierarchy's root, as /proc/self/cgroup names it.
+    pub path: String,
+    pub limit_bytes: u64,
+    /// What the cgroup already holds (page cache included, so this errs low on room).
+    pub usage_bytes: u64,
+}
+
+impl CgroupMemory {
+    fn room_bytes(&self) -> u64 {
+        self.limit_bytes.saturating_sub(self.usage_bytes)
+    }
+}
+
+/// cryptsetup ignores a physical memory below this as bogus (utils_pbkdf.c).
+const CRYPTSETUP_MIN_PHYS_BYTES: u64 = 128 << 20;
+
+/// The memory cost Argon2 runs with, chosen as cryptsetup chooses LUKS2's
+/// (lib/utils_pbkdf.c, `pbkdf_adjusted_phys_memory_kb`: at most 1 GiB, at most half
+/// of physical RAM, and on a box without swap at most half of the free memory),
+/// and never beyond what this process can get: half of MemAvailable always (a
+/// benchmark must not push the box into swap), and half of the room left under
+/// the cgroup's memory limit, the other half being headroom for the rest of the
+/// process and the page cache the cgroup is charged for. Returns the cost in KiB
+/// and, when it is below LUKS2's default, which bound set it.
+pub fn argon2_memory(max_kib: u32, limits: &MemoryLimits) -> (u32, Option<String>) {
+    let mut bounds = Vec::new();
+    if let Some(total) = limits
+        .total_bytes
+        .filter(|&t| t >= CRYPTSETUP_MIN_PHYS_BYTES)
+    {
+        bounds.push((
+            total / 2,
+            format!(
+                "half of MemTotal ({} of {} KiB), as cryptsetup caps it",
+                total / 2048,
+                total / 1024
+            ),
         ));
     }
-    match mem_available_bytes {
-        Some(avail) => {
-            let half = (avail / 1024 / 2).min(u64::from(u32::MAX)) as u32;
-            if half < kib {
-                kib = half;
-                why = Some(format!(
-                    "capped at half of MemAvailable ({half} KiB of {} KiB) so the benchmark cannot push the box into swap",
-                    avail / 1024
-                ));
-            }
-        }
-        None => {
-            why.get_or_insert_with(|| {
-                "MemAvailable unknown; used the requested memory without a cap".to_string()
-            });
+    if let Some(avail) = limits.available_bytes {
+        bounds.push((
+            avail / 2,
+            format!(
+                "half of MemAvailable ({} of {} KiB) so the benchmark cannot push the box into swap",
+                avail / 2048,
+                avail / 1024
+            ),
+        ));
+    }
+    if let Some(cg) = &limits.cgroup {
+        bounds.push((
+            cg.room_bytes() / 2,
+            format!(
+                "half of the room under cgroup '{}' memory limit ({} KiB limit, {} KiB in use), leaving the rest to the process",
+                cg.path,
+                cg.limit_bytes / 1024,
+                cg.usage_bytes / 1024
+            ),
+        ));
+    }
+    let mut kib = max_kib;
+    let mut why = if max_kib < LUKS2_ARGON2_MAX_KIB {
+        Some(format!(
+            "--argon2-memory-kib {max_kib} is below LUKS2's default of {LUKS2_ARGON2_MAX_KIB} KiB"
+        ))
+    } else if limits.available_bytes.is_none() {
+        Some("MemAvailable unknown; used the requested memory without that cap".to_string())
+    } else {
+        None
+    };
+    for (bytes, reason) in bounds {
+        let bound = (bytes / 1024).min(u64::from(u32::MAX)) as u32;
+        if bound < kib {
+            kib = bound;
+            why = Some(reason);
         }
     }
     (kib, why)
+}
+
+/// Reads MemTotal, MemAvailable and the process's memory cgroups (v2 and v1).
+pub fn read_memory_limits(root: &Root) -> MemoryLimits {
+    let mem = crate::probe::memory::read_memory(root).ok();
+    let cgroup = root
+        .read_optional("proc/self/cgroup")
+        .ok()
+        .flatten()
+        .and_then(|text| {
+            memory_cgroup_files(&text)
+                .into_iter()
+                .filter_map(|(path, limit, usage)| {
+                    let limit = parse_cgroup_limit(&root.read_optional(&limit).ok()??)?;
+                    let usage = root.read_optional(&usage).ok()??.trim().parse().ok()?;
+                    Some(CgroupMemory {
+                        path,
+                        limit_bytes: limit,
+                        usage_bytes: usage,
+                    })
+                })
+                .min_by_key(CgroupMemory::room_bytes)
+        });
+    MemoryLimits {
+        total_bytes: mem.as_ref().map(|m| m.total_bytes),
+        available_bytes: mem.and_then(|m| m.available_bytes),
+        cgroup,
+    }
+}
+
+/// From /proc/self/cgroup text: for the process's memory cgroup and each of its
+/// ancestors (a parent's limit binds too), the cgroup path and the root-relative
+/// files holding its limit and usage, v2 (`0::/path`) and v1 (`N:...memory...:/path`).
+pub fn memory_cgroup_files(proc_self_cgroup: &str) -> Vec<(String, String, String)> {
+    let mut files = Vec::new();
+    for line in proc_self_cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (dir, limit, usage) = if controllers.is_empty() {
+            ("sys/fs/cgroup", "memory.max", "memory.current")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (
+                "sys/fs/cgroup/memory",
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+            )
+        } else {
+            continue;
+        };
+        let mut at = path.trim_end_matches('/');
+        loop {
+            files.push((
+                if at.is_empty() { "/" } else { at }.to_string(),
+                format!("{dir}{at}/{limit}"),
+                format!("{dir}{at}/{usage}"),
+            ));
+            match at.rfind('/') {
+                Some(i) => at = &at[..i],
+                None => break,
+            }
+        }
+    }
+    files
+}
+
+/// A cgroup memory limit: v2's `max` and v1's near-2^63 "unlimited" are no limit.
+pub fn parse_cgroup_limit(text: &str) -> Option<u64> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&bytes| bytes < 1 << 60)
 }
 
 const BENCH_PASSWORD: &[u8] = b"nastune benchmark";
@@ -183,17 +321,150 @@ pub fn argon2id_time(memory_kib: u32, lanes: u32) -> Result<Argon2Result, KdfErr
 mod tests {
     use super::*;
 
+    const GIB: u64 = 1 << 30;
+    const MIB: u64 = 1 << 20;
+
+    fn limits(total: u64, avail: u64, cgroup: Option<(u64, u64)>) -> MemoryLimits {
+        MemoryLimits {
+            total_bytes: Some(total),
+            available_bytes: Some(avail),
+            cgroup: cgroup.map(|(limit_bytes, usage_bytes)| CgroupMemory {
+                path: "/test".to_string(),
+                limit_bytes,
+                usage_bytes,
+            }),
+        }
+    }
+
     #[test]
-    fn memory_is_capped_at_half_of_available() {
-        let (kib, why) = argon2_memory(LUKS2_ARGON2_MAX_KIB, Some(100 * 1024 * 1024));
-        assert_eq!(kib, 51_200);
-        assert!(why.unwrap().contains("half of MemAvailable"));
-        let (kib, why) = argon2_memory(LUKS2_ARGON2_MAX_KIB, Some(64 << 30));
-        assert_eq!(kib, LUKS2_ARGON2_MAX_KIB);
-        assert_eq!(why, None);
-        let (kib, why) = argon2_memory(4096, Some(64 << 30));
+    fn memory_follows_cryptsetup_on_a_big_box() {
+        let (kib, why) = argon2_memory(LUKS2_ARGON2_MAX_KIB, &limits(64 * GIB, 60 * GIB, None));
+        assert_eq!((kib, why), (LUKS2_ARGON2_MAX_KIB, None));
+        let (kib, why) = argon2_memory(4096, &limits(64 * GIB, 60 * GIB, None));
         assert_eq!(kib, 4096);
         assert!(why.unwrap().contains("below LUKS2's default"));
+    }
+
+    #[test]
+    fn memory_is_half_of_ram_then_half_of_available() {
+        // The 128 MiB ARMv5 box, mostly free: cryptsetup's half of RAM.
+        let (kib, why) = argon2_memory(LUKS2_ARGON2_MAX_KIB, &limits(128 * MIB, 120 * MIB, None));
+        assert_eq!(kib, 60 * 1024);
+        assert!(why.unwrap().contains("half of MemAvailable"));
+        let (kib, why) = argon2_memory(LUKS2_ARGON2_MAX_KIB, &limits(1536 * MIB, 1400 * MIB, None));
+        assert_eq!(kib, 700 * 1024);
+        assert!(why.unwrap().contains("half of MemAvailable"));
+        // MemAvailable never exceeds MemTotal, so half of RAM binds where it is unknown.
+        let mut l = limits(1024 * MIB, 0, None);
+        l.available_bytes = None;
+        let (kib, why) = argon2_memory(LUKS2_ARGON2_MAX_KIB, &l);
+        assert_eq!(kib, 512 * 1024);
+        assert!(why.unwrap().contains("half of MemTotal"));
+        // A MemTotal cryptsetup would call bogus is not a bound.
+        l.total_bytes = Some(64 * MIB);
+        let (kib, why) = argon2_memory(LUKS2_ARGON2_MAX_KIB, &l);
+        assert_eq!(kib, LUKS2_ARGON2_MAX_KIB);
+        assert!(why.unwrap().contains("MemAvailable unknown"));
+    }
+
+    #[test]
+    fn memory_stays_inside_the_cgroup_limit() {
+        // 64 MiB limit, 10 MiB in use: 27 MiB, well inside the 64 MiB the test gives.
+        let l = limits(24 * GIB, 20 * GIB, Some((64 * MIB, 10 * MIB)));
+        let (kib, why) = argon2_memory(LUKS2_ARGON2_MAX_KIB, &l);
+        assert_eq!(kib, 27 * 1024);
+        let why = why.unwrap();
+        assert!(
+            why.contains("cgroup '/test'") && why.contains("65536 KiB limit"),
+            "{why}"
+        );
+        // Usage beyond the limit (page cache) leaves no room rather than wrapping.
+        let l = limits(24 * GIB, 20 * GIB, Some((64 * MIB, 70 * MIB)));
+        assert_eq!(argon2_memory(LUKS2_ARGON2_MAX_KIB, &l).0, 0);
+    }
+
+    #[test]
+    fn unknown_available_memory_is_said() {
+        let l = MemoryLimits::default();
+        let (kib, why) = argon2_memory(LUKS2_ARGON2_MAX_KIB, &l);
+        assert_eq!(kib, LUKS2_ARGON2_MAX_KIB);
+        assert!(why.unwrap().contains("MemAvailable unknown"));
+    }
+
+    #[test]
+    fn cgroup_files_cover_v1_v2_and_ancestors() {
+        let text =
+            "9:name=systemd:/\n4:cpu,memory:/box/nastune\n1:cpu:/x\n0::/user.slice/s.scope\n";
+        let files = memory_cgroup_files(text);
+        let names: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, l, _)| (p.as_str(), l.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (
+                    "/box/nastune",
+                    "sys/fs/cgroup/memory/box/nastune/memory.limit_in_bytes"
+                ),
+                ("/box", "sys/fs/cgroup/memory/box/memory.limit_in_bytes"),
+                ("/", "sys/fs/cgroup/memory/memory.limit_in_bytes"),
+                (
+                    "/user.slice/s.scope",
+                    "sys/fs/cgroup/user.slice/s.scope/memory.max"
+                ),
+                ("/user.slice", "sys/fs/cgroup/user.slice/memory.max"),
+                ("/", "sys/fs/cgroup/memory.max"),
+            ]
+        );
+        assert_eq!(
+            files[3].2,
+            "sys/fs/cgroup/user.slice/s.scope/memory.current"
+        );
+    }
+
+    #[test]
+    fn cgroup_limits_parse_and_unlimited_is_none() {
+        assert_eq!(parse_cgroup_limit("67108864\n"), Some(64 * MIB));
+        assert_eq!(parse_cgroup_limit("max\n"), None);
+        assert_eq!(parse_cgroup_limit("9223372036854771712\n"), None);
+    }
+
+    #[test]
+    fn limits_are_read_from_a_tree() {
+        let d = tempfile::tempdir().unwrap();
+        let put = |rel: &str, text: &str| {
+            let p = d.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        put(
+            "proc/meminfo",
+            "MemTotal: 131072 kB\nMemFree: 90000 kB\nMemAvailable: 100000 kB\n",
+        );
+        put("proc/self/cgroup", "4:memory:/nas\n0::/\n");
+        put(
+            "sys/fs/cgroup/memory/nas/memory.limit_in_bytes",
+            "67108864\n",
+        );
+        put(
+            "sys/fs/cgroup/memory/nas/memory.usage_in_bytes",
+            "8388608\n",
+        );
+        put(
+            "sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "9223372036854771712\n",
+        );
+        put("sys/fs/cgroup/memory/memory.usage_in_bytes", "1000000000\n");
+        let root = Root::tree(d.path()).unwrap();
+        let l = read_memory_limits(&root);
+        assert_eq!(l.total_bytes, Some(128 * MIB));
+        assert_eq!(l.available_bytes, Some(100_000 * 1024));
+        let cg = l.cgroup.unwrap();
+        assert_eq!(
+            (cg.path.as_str(), cg.limit_bytes, cg.usage_bytes),
+            ("/nas", 64 * MIB, 8 * MIB)
+        );
     }
 
     #[test]

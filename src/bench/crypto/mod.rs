@@ -12,7 +12,6 @@ pub mod measure;
 mod measured;
 pub mod proc_crypto;
 pub mod userspace;
-pub mod xts;
 
 use std::time::Duration;
 
@@ -34,7 +33,7 @@ pub struct Settings {
     pub depth: u32,
     /// Keep only ciphers whose name contains one of these (empty = all).
     pub filters: Vec<String>,
-    /// Argon2 memory before the MemAvailable cap.
+    /// Argon2 memory before the RAM, MemAvailable and cgroup caps.
     pub argon2_max_kib: u32,
     pub kdf: bool,
 }
@@ -209,10 +208,8 @@ pub fn run(settings: &Settings, root: &Root, progress: &mut dyn FnMut(&str, f64)
                 settings.duration.max(Duration::from_millis(100)),
             ));
         }
-        let mem = crate::probe::memory::read_memory(root)
-            .ok()
-            .and_then(|m| m.available_bytes);
-        let (kib, capped) = kdf::argon2_memory(settings.argon2_max_kib, mem);
+        let limits = kdf::read_memory_limits(root);
+        let (kib, capped) = kdf::argon2_memory(settings.argon2_max_kib, &limits);
         let lanes = cpu
             .logical_cpus
             .unwrap_or(1)

@@ -5,10 +5,9 @@
 //! against 0.34 and 0.33 GB/s for RustCrypto aes-gcm / chacha20poly1305, and has
 //! NEON assembly for 32-bit ARM.
 
-use aes::cipher::{Array, BlockModeDecrypt, BlockModeEncrypt, InnerIvInit, KeyInit, consts::U16};
+use aes::cipher::{Array, KeyInit, consts::U16};
+use nastune_hot::{AesKey, PartialBlock, Xts, XtsAes};
 use ring::aead;
-
-use super::xts::{PartialBlock, Xts};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum UserCipherError {
@@ -94,14 +93,14 @@ impl UserCipher {
         Ok(match self {
             UserCipher::AesXts256 => {
                 let (a, b) = key.split_at(16);
-                Box::new(XtsBulk(Xts::new(aes128(a)?, aes128(b)?)))
+                Box::new(XtsBulk(XtsAes::Aes128(Xts::new(aes128(a)?, aes128(b)?))))
             }
             UserCipher::AesXts512 => {
                 let (a, b) = key.split_at(32);
-                Box::new(XtsBulk(Xts::new(aes256(a)?, aes256(b)?)))
+                Box::new(XtsBulk(XtsAes::Aes256(Xts::new(aes256(a)?, aes256(b)?))))
             }
-            UserCipher::AesCbc128 => Box::new(CbcBulk(aes128(key)?)),
-            UserCipher::AesCbc256 => Box::new(CbcBulk(aes256(key)?)),
+            UserCipher::AesCbc128 => Box::new(CbcBulk(AesKey::Aes128(aes128(key)?))),
+            UserCipher::AesCbc256 => Box::new(CbcBulk(AesKey::Aes256(aes256(key)?))),
             UserCipher::AesGcm128 => Box::new(AeadBulk::new(&aead::AES_128_GCM, key, self)?),
             UserCipher::AesGcm256 => Box::new(AeadBulk::new(&aead::AES_256_GCM, key, self)?),
             UserCipher::ChaCha20Poly1305 => {
@@ -143,15 +142,9 @@ pub trait Bulk: Send {
     fn decrypt(&mut self, buf: &mut [u8], iv: u64) -> Result<(), UserCipherError>;
 }
 
-struct XtsBulk<C>(Xts<C>);
+struct XtsBulk(XtsAes);
 
-impl<C> Bulk for XtsBulk<C>
-where
-    C: aes::cipher::BlockCipherEncrypt
-        + aes::cipher::BlockCipherDecrypt
-        + aes::cipher::BlockSizeUser<BlockSize = U16>
-        + Send,
-{
+impl Bulk for XtsBulk {
     fn encrypt(&mut self, buf: &mut [u8], iv: u64) -> Result<(), UserCipherError> {
         Ok(self.0.encrypt(buf, iv)?)
     }
@@ -162,7 +155,7 @@ where
 
 /// CBC with the request number as IV (little-endian, like dm-crypt's plain64).
 /// The expanded key is kept and cloned per request, as the kernel keeps its tfm.
-struct CbcBulk<C>(C);
+struct CbcBulk(AesKey);
 
 fn cbc_iv(iv: u64) -> Array<u8, U16> {
     let mut a = Array::<u8, U16>::default();
@@ -182,24 +175,16 @@ fn blocks_of<'a>(
     Ok(blocks)
 }
 
-macro_rules! cbc_bulk {
-    ($aes:ty) => {
-        impl Bulk for CbcBulk<$aes> {
-            fn encrypt(&mut self, buf: &mut [u8], iv: u64) -> Result<(), UserCipherError> {
-                let mut mode = cbc::Encryptor::<$aes>::inner_iv_init(self.0.clone(), &cbc_iv(iv));
-                mode.encrypt_blocks(blocks_of("aes-cbc", buf)?);
-                Ok(())
-            }
-            fn decrypt(&mut self, buf: &mut [u8], iv: u64) -> Result<(), UserCipherError> {
-                let mut mode = cbc::Decryptor::<$aes>::inner_iv_init(self.0.clone(), &cbc_iv(iv));
-                mode.decrypt_blocks(blocks_of("aes-cbc", buf)?);
-                Ok(())
-            }
-        }
-    };
+impl Bulk for CbcBulk {
+    fn encrypt(&mut self, buf: &mut [u8], iv: u64) -> Result<(), UserCipherError> {
+        nastune_hot::cbc_encrypt(&self.0, &cbc_iv(iv), blocks_of("aes-cbc", buf)?);
+        Ok(())
+    }
+    fn decrypt(&mut self, buf: &mut [u8], iv: u64) -> Result<(), UserCipherError> {
+        nastune_hot::cbc_decrypt(&self.0, &cbc_iv(iv), blocks_of("aes-cbc", buf)?);
+        Ok(())
+    }
 }
-cbc_bulk!(aes::Aes128);
-cbc_bulk!(aes::Aes256);
 
 /// An AEAD on ring: encrypt seals in place and keeps the tag; decrypt opens
 /// with the kept tag, so it must be given the ciphertext of the last encrypt.
@@ -311,20 +296,16 @@ pub fn cbc_with_iv(
     encrypt: bool,
 ) -> Result<(), UserCipherError> {
     let iv = Array::<u8, U16>::from(*iv);
-    macro_rules! run {
-        ($aes:ty, $k:expr) => {{
-            let blocks = blocks_of("aes-cbc", buf)?;
-            if encrypt {
-                cbc::Encryptor::<$aes>::inner_iv_init($k, &iv).encrypt_blocks(blocks);
-            } else {
-                cbc::Decryptor::<$aes>::inner_iv_init($k, &iv).decrypt_blocks(blocks);
-            }
-        }};
-    }
-    match key.len() {
-        16 => run!(aes::Aes128, aes128(key)?),
-        32 => run!(aes::Aes256, aes256(key)?),
+    let key = match key.len() {
+        16 => AesKey::Aes128(aes128(key)?),
+        32 => AesKey::Aes256(aes256(key)?),
         _ => return Err(UserCipherError::Key("aes-cbc")),
+    };
+    let blocks = blocks_of("aes-cbc", buf)?;
+    if encrypt {
+        nastune_hot::cbc_encrypt(&key, &iv, blocks);
+    } else {
+        nastune_hot::cbc_decrypt(&key, &iv, blocks);
     }
     Ok(())
 }

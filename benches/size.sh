@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Stripped size of the x86_64 release binary (default features) and what each
+# crate contributes (cargo bloat --crates). Goal (issue 22): <= 4 MiB, with the
+# SMB client included once it exists; the line "budget left" is what it may add.
+# Usage: benches/size.sh [TOP_N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+top=${1:-15}
+command -v cargo-bloat >/dev/null || cargo install --locked cargo-bloat
+# cargo bloat needs the symbols; the size that counts is measured on a stripped copy.
+CARGO_PROFILE_RELEASE_STRIP=false cargo bloat --release --locked --crates -n "$top"
+stripped=$(mktemp)
+trap 'rm -f "$stripped"' EXIT
+strip -o "$stripped" target/release/nastune
+bytes=$(stat -c %s "$stripped")
+goal=$((4 * 1024 * 1024))
+awk -v b="$bytes" -v g="$goal" 'BEGIN {
+    printf "stripped nastune: %d bytes (%.2f MiB); goal <= 4 MiB; budget left: %d bytes (%.2f MiB)\n",
+        b, b / 1048576, g - b, (g - b) / 1048576
+}'
