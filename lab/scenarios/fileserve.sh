@@ -116,6 +116,7 @@ EOF
     echo "both mounts reach /srv/share"
 
     lab_view mounts cat /proc/mounts
+    lab_view dmsetup-table dmsetup table
     lab_view exports exportfs -v
     lab_view nfsd-versions cat /proc/fs/nfsd/versions
     lab_view_stack
