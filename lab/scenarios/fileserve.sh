@@ -81,12 +81,16 @@ setup() {
   printcap name = /dev/null
   disable spoolss = yes
   server min protocol = SMB2_02
+  # The image has no iconv modules for the default CP850.
+  dos charset = ASCII
 [share]
   path = /srv/share
   read only = no
 EOF
     printf '%s\n%s\n' "$PASSWORD" "$PASSWORD" | smbpasswd -c $SMB/smb.conf -s -a lab
-    smbd --foreground --no-process-group --debug-stdout -s $SMB/smb.conf >"$LAB_RESULT/smbd.log" 2>&1 &
+    # In its own session (no --no-process-group): smbd signals its process group when it
+    # stops, which would take init's scenario shells with it.
+    smbd --foreground --debug-stdout -s $SMB/smb.conf >"$LAB_RESULT/smbd.log" 2>&1 &
     echo $! >$SMB/smbd.pid
     wait_listen 445
     mount -t cifs -o "username=lab,password=$PASSWORD,vers=3.1.1,cache=strict" //127.0.0.1/share /mnt/cifs
