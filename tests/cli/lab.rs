@@ -657,6 +657,19 @@ fn lab_fileserve_exports_encrypted_ext4_over_smb_and_nfs() {
         "{versions}"
     );
     assert_crypt_on_one_disk(out, "fileserve", "sharecrypt");
+    // What the scenario adds to the lab's boot, for the CI budget.
+    let console = read(out, "console.log");
+    let at = |prefix: &str| -> Option<f64> {
+        console
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix)?.strip_suffix('s')?.parse().ok())
+    };
+    if let (Some(begin), Some(end)) = (
+        at("vmlab: begin fileserve at "),
+        at("vmlab: end fileserve at "),
+    ) {
+        eprintln!("lab fileserve: {:.0} s of guest time", end - begin);
+    }
     assert_probe_basics(out, "fileserve");
 }
 
