@@ -61,6 +61,19 @@ setup() {
     mount -t ext4 /dev/mapper/sharecrypt /srv/share
     chmod 0777 /srv/share
 
+    # NFSv4 only: no rpcbind. nfsd's grace period is cut to its 10 s minimum (or the
+    # first open waits 90 s), and started before smbd so the two overlap.
+    mkdir -p /proc/fs/nfsd /var/lib/nfs/v4recovery
+    mount -t nfsd nfsd /proc/fs/nfsd
+    echo 10 >/proc/fs/nfsd/nfsv4leasetime
+    echo 10 >/proc/fs/nfsd/nfsv4gracetime
+    echo '/srv/share 127.0.0.1(rw,sync,no_subtree_check,no_root_squash,insecure,fsid=0)' >/etc/exports
+    : >/var/lib/nfs/etab
+    exportfs -ra
+    rpc.mountd --no-udp -N 2 -N 3
+    rpc.nfsd --no-udp -p 2049 -N 3 -V 4 2
+    wait_listen 2049
+
     mkdir -p $SMB/private $SMB/lock $SMB/state $SMB/cache $SMB/pid $SMB/ncalrpc $SMB/binddns
     cat >$SMB/smb.conf <<EOF
 [global]
@@ -95,18 +108,6 @@ EOF
     wait_listen 445
     mount -t cifs -o "username=lab,password=$PASSWORD,vers=3.1.1,cache=strict" //127.0.0.1/share /mnt/cifs
 
-    # NFSv4 only: no rpcbind; nfsd's grace period cut to its 10 s minimum, or the
-    # first open waits 90 s.
-    mkdir -p /proc/fs/nfsd /var/lib/nfs/v4recovery
-    mount -t nfsd nfsd /proc/fs/nfsd
-    echo 10 >/proc/fs/nfsd/nfsv4leasetime
-    echo 10 >/proc/fs/nfsd/nfsv4gracetime
-    echo '/srv/share 127.0.0.1(rw,sync,no_subtree_check,no_root_squash,insecure,fsid=0)' >/etc/exports
-    : >/var/lib/nfs/etab
-    exportfs -ra
-    rpc.mountd --no-udp -N 2 -N 3
-    rpc.nfsd --no-udp -p 2049 -N 3 -V 4 2
-    wait_listen 2049
     mount -t nfs4 -o vers=4.2,addr=127.0.0.1,clientaddr=127.0.0.1 127.0.0.1:/ /mnt/nfs
     set +x
 

@@ -47,15 +47,16 @@ const COMMANDS: &[&str] = &[
      --ramp-time 0 --size 16M --json --no-store $LAB_NFS_MNT",
     // cmd-9: bench smb inside the guest, where smbd is local: the server's per-stage CPU.
     "@fileserve NASTUNE_SMB_PASSWORD=$LAB_SMB_PASSWORD nastune bench smb $LAB_SMB_UNC \
-     --user $LAB_SMB_USER --size 16M --files 32 --json --no-store",
+     --user $LAB_SMB_USER --size 16M --files 16 --json --no-store",
 ];
 
 /// Run on the host while the guest waits after fileserve's setup (host-1): bench smb
-/// through QEMU's forwarded port to the guest's smbd, plain, signed and encrypted.
+/// through QEMU's forwarded port to the guest's smbd, plain, signed and encrypted
+/// (sequential only: small files three ways would add half a minute of guest time).
 const HOST_COMMANDS: &[&str] = &[
     "@fileserve NASTUNE_SMB_PASSWORD=lab-secret $LAB_NASTUNE bench smb \
-     //127.0.0.1:$LAB_FWD_445/share --user lab --size 16M --files 16 --compare-security \
-     --json --no-store",
+     //127.0.0.1:$LAB_FWD_445/share --user lab --size 16M --workload seq-write,seq-read \
+     --compare-security --json --no-store",
 ];
 
 enum Lab {
