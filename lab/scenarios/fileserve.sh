@@ -44,11 +44,9 @@ need_tool() { # NAME
 setup() {
     for t in smbd smbpasswd rpc.nfsd rpc.mountd exportfs; do need_tool "$t"; done
     set -x
-    ip link set lo up
+    # /init gave the NIC 10.0.2.15, where QEMU forwards the host's ports.
     dev=$(nic)
-    ip link set "$dev" up
-    # QEMU's user-mode network forwards the host's ports to this address.
-    ip addr add 10.0.2.15/24 dev "$dev"
+    ip addr show dev "$dev" | grep -q 'inet 10\.0\.2\.15/' || lab_fail "'$dev' has no address 10.0.2.15"
 
     d=$(lab_disk 0)
     head -c 64 /dev/urandom >"$KEY"
