@@ -14,7 +14,8 @@
 LAB_MODULES="virtio_pci virtio_blk virtio_rng md-mod raid456 dm-mod dm-crypt loop
   af_alg algif_skcipher algif_aead algif_hash xts ecb cbc aesni-intel
   adiantum chacha_generic chacha-x86_64 nhpoly1305 nhpoly1305-sse2 nhpoly1305-avx2
-  sch_netem sch_tbf veth"
+  sch_netem sch_tbf veth
+  virtio_net cifs nfsd nfsv4 cmac gcm ccm ctr ghash-generic sha512_generic aead"
 
 # Guest tools: name, host path, Debian package (named in the error when missing).
 LAB_TOOLS="dash:/bin/dash:dash
@@ -28,7 +29,16 @@ tune2fs:/sbin/tune2fs:e2fsprogs
 dumpe2fs:/sbin/dumpe2fs:e2fsprogs
 e2fsck:/sbin/e2fsck:e2fsprogs"
 
-LAB_TOOL_PACKAGES="busybox-static dash mdadm dmsetup cryptsetup-bin iproute2 e2fsprogs libc6"
+# File-service tools, copied when the host has them: without them only the fileserve
+# scenario fails (and says which package to install), the other scenarios still run.
+LAB_OPTIONAL_TOOLS="smbd:/usr/sbin/smbd:samba
+smbpasswd:/usr/bin/smbpasswd:samba-common-bin
+rpc.nfsd:/usr/sbin/rpc.nfsd:nfs-kernel-server
+rpc.mountd:/usr/sbin/rpc.mountd:nfs-kernel-server
+exportfs:/usr/sbin/exportfs:nfs-kernel-server"
+
+LAB_TOOL_PACKAGES="busybox-static dash mdadm dmsetup cryptsetup-bin iproute2 e2fsprogs libc6
+  samba samba-common-bin nfs-kernel-server"
 
 resolve_kernel_package() {
     apt-cache depends linux-image-cloud-amd64 2>/dev/null |
@@ -151,6 +161,13 @@ build_base() {
     while IFS=: read -r name path pkg; do
         copy_with_libs "$path" "/usr/sbin/$name" "$rootfs"
     done <<<"$LAB_TOOLS"
+    while IFS=: read -r name path pkg; do
+        if [ -x "$path" ]; then
+            copy_with_libs "$path" "/usr/sbin/$name" "$rootfs"
+        else
+            echo "$name:$pkg" >>"$rootfs/etc/lab-missing-tools"
+        fi
+    done <<<"$LAB_OPTIONAL_TOOLS"
     ln -s ../usr/sbin/dash "$rootfs/bin/sh"
     for name in mkfs.ext4:mke2fs; do
         ln -s "${name#*:}" "$rootfs/usr/sbin/${name%:*}"
@@ -161,8 +178,10 @@ build_base() {
     cp /etc/os-release "$rootfs/etc/os-release" 2>/dev/null || cp /usr/lib/os-release "$rootfs/etc/os-release"
     # A fixed machine id keeps captured fixtures stable from run to run.
     echo 6e617374756e652d6c61622d766d3031 >"$rootfs/etc/machine-id"
-    echo "root:x:0:0:root:/root:/bin/sh" >"$rootfs/etc/passwd"
-    echo "root:x:0:" >"$rootfs/etc/group"
+    # smbd maps a guest to nobody and serves the lab user as itself.
+    printf '%s\n' "root:x:0:0:root:/root:/bin/sh" "nobody:x:65534:65534:nobody:/:/bin/false" \
+        "lab:x:1000:1000:lab:/:/bin/false" >"$rootfs/etc/passwd"
+    printf '%s\n' "root:x:0:" "nogroup:x:65534:" "lab:x:1000:" >"$rootfs/etc/group"
 
     pack_cpio "$rootfs" "$out"
     rm -rf "$rootfs"

@@ -1,5 +1,6 @@
 //! The VM lab (`lab/run`): one boot of Debian's cloud kernel under QEMU runs the
-//! raid5-crypt, luks-usb, afalg and netem scenarios with this build of nastune inside.
+//! raid5-crypt, luks-usb, afalg, netem and fileserve scenarios with this build of
+//! nastune inside, and `bench smb` on the host against the guest's forwarded smbd.
 //! The chains are checked with the kernel's own tools (mdstat, dmsetup, tune2fs), and
 //! nastune's probe JSON from inside the VM is checked for what the probe reports today.
 //!
@@ -38,6 +39,24 @@ const COMMANDS: &[&str] = &[
     "@netem { ip netns exec $LAB_NS_B nastune net serve --sessions 1 --allow 10.0.0.0/8 >/dev/null & } && \
      sleep 1 && ip netns exec $LAB_NS_A nastune bench net $LAB_ADDR_B --rr -t 2 --json --no-store; \
      rc=$?; kill %1 2>/dev/null; exit $rc",
+    // cmd-7, cmd-8: direct writes through the guest's own cifs and nfs4 mounts of the
+    // encrypted ext4 (smbd and nfsd on the same box, like a NAS copying to itself).
+    "@fileserve nastune bench disk --rw write --bs 1m --iodepth 4 --direct --runtime 2s \
+     --ramp-time 0 --size 16M --json --no-store $LAB_CIFS_MNT",
+    "@fileserve nastune bench disk --rw write --bs 1m --iodepth 4 --direct --runtime 2s \
+     --ramp-time 0 --size 16M --json --no-store $LAB_NFS_MNT",
+    // cmd-9: bench smb inside the guest, where smbd is local: the server's per-stage CPU.
+    "@fileserve NASTUNE_SMB_PASSWORD=$LAB_SMB_PASSWORD nastune bench smb $LAB_SMB_UNC \
+     --user $LAB_SMB_USER --size 16M --files 16 --json --no-store",
+];
+
+/// Run on the host while the guest waits after fileserve's setup (host-1): bench smb
+/// through QEMU's forwarded port to the guest's smbd, plain, signed and encrypted
+/// (sequential only: small files three ways would add half a minute of guest time).
+const HOST_COMMANDS: &[&str] = &[
+    "@fileserve NASTUNE_SMB_PASSWORD=lab-secret $LAB_NASTUNE bench smb \
+     //127.0.0.1:$LAB_FWD_445/share --user lab --size 16M --workload seq-write,seq-read \
+     --compare-security --json --no-store",
 ];
 
 enum Lab {
@@ -69,8 +88,12 @@ fn boot() -> Lab {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("lab/run");
-    let o = Command::new("bash")
-        .arg(&script)
+    let mut cmd = Command::new("bash");
+    cmd.arg(&script);
+    for c in HOST_COMMANDS {
+        cmd.args(["--host-command", c]);
+    }
+    let o = cmd
         .arg("--nastune")
         .arg(env!("CARGO_BIN_EXE_nastune"))
         .arg("--quiet")
@@ -78,7 +101,14 @@ fn boot() -> Lab {
         .args(["--timeout", "420"])
         .arg("--out")
         .arg(&out)
-        .args(["raid5-crypt", "luks-usb", "afalg", "netem", "--"])
+        .args([
+            "raid5-crypt",
+            "luks-usb",
+            "afalg",
+            "netem",
+            "fileserve",
+            "--",
+        ])
         .args(COMMANDS)
         .output();
     let o = match o {
@@ -168,6 +198,18 @@ fn assert_crypt_line(table: &str, name: &str, sector_size: Option<u32>) {
             "no sector_size:{size} in {line}"
         );
     }
+}
+
+/// The scenario's dm-crypt mapping NAME sits on one virtio disk, keyless in its table.
+fn assert_crypt_on_one_disk(out: &Path, scenario: &str, name: &str) {
+    assert_crypt_line(
+        &read(out, &format!("{scenario}/dmsetup-table.txt")),
+        name,
+        None,
+    );
+    let stack = stack(&read(out, &format!("{scenario}/stack.txt")));
+    let (_, _, below) = slaves_of(&stack, name);
+    assert!(below.len() == 1 && below[0].starts_with("vd"), "{below:?}");
 }
 
 fn probe_json(out: &Path, scenario: &str) -> Value {
@@ -406,10 +448,7 @@ fn lab_luks_usb_as_the_kernel_sees_it() {
     );
     assert!(field(&dump, "PBKDF").contains(&"argon2id"), "{dump}");
     assert!(field(&dump, "Memory").contains(&"32768"), "{dump}");
-    assert_crypt_line(&read(out, "luks-usb/dmsetup-table.txt"), "usbcrypt", None);
-    let stack = stack(&read(out, "luks-usb/stack.txt"));
-    let (_, _, below) = slaves_of(&stack, "usbcrypt");
-    assert!(below.len() == 1 && below[0].starts_with("vd"), "{below:?}");
+    assert_crypt_on_one_disk(out, "luks-usb", "usbcrypt");
     let t = read(out, "luks-usb/tune2fs.txt");
     assert_eq!(field(&t, "Block size"), ["4096"], "{t}");
     assert!(read(out, "luks-usb/mounts.txt").contains("/dev/mapper/usbcrypt /mnt/usb ext4"));
@@ -598,6 +637,162 @@ fn lab_netem_shapes_the_veth_link() {
     assert_probe_basics(out, "netem");
 }
 
+#[test]
+fn lab_fileserve_exports_encrypted_ext4_over_smb_and_nfs() {
+    let Some(out) = lab() else { return };
+    let log = read(out, "fileserve/setup.log");
+    assert!(log.contains("encrypted: sharecrypt"), "{log}");
+    // A file written through each mount was read back from the ext4 below.
+    assert!(log.contains("both mounts reach /srv/share"), "{log}");
+    let mounts = read(out, "fileserve/mounts.txt");
+    for m in [
+        "/dev/mapper/sharecrypt /srv/share ext4",
+        "//127.0.0.1/share /mnt/cifs cifs",
+        "127.0.0.1:/ /mnt/nfs nfs4",
+    ] {
+        assert!(mounts.contains(m), "no '{m}' in\n{mounts}");
+    }
+    let versions = read(out, "fileserve/nfsd-versions.txt");
+    assert!(
+        versions.contains("-3") && versions.contains("+4.2"),
+        "{versions}"
+    );
+    assert_crypt_on_one_disk(out, "fileserve", "sharecrypt");
+    // What the scenario adds to the lab's boot, for the CI budget.
+    let console = read(out, "console.log");
+    let at = |prefix: &str| -> Option<f64> {
+        console
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix)?.strip_suffix('s')?.parse().ok())
+    };
+    if let (Some(begin), Some(end)) = (
+        at("vmlab: begin fileserve at "),
+        at("vmlab: end fileserve at "),
+    ) {
+        eprintln!("lab fileserve: {:.0} s of guest time", end - begin);
+    }
+    assert_probe_basics(out, "fileserve");
+}
+
+/// `bench disk` on a network mount names the protocol and the mount's parameters, and
+/// with --direct the bytes went through the protocol, not the client's page cache.
+#[test]
+fn lab_disk_bench_on_cifs_and_nfs4_mounts_reports_network_fs() {
+    let Some(out) = lab() else { return };
+    for (n, fs_type, version, mnt) in [
+        (7, "cifs", "3.1.1", "/mnt/cifs"),
+        (8, "nfs4", "4.2", "/mnt/nfs"),
+    ] {
+        let v = cmd_json(out, "fileserve", n);
+        let net = &v["target"]["network_fs"];
+        assert_eq!(net["fs_type"], fs_type, "{net}");
+        assert_eq!(net["version"], version, "{net}");
+        assert_eq!(net["mount_point"], mnt, "{net}");
+        for size in ["rsize_bytes", "wsize_bytes"] {
+            let b = net[size]
+                .as_u64()
+                .unwrap_or_else(|| panic!("no {size}: {net}"));
+            assert!(b >= 4096 && b.is_power_of_two(), "{net}");
+        }
+        let test = &v["tests"][0];
+        assert_eq!(test["workload"]["direct"], true, "{}", test["workload"]);
+        assert_eq!(test["status"], "ok", "{test}");
+        assert_eq!(test["page_cache"], false, "{fs_type}: {test}");
+        let bw = test["write"]["bw_bytes"].as_f64().unwrap();
+        // More than nothing, and less than 1 GB/s, which two emulated vCPUs cannot move
+        // through smbd or nfsd and dm-crypt: a figure above it came from a cache.
+        assert!(bw > 100e3 && bw < 1e9, "{fs_type}: {bw} B/s");
+        eprintln!(
+            "lab fileserve: bench disk --direct write on {fs_type}: {:.1} MB/s",
+            bw / 1e6
+        );
+    }
+}
+
+fn stage_cpu_ns(result: &Value, stage: &str) -> u64 {
+    result["server"]["stages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no server stages: {result}"))
+        .iter()
+        .find(|s| s["stage"] == stage)
+        .and_then(|s| s["cpu_ns"].as_u64())
+        .unwrap_or_else(|| panic!("no {stage} stage: {result}"))
+}
+
+/// Inside the guest smbd is local: each data workload's server CPU is measured, and
+/// smbd itself spent CPU moving the bytes.
+#[test]
+fn lab_bench_smb_in_the_guest_measures_the_server_stages() {
+    let Some(out) = lab() else { return };
+    let v = cmd_json(out, "fileserve", 9);
+    assert_eq!(v["server_local"], true);
+    let run = &v["runs"][0];
+    assert_eq!(run["session"]["dialect"], "3.1.1", "{}", run["session"]);
+    for r in run["results"].as_array().unwrap() {
+        if r["workload"] == "seq-write" || r["workload"] == "seq-read" {
+            assert_eq!(r["bytes"], 16 << 20, "{r}");
+            assert!(stage_cpu_ns(r, "smbd") > 0, "{r}");
+            eprintln!(
+                "lab fileserve: in the guest {}: {:.1} MB/s, smbd {:.1} CPU-s/GB",
+                r["workload"],
+                r["bw_bytes"].as_f64().unwrap() / 1e6,
+                r["server"]["stages"][0]["cpu_seconds_per_gb"]
+                    .as_f64()
+                    .unwrap_or(0.0)
+            );
+        }
+    }
+}
+
+/// From the host through QEMU's hostfwd: the port is local but QEMU owns it, so the
+/// server is not sampled here; signing and encryption are negotiated and their
+/// slowdowns on the emulated CPU printed.
+#[test]
+fn lab_bench_smb_from_the_host_through_the_forwarded_port() {
+    let Some(out) = lab() else { return };
+    let rc = read(out, "fileserve/host-1.rc");
+    let text = read(out, "fileserve/host-1.out");
+    assert_eq!(
+        rc.trim(),
+        "0",
+        "{text}\n{}",
+        read(out, "fileserve/host-1.err")
+    );
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("host-1: {e}\n{text}"));
+    assert_eq!(
+        v["server_local"], false,
+        "QEMU's port taken for this box's smbd"
+    );
+    let runs = v["runs"].as_array().unwrap();
+    let security: Vec<&str> = runs
+        .iter()
+        .map(|r| r["security"].as_str().unwrap())
+        .collect();
+    assert_eq!(security, ["plain", "sign", "encrypt"]);
+    assert_eq!(runs[1]["session"]["signing"], "aes-gmac");
+    assert_eq!(runs[2]["session"]["cipher"], "aes128-gcm");
+    for run in runs {
+        for r in run["results"].as_array().unwrap() {
+            assert!(r["server"].is_null(), "{r}");
+            assert!(r["iops"].as_f64().unwrap() > 0.0, "{r}");
+            if r["workload"] == "seq-write" || r["workload"] == "seq-read" {
+                eprintln!(
+                    "lab fileserve: host -> guest smbd {} {}: {:.1} MB/s",
+                    run["security"],
+                    r["workload"],
+                    r["bw_bytes"].as_f64().unwrap() / 1e6
+                );
+            }
+        }
+    }
+    let slow = v["slowdowns"].as_array().unwrap();
+    assert!(!slow.is_empty());
+    for s in slow {
+        assert!(s["factor"].as_f64().unwrap() > 0.0, "{s}");
+        eprintln!("lab fileserve: slowdown {s}");
+    }
+}
+
 fn lab_script(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     Command::new("bash")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("lab/run"))
@@ -633,7 +828,7 @@ fn lab_rejects_unknown_scenarios_and_options() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("'--frobnicate'"));
     let o = lab_script(&["--list"], &[]);
     let list = String::from_utf8_lossy(&o.stdout);
-    for s in ["raid5-crypt", "luks-usb", "afalg", "netem"] {
+    for s in ["raid5-crypt", "luks-usb", "afalg", "netem", "fileserve"] {
         assert!(list.contains(s), "{list}");
     }
 }

@@ -48,7 +48,7 @@ pub fn resolve(plan: &Plan) -> Result<(std::net::SocketAddr, bool), Error> {
             addr: plan.target.host.clone(),
             source: std::io::ErrorKind::NotFound.into(),
         })?;
-    Ok((addr, server::is_local(&addr)))
+    Ok((addr, server::is_local(&crate::root::Root::live(), &addr)))
 }
 
 /// Connects and logs on with the plan's credentials under `security`.

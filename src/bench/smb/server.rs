@@ -9,6 +9,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::cpu;
+use crate::bench::validity::observe;
 use crate::root::Root;
 
 /// CPU one stage spent on a workload.
@@ -26,9 +27,25 @@ pub struct ServerCost {
     pub stages: Vec<StageCpu>,
 }
 
-/// Whether `addr` is this box (the validity guard's test: loopback or bindable).
-pub fn is_local(addr: &SocketAddr) -> bool {
-    crate::bench::validity::is_local(addr.ip())
+/// Whether `addr` is this box's own smbd: a loopback or bindable address (the
+/// validity guard's test) whose port is not forwarded elsewhere. QEMU's hostfwd,
+/// ssh -L or socat listen on a local port for another box's smbd; sampling this
+/// box's processes then would record a server cost of zero.
+pub fn is_local(root: &Root, addr: &SocketAddr) -> bool {
+    if !crate::bench::validity::is_local(addr.ip()) {
+        return false;
+    }
+    let owners: Vec<String> = observe::port_owners(root, addr.port())
+        .iter()
+        .filter_map(|pid| root.read_string(&format!("proc/{pid}/comm")).ok())
+        .collect();
+    !forwarded_elsewhere(&owners)
+}
+
+/// Whether the processes listening on the port (their comm names) are not smbd. None
+/// seen is no evidence either way: without root, root's smbd hides its sockets.
+pub fn forwarded_elsewhere(owner_comms: &[String]) -> bool {
+    !owner_comms.is_empty() && !owner_comms.iter().any(|c| c.trim().starts_with("smbd"))
 }
 
 /// CPU ticks of every process whose name starts with "smbd".
@@ -117,12 +134,26 @@ impl Sampler {
 
 /// Whether an address string names this box (for tests and messages).
 pub fn ip_is_local(ip: IpAddr) -> bool {
-    is_local(&SocketAddr::new(ip, 0))
+    crate::bench::validity::is_local(ip)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_port_another_program_listens_on_is_forwarded_elsewhere() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(forwarded_elsewhere(&names(&["qemu-system-x86\n"])));
+        assert!(forwarded_elsewhere(&names(&["ssh", "socat"])));
+        assert!(!forwarded_elsewhere(&names(&["smbd\n"])));
+        assert!(!forwarded_elsewhere(&names(&[
+            "smbd[127.0.0.1]",
+            "qemu-system-x86"
+        ])));
+        // Nothing seen (smbd is root's, we are not): trust the address.
+        assert!(!forwarded_elsewhere(&[]));
+    }
 
     #[test]
     fn kernel_threads_map_to_stages() {
