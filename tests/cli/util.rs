@@ -105,15 +105,6 @@ pub fn on_path(tool: &str) -> bool {
     })
 }
 
-/// A TCP port free on 127.0.0.1 a moment ago, for a test server to listen on.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
