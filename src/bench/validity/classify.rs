@@ -11,6 +11,11 @@ pub const OTHER_CPU_CORES: f64 = 0.25;
 /// Busy cores (all CPU time but idle and iowait) below which the box counts as
 /// idle while settling.
 pub const SETTLE_BUSY_CORES: f64 = 0.25;
+/// Storage bytes per second other processes moved during the run.
+pub const OTHER_IO_BPS: f64 = 4.0 * 1024.0 * 1024.0;
+/// Share of the run some task stalled on I/O (PSI `some`), percent, for a
+/// measurement that does no I/O itself.
+pub const IO_PRESSURE_PCT: f64 = 5.0;
 /// Pages swapped in or out during the run (1 MiB at 4 KiB pages): memory was short.
 pub const SWAP_PAGES: u64 = 256;
 /// Major faults (pages read back from disk) per second during the run.
@@ -72,6 +77,43 @@ pub fn classify(o: &Observations) -> Validity {
             )
         } else {
             Condition::clean("other_cpu", figure)
+        });
+    }
+
+    if let Some(other) = &o.other_io {
+        let rate = other.total_bytes as f64 / wall;
+        let figure = format!("{}/s", bytes_iec(rate as u64));
+        c.push(if rate > OTHER_IO_BPS {
+            let top: Vec<String> = other
+                .top
+                .iter()
+                .map(|p| format!("{} (pid {}) {}", p.comm, p.pid, bytes_iec(p.bytes)))
+                .collect();
+            Condition::disturbed(
+                "other_io",
+                figure,
+                format!(
+                    "other processes moved {}/s of storage I/O during the run: {}",
+                    bytes_iec(rate as u64),
+                    top.join(", ")
+                ),
+            )
+        } else {
+            Condition::clean("other_io", figure)
+        });
+    }
+
+    if let Some(stall_us) = o.io_stall_us {
+        let pct = stall_us as f64 / 1e6 / wall * 100.0;
+        let figure = format!("{pct:.1} % of the run");
+        c.push(if pct > IO_PRESSURE_PCT && !o.io_is_the_work {
+            Condition::disturbed(
+                "io_pressure",
+                figure,
+                format!("tasks stalled on I/O for {pct:.1} % of the run (PSI)"),
+            )
+        } else {
+            Condition::clean("io_pressure", figure)
         });
     }
 
@@ -276,7 +318,8 @@ pub fn throttled_now(flags: u32) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::super::{
-        Clamp, DeviceIo, OtherCpu, PageCache, ProcCpu, Settle, ThermalTrip, VmDelta,
+        Clamp, DeviceIo, OtherCpu, OtherIo, PageCache, ProcCpu, ProcIo, Settle, ThermalTrip,
+        VmDelta,
     };
     use super::*;
 
@@ -368,6 +411,36 @@ mod tests {
         let r = reasons(&o);
         assert_eq!(r.len(), 2, "{r:?}");
         assert!(r[0].contains("swapped") && r[1].contains("201 major page faults"));
+    }
+
+    #[test]
+    fn other_processes_io_and_io_pressure() {
+        let mut o = quiet();
+        // 40 MiB over 10 s = 4 MiB/s: at the threshold, not above.
+        o.other_io = Some(OtherIo {
+            total_bytes: 40 << 20,
+            top: vec![],
+        });
+        assert!(reasons(&o).is_empty());
+        o.other_io = Some(OtherIo {
+            total_bytes: 100 << 20,
+            top: vec![ProcIo {
+                pid: 7,
+                comm: "rsync".into(),
+                bytes: 100 << 20,
+            }],
+        });
+        let r = reasons(&o);
+        assert!(
+            r[0].contains("10.0 MiB/s") && r[0].contains("rsync (pid 7) 100.0 MiB"),
+            "{r:?}"
+        );
+        // I/O stalls disturb a cipher or network run, not a disk run's own I/O.
+        o = quiet();
+        o.io_stall_us = Some(2_000_000); // 20 % of 10 s
+        assert!(reasons(&o)[0].contains("stalled on I/O for 20.0 %"));
+        o.io_is_the_work = true;
+        assert!(reasons(&o).is_empty());
     }
 
     #[test]

@@ -164,9 +164,16 @@ pub struct Observations {
     pub wall_s: f64,
     pub settle: Option<Settle>,
     pub other_cpu: Option<OtherCpu>,
+    /// Storage bytes other processes read and wrote during the run.
+    pub other_io: Option<OtherIo>,
     pub vm: Option<VmDelta>,
     /// PSI memory `some` stall time during the run.
     pub memory_stall_us: Option<u64>,
+    /// PSI io `some` stall time during the run.
+    pub io_stall_us: Option<u64>,
+    /// The measurement does I/O itself: its own stalls are the work, not a
+    /// disturbance.
+    pub io_is_the_work: bool,
     pub clamped: Vec<Clamp>,
     /// Average frequency of the CPUs over the run (cpufreq time_in_state).
     pub average_mhz: Option<f64>,
@@ -194,6 +201,20 @@ pub struct OtherCpu {
     pub total_ns: u64,
     /// The busiest other processes, at most three.
     pub top: Vec<ProcCpu>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct OtherIo {
+    pub total_bytes: u64,
+    /// The busiest other processes, at most three.
+    pub top: Vec<ProcIo>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcIo {
+    pub pid: u32,
+    pub comm: String,
+    pub bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]

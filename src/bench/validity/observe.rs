@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use super::classify::SETTLE_BUSY_CORES;
 use super::{
-    Clamp, DeviceIo, GuardPlan, Observations, OtherCpu, Outcome, PageCache, ProcCpu, Settle,
-    ThermalTrip, VmDelta,
+    Clamp, DeviceIo, GuardPlan, Observations, OtherCpu, OtherIo, Outcome, PageCache, ProcCpu,
+    ProcIo, Settle, ThermalTrip, VmDelta,
 };
 use crate::bench::cpu::{parse_task_stat, ticks_per_sec};
 use crate::probe::diskstats::{DevCounters, read_diskstats};
@@ -26,14 +26,33 @@ const SETTLE_WINDOW: Duration = Duration::from_millis(300);
 /// One instant's view of what matters between "before" and "after".
 #[derive(Debug, Clone, Default)]
 pub struct Readings {
-    /// Other user-space processes' CPU ticks by pid, with their names.
-    processes: HashMap<u32, (String, u64)>,
+    /// Other user-space processes by pid: name, CPU ticks, storage bytes.
+    processes: HashMap<u32, ProcReading>,
     ext4_lazyinit: bool,
     vmstat: Option<VmCounters>,
     memory_stall_us: Option<u64>,
+    io_stall_us: Option<u64>,
     /// cpufreq time_in_state: (kHz, ticks) summed over CPUs.
     time_in_state: BTreeMap<u64, u64>,
     devices: BTreeMap<String, DevCounters>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct ProcReading {
+    comm: String,
+    ticks: u64,
+    /// read_bytes + write_bytes of /proc/PID/io (None: not ours to read).
+    io_bytes: Option<u64>,
+}
+
+/// Bytes a process made the storage layer read and write (`read_bytes` and
+/// `write_bytes` of /proc/PID/io; page-cache hits are not in them).
+pub fn parse_proc_io(text: &str) -> Option<u64> {
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key)?.trim().parse::<u64>().ok())
+    };
+    Some(field("read_bytes:")? + field("write_bytes:")?)
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -149,15 +168,28 @@ pub fn readings(root: &Root, plan: &GuardPlan) -> Readings {
             .iter()
             .any(|n| task.comm.starts_with(n.as_str()))
         {
-            processes.insert(pid, (task.comm, task.ticks));
+            let io_bytes = root
+                .read_string(&format!("proc/{pid}/io"))
+                .ok()
+                .and_then(|t| parse_proc_io(&t));
+            processes.insert(
+                pid,
+                ProcReading {
+                    comm: task.comm,
+                    ticks: task.ticks,
+                    io_bytes,
+                },
+            );
         }
     }
-    let memory_stall_us = root
-        .read_optional("proc/pressure/memory")
-        .ok()
-        .flatten()
-        .and_then(|t| parse_pressure("memory", &t).ok())
-        .map(|p| p.some_total_us);
+    let stall = |resource: &str| {
+        root.read_optional(&format!("proc/pressure/{resource}"))
+            .ok()
+            .flatten()
+            .and_then(|t| parse_pressure(resource, &t).ok())
+            .map(|p| p.some_total_us)
+    };
+    let (memory_stall_us, io_stall_us) = (stall("memory"), stall("io"));
     Readings {
         processes,
         ext4_lazyinit,
@@ -167,6 +199,7 @@ pub fn readings(root: &Root, plan: &GuardPlan) -> Readings {
             .flatten()
             .map(|t| parse_vmstat(&t)),
         memory_stall_us,
+        io_stall_us,
         time_in_state: time_in_state(root),
         devices: device_counters(root, &plan.devices),
     }
@@ -419,19 +452,19 @@ pub fn observations(
     outcome: Outcome,
 ) -> Observations {
     let ns_per_tick = 1_000_000_000 / ticks_per_sec().max(1);
+    // A process born during the run counts from zero; a reused pid too.
+    let earlier =
+        |pid: &u32, p: &ProcReading| before.processes.get(pid).filter(|b| b.comm == p.comm);
     let mut top: Vec<ProcCpu> = after
         .processes
         .iter()
-        .filter_map(|(pid, (comm, ticks))| {
-            let b = before
-                .processes
-                .get(pid)
-                .filter(|(c, _)| c == comm)
-                .map_or(0, |(_, t)| *t);
-            let d = ticks.saturating_sub(b);
+        .filter_map(|(pid, p)| {
+            let d = p
+                .ticks
+                .saturating_sub(earlier(pid, p).map_or(0, |b| b.ticks));
             (d > 0).then(|| ProcCpu {
                 pid: *pid,
-                comm: comm.clone(),
+                comm: p.comm.clone(),
                 cpu_ns: d * ns_per_tick,
             })
         })
@@ -439,6 +472,23 @@ pub fn observations(
     let total_ns = top.iter().map(|p| p.cpu_ns).sum();
     top.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.pid.cmp(&b.pid)));
     top.truncate(3);
+    let mut io: Vec<ProcIo> = after
+        .processes
+        .iter()
+        .filter_map(|(pid, p)| {
+            let d = p
+                .io_bytes?
+                .saturating_sub(earlier(pid, p).and_then(|b| b.io_bytes).unwrap_or(0));
+            (d > 0).then(|| ProcIo {
+                pid: *pid,
+                comm: p.comm.clone(),
+                bytes: d,
+            })
+        })
+        .collect();
+    let io_total = io.iter().map(|p| p.bytes).sum();
+    io.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.pid.cmp(&b.pid)));
+    io.truncate(3);
     let live = root.is_live();
     let vm = match (before.vmstat, after.vmstat) {
         (Some(b), Some(a)) => Some(VmDelta {
@@ -480,6 +530,15 @@ pub fn observations(
         wall_s,
         settle,
         other_cpu: live.then_some(OtherCpu { total_ns, top }),
+        other_io: live.then_some(OtherIo {
+            total_bytes: io_total,
+            top: io,
+        }),
+        io_stall_us: match (before.io_stall_us, after.io_stall_us) {
+            (Some(b), Some(a)) if live => Some(a.saturating_sub(b)),
+            _ => None,
+        },
+        io_is_the_work: plan.io,
         vm: vm.filter(|_| live),
         memory_stall_us: match (before.memory_stall_us, after.memory_stall_us) {
             (Some(b), Some(a)) if live => Some(a.saturating_sub(b)),
@@ -577,6 +636,13 @@ mod tests {
         let mhz = average_mhz(&before, &after).expect("ticks");
         assert!((mhz - 1050.0).abs() < 1e-9, "{mhz}");
         assert_eq!(average_mhz(&after, &after), None);
+    }
+
+    #[test]
+    fn proc_io_counts_what_reached_storage() {
+        let io = "rchar: 9000\nwchar: 800\nsyscr: 3\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        assert_eq!(parse_proc_io(io), Some(12288));
+        assert_eq!(parse_proc_io("rchar: 1\n"), None);
     }
 
     #[test]
