@@ -12,7 +12,7 @@ impl Measured for SmbReport {
         Chart {
             title: "SMB throughput",
             quantity: "smb bandwidth",
-            unit: "B/s",
+            unit: "bytes/s",
         },
         Chart {
             title: "SMB metadata and small files",
@@ -40,7 +40,7 @@ impl Measured for SmbReport {
                 );
                 let label = format!("{} {sec}", r.label());
                 out.extend(if r.bytes > 0 {
-                    single(&id, &label, "smb bandwidth", "B/s", r.bw_bytes)
+                    single(&id, &label, "smb bandwidth", "bytes/s", r.bw_bytes)
                 } else {
                     single(&id, &label, "smb ops", "ops/s", r.iops)
                 });

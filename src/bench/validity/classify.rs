@@ -53,9 +53,11 @@ pub fn classify(o: &Observations) -> Validity {
 
     if let Some(other) = &o.other_cpu {
         let cores = other.total_ns as f64 / 1e9 / wall;
+        // Name the processes that used a share worth naming (0.01 cores and up).
         let top: Vec<String> = other
             .top
             .iter()
+            .filter(|p| p.cpu_ns as f64 / 1e9 / wall >= 0.005)
             .map(|p| {
                 format!(
                     "{} (pid {}) {:.2}",
