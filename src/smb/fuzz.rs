@@ -53,6 +53,16 @@ mod tests {
     use super::*;
     use crate::bench::disk::buffers::Rng;
 
+    /// The fuzzer's find: a READ response of 0 bytes at an offset past the
+    /// message's end was handed out as an out-of-bounds (empty) range.
+    #[test]
+    fn an_empty_read_far_past_the_end_stays_inside_the_message() {
+        let data = include_bytes!("../../tests/fixtures/fuzz/smb-read-empty-far-offset.bin");
+        response(data);
+        let r = wire::parse_read(data, usize::from(data[0]) << 4).unwrap();
+        assert!(r.end <= data.len());
+    }
+
     #[test]
     fn random_responses_never_panic() {
         let mut rng = Rng::new(0x5eed_0018);
