@@ -298,33 +298,56 @@ pub(super) fn run_together(
     })
 }
 
+/// Runs the plan's (first) test on `p` alone, the guard settling only for the
+/// first; `label` names it on the progress bar (empty: the target's path).
+pub(super) fn alone(
+    root: &Root,
+    plan: &Plan,
+    chosen: &Chosen,
+    p: &Prepared,
+    first: bool,
+    label: String,
+) -> TestResult {
+    let bench = Bench {
+        root,
+        target: &p.target,
+        engine: chosen.kind,
+        layers: &p.layers,
+        settle: SETTLE,
+        start: None,
+    };
+    let t = &p.tests[0];
+    let mut bar = crate::progress::Progress::stderr();
+    let label = if label.is_empty() {
+        p.target.path.display().to_string()
+    } else {
+        label
+    };
+    let settle_s = if first { plan.settle_s } else { 0.0 };
+    let r = run_test(
+        &bench,
+        &t.name,
+        &t.workload,
+        plan.loops,
+        settle_s,
+        &mut |_, f| bar.draw(&label, f),
+    );
+    bar.clear();
+    r
+}
+
 /// Several targets: each alone, then all together; the document's `tests`
 /// are the first target's alone run.
 fn several(root: &Root, plan: &Plan, chosen: Chosen, prepared: Vec<Prepared>) -> DiskBench {
-    let mut bar = crate::progress::Progress::stderr();
-    let mut alone = Vec::new();
-    for (i, p) in prepared.iter().enumerate() {
-        let bench = Bench {
-            root,
-            target: &p.target,
-            engine: chosen.kind,
-            layers: &p.layers,
-            settle: SETTLE,
-            start: None,
-        };
-        let t = &p.tests[0];
-        let label = format!("{} alone", p.target.path.display());
-        let settle_s = if i == 0 { plan.settle_s } else { 0.0 };
-        alone.push(run_test(
-            &bench,
-            &t.name,
-            &t.workload,
-            1,
-            settle_s,
-            &mut |_, f| bar.draw(&label, f),
-        ));
-    }
-    bar.clear();
+    // --loops above 1 is refused with several targets: one pass each.
+    let alone: Vec<TestResult> = prepared
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let label = format!("{} alone", p.target.path.display());
+            self::alone(root, plan, &chosen, p, i == 0, label)
+        })
+        .collect();
     eprintln!("nastune: all {} targets together", prepared.len());
     let pairs: Vec<(&target::Target, &[Layer])> = prepared
         .iter()

@@ -8,9 +8,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::measure::{self, Chosen, MeasureError, Prepared, SETTLE};
+use super::measure::{self, Chosen, MeasureError, Prepared};
 use super::plan::Plan;
-use super::run::{Bench, run_test};
 use super::shared::totals;
 use super::target::TargetKind;
 use super::{DiskBench, TestResult};
@@ -92,32 +91,6 @@ fn row(
     }
 }
 
-/// Runs the plan's read test on `p`.
-fn alone(root: &Root, plan: &Plan, chosen: &Chosen, p: &Prepared, first: bool) -> TestResult {
-    let bench = Bench {
-        root,
-        target: &p.target,
-        engine: chosen.kind,
-        layers: &p.layers,
-        settle: SETTLE,
-        start: None,
-    };
-    let t = &p.tests[0];
-    let mut bar = crate::progress::Progress::stderr();
-    let label = p.target.path.display().to_string();
-    let settle_s = if first { plan.settle_s } else { 0.0 };
-    let r = run_test(
-        &bench,
-        &t.name,
-        &t.workload,
-        plan.loops,
-        settle_s,
-        &mut |_, f| bar.draw(&label, f),
-    );
-    bar.clear();
-    r
-}
-
 /// Walks the stack under `plan.path`; `None` when interrupted while opening.
 pub(super) fn measure(
     root: &Root,
@@ -131,7 +104,7 @@ pub(super) fn measure(
     // A file is a layer of its own; a device PATH is the stack's first layer.
     let file_depth = u32::from(top.target.kind != TargetKind::BlockDevice);
     if file_depth == 1 {
-        let r = alone(root, plan, &chosen, &top, true);
+        let r = measure::alone(root, plan, &chosen, &top, true, String::new());
         rows.push(row(
             "file".into(),
             "file",
@@ -156,7 +129,7 @@ pub(super) fn measure(
             }
         };
         let p = own.as_ref().unwrap_or(&top);
-        let r = alone(root, plan, &chosen, p, rows.is_empty());
+        let r = measure::alone(root, plan, &chosen, p, rows.is_empty(), String::new());
         rows.push(row(
             layer.name.clone(),
             &layer.kind,
