@@ -278,6 +278,7 @@ pub fn analyse(snapshot: &Snapshot, m: &Measurements) -> Vec<PathAnalysis> {
 
 fn data_mounts(snapshot: &Snapshot, m: &Measurements) -> Vec<String> {
     let mut shared: Vec<String> = m.disk.iter().map(|d| d.path.clone()).collect();
+    shared.extend(m.services.iter().filter_map(|s| s.share_path.clone()));
     if let Some(fs) = snapshot.file_services.data() {
         let samba_paths = fs
             .samba
@@ -569,11 +570,19 @@ fn analyse_path(
     let service = m
         .services
         .iter()
-        .find(|s| s.server_local && share_mount(snapshot, &s.share).as_deref() == Some(mount));
-    let cores = snapshot
-        .cpu
-        .data()
-        .map_or(1.0, |c| f64::from(c.logical_cpus.max(1)));
+        .find(|s| s.server_local && share_mount(snapshot, s).as_deref() == Some(mount));
+    // The cores the path's processes may use (smbd's affinity, read by
+    // check), else every logical CPU: smbd pinned to one core cannot spread
+    // its work over the others.
+    let path_cores = service.and_then(|s| s.cores.clone()).unwrap_or_else(|| {
+        path_model::PathCores::counted(
+            snapshot
+                .cpu
+                .data()
+                .map_or(1.0, |c| f64::from(c.logical_cpus.max(1))),
+        )
+    });
+    let cores = path_cores.count;
     let costs = service.map_or(&[][..], |s| {
         if write {
             &s.write_costs[..]
@@ -581,7 +590,7 @@ fn analyse_path(
             &s.read_costs[..]
         }
     });
-    let cpu = path_model::cpu_ceiling(costs, cores);
+    let cpu = path_model::cpu_ceiling_on(costs, &path_cores);
     if let Some(c) = &cpu {
         let shares: Vec<String> = c
             .shares
@@ -647,17 +656,22 @@ fn lowest(stages: &[Stage]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-/// The mount that holds a Samba share's path on this box.
-fn share_mount(snapshot: &Snapshot, share: &str) -> Option<String> {
-    let path = snapshot
-        .file_services
-        .data()?
-        .samba
-        .iter()
-        .flat_map(|s| s.shares.iter())
-        .find(|s| s.name.eq_ignore_ascii_case(share))?
-        .path
-        .clone()?;
+/// The mount that holds a Samba share's path on this box: the path the
+/// serving smbd's own configuration gives (check reads it), else the share of
+/// that name in the configuration the probe read.
+fn share_mount(snapshot: &Snapshot, service: &ServiceFigure) -> Option<String> {
+    let path = match &service.share_path {
+        Some(p) => p.clone(),
+        None => snapshot
+            .file_services
+            .data()?
+            .samba
+            .iter()
+            .flat_map(|s| s.shares.iter())
+            .find(|s| s.name.eq_ignore_ascii_case(&service.share))?
+            .path
+            .clone()?,
+    };
     holder_of(snapshot, &path)
 }
 

@@ -52,6 +52,91 @@ fn mb(bytes_per_sec: f64) -> String {
     format!("{:.1} MB/s", bytes_per_sec / 1e6)
 }
 
+/// The cores a path may use and, when read from the processes' affinity,
+/// which ones and whose (`smbd's affinity: 0`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathCores {
+    pub count: f64,
+    /// `smbd's affinity: 0` or `smbd's and this client's affinity: 0-1`;
+    /// `None`: all logical CPUs were counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl PathCores {
+    pub fn counted(count: f64) -> PathCores {
+        PathCores {
+            count,
+            source: None,
+        }
+    }
+
+    fn text(&self) -> String {
+        match &self.source {
+            Some(s) => format!("{} ({s})", cores_text(self.count)),
+            None => cores_text(self.count),
+        }
+    }
+}
+
+/// The CPUs of a kernel CPU list (`0-3,5,8-9`, as in Cpus_allowed_list or
+/// /sys/devices/system/cpu/online); `None` when it is not one.
+pub fn parse_cpu_list(text: &str) -> Option<std::collections::BTreeSet<u32>> {
+    let mut out = std::collections::BTreeSet::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
+                // A reversed or absurd range is not a CPU list.
+                if b < a || b - a > 65_536 {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => {
+                out.insert(part.parse().ok()?);
+            }
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The CPUs a process may run on (its affinity within its cpuset), from the
+/// `Cpus_allowed_list:` line of /proc/PID/status.
+pub fn parse_cpus_allowed(status: &str) -> Option<std::collections::BTreeSet<u32>> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .and_then(parse_cpu_list)
+}
+
+/// A CPU set in the kernel's list form: `0-2,5`.
+pub fn cpu_list_text(cpus: &std::collections::BTreeSet<u32>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut run: Option<(u32, u32)> = None;
+    let flush = |r: (u32, u32), parts: &mut Vec<String>| {
+        parts.push(if r.0 == r.1 {
+            r.0.to_string()
+        } else {
+            format!("{}-{}", r.0, r.1)
+        })
+    };
+    for &c in cpus {
+        run = match run {
+            Some((a, b)) if c == b + 1 => Some((a, c)),
+            Some(r) => {
+                flush(r, &mut parts);
+                Some((c, c))
+            }
+            None => Some((c, c)),
+        };
+    }
+    if let Some(r) = run {
+        flush(r, &mut parts);
+    }
+    parts.join(",")
+}
+
 fn cores_text(cores: f64) -> String {
     if cores == 1.0 {
         "1 core".into()
@@ -65,6 +150,12 @@ fn cores_text(cores: f64) -> String {
 /// The CPU's ceiling: the lower of `cores` shared by all stages and each
 /// single-threaded stage on its own core. `None` without costs or cores.
 pub fn cpu_ceiling(costs: &[CpuCost], cores: f64) -> Option<CpuCeiling> {
+    cpu_ceiling_on(costs, &PathCores::counted(cores))
+}
+
+/// [`cpu_ceiling`] with the cores' source in the arithmetic.
+pub fn cpu_ceiling_on(costs: &[CpuCost], path_cores: &PathCores) -> Option<CpuCeiling> {
+    let cores = path_cores.count;
     let total: f64 = costs.iter().map(|c| c.ns_per_byte).sum();
     if costs.is_empty() || total <= 0.0 || cores <= 0.0 || !total.is_finite() {
         return None;
@@ -79,7 +170,7 @@ pub fn cpu_ceiling(costs: &[CpuCost], cores: f64) -> Option<CpuCeiling> {
         Binding::AllCores,
         format!(
             "{} / ({} ns/B) = {}",
-            cores_text(cores),
+            path_cores.text(),
             terms.join(" + "),
             mb(shared)
         ),
@@ -98,7 +189,7 @@ pub fn cpu_ceiling(costs: &[CpuCost], cores: f64) -> Option<CpuCeiling> {
                     c.stage,
                     c.ns_per_byte,
                     mb(one),
-                    cores_text(cores),
+                    path_cores.text(),
                     mb(shared)
                 ),
             );
@@ -259,6 +350,44 @@ mod tests {
         assert!((none.bytes_per_sec - 50e6).abs() < 1.0);
     }
 
+    /// smbd started under `taskset -c 0`: its affinity, not the box's two
+    /// logical CPUs, is what the path can use, and the arithmetic says so.
+    #[test]
+    fn cores_come_from_the_affinity_and_are_named() {
+        let status = "Name:\tsmbd\nCpus_allowed:\t1\nCpus_allowed_list:\t0\nMems_allowed:\t1\n";
+        let cpus = parse_cpus_allowed(status).unwrap();
+        assert_eq!(cpus.len(), 1);
+        let cores = PathCores {
+            count: cpus.len() as f64,
+            source: Some(format!("smbd's affinity: {}", cpu_list_text(&cpus))),
+        };
+        let c = cpu_ceiling_on(
+            &[cost("smbd", 4.0, true), cost("softirq", 1.0, true)],
+            &cores,
+        )
+        .unwrap();
+        assert_eq!(
+            c.arithmetic,
+            "1 core (smbd's affinity: 0) / (4.0 + 1.0 ns/B) = 200.0 MB/s"
+        );
+        assert_eq!(c.cores, 1.0);
+    }
+
+    #[test]
+    fn cpu_lists_parse_and_print_as_the_kernel_writes_them() {
+        let set = parse_cpu_list("0-3,5,8-9\n").unwrap();
+        assert_eq!(
+            set.iter().copied().collect::<Vec<_>>(),
+            [0, 1, 2, 3, 5, 8, 9]
+        );
+        assert_eq!(cpu_list_text(&set), "0-3,5,8-9");
+        assert_eq!(cpu_list_text(&parse_cpu_list("0").unwrap()), "0");
+        for bad in ["", "a", "3-1", "0-", "1,,x"] {
+            assert_eq!(parse_cpu_list(bad), None, "{bad}");
+        }
+        assert_eq!(parse_cpus_allowed("Name:\tsmbd\n"), None);
+    }
+
     #[test]
     fn no_costs_or_no_cores_is_no_ceiling() {
         assert_eq!(cpu_ceiling(&[], 2.0), None);
@@ -285,6 +414,14 @@ pub struct ServiceFigure {
     pub read_costs: Vec<CpuCost>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write_costs: Vec<CpuCost>,
+    /// The cores the path's processes may use (the serving smbd's affinity,
+    /// with the client's when it runs here), when check read them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<PathCores>,
+    /// The share's directory on this box, from the configuration of the
+    /// smbd that owns the benched port (another smbd may serve another one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_path: Option<String>,
 }
 
 /// Stages one thread or one flow does: they never use more than one core.
@@ -353,5 +490,7 @@ pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> 
         write_costs: write
             .map(|r| smb_costs(r, doc.server_local))
             .unwrap_or_default(),
+        cores: None,
+        share_path: None,
     })
 }

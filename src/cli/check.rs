@@ -20,9 +20,10 @@ nastune check --skip-disk --fail-on warning";
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Directory for the disk tests (a temporary file is created and removed there)
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub dir: PathBuf,
+    /// Directory for the disk tests (a temporary file is created and removed there);
+    /// default: the --smb share's directory when this box serves it, else the current one
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
     /// Measured seconds per disk test (four tests)
     #[arg(long, value_name = "SECS", default_value_t = 3,
           value_parser = crate::cli::values::whole("seconds", 1..=60))]
@@ -92,18 +93,8 @@ impl CheckArgs {
         let disk = if self.skip_disk || !live {
             None
         } else {
-            // Absolute, so the bottleneck analysis finds the filesystem it measured.
-            let dir = std::fs::canonicalize(&self.dir)
-                .map_err(|e| anyhow::anyhow!("--dir '{}': {e}", self.dir.display()))?;
-            let opts = disk::SuiteOptions {
-                runtime: Duration::from_secs(u64::from(self.disk_seconds)),
-                ramp_time: Duration::from_millis(500),
-                ..disk::SuiteOptions::default()
-            };
-            let mut plan = disk::Plan::suite(dir, disk::suites::Suite::Quick, opts)?;
-            plan.size = Some(self.disk_size);
-            plan.settle_s = self.guard.settle;
-            Some(plan)
+            let dir = self.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+            Some(self.disk_plan(&dir)?)
         };
         let crypto = (!self.skip_crypto && live).then(|| crypto::Settings {
             duration: Duration::from_millis(100),
@@ -133,6 +124,22 @@ impl CheckArgs {
                 None => None,
             },
         })
+    }
+
+    /// The quick disk suite in `dir` (--dir, or the served share's directory).
+    pub fn disk_plan(&self, dir: &std::path::Path) -> anyhow::Result<disk::Plan> {
+        // Absolute, so the bottleneck analysis finds the filesystem it measured.
+        let dir = std::fs::canonicalize(dir)
+            .map_err(|e| anyhow::anyhow!("--dir '{}': {e}", dir.display()))?;
+        let opts = disk::SuiteOptions {
+            runtime: Duration::from_secs(u64::from(self.disk_seconds)),
+            ramp_time: Duration::from_millis(500),
+            ..disk::SuiteOptions::default()
+        };
+        let mut plan = disk::Plan::suite(dir, disk::suites::Suite::Quick, opts)?;
+        plan.size = Some(self.disk_size);
+        plan.settle_s = self.guard.settle;
+        Ok(plan)
     }
 }
 

@@ -7,6 +7,8 @@ use std::time::Instant;
 
 use crate::advise;
 use crate::advise::bottleneck;
+use crate::advise::path_model;
+use crate::bench::validity::observe;
 use crate::bench::validity::{Guard, GuardPlan, Outcome, Validity};
 use crate::bench::{crypto, disk};
 use crate::cli::GlobalArgs;
@@ -16,6 +18,7 @@ use crate::probe;
 use crate::root::Root;
 use crate::store::{Doc, RunDocs};
 use anyhow::Context as _;
+use std::collections::BTreeSet;
 
 pub use crate::advise::check::{CheckDoc, SCHEMA_VERSION};
 
@@ -65,9 +68,94 @@ impl Phases {
     }
 }
 
+/// This box's smbd behind the port `check --smb` copies over: the share's
+/// directory in that smbd's own configuration and the CPUs it may use.
+#[derive(Debug, Default)]
+struct LocalServer {
+    share_path: Option<String>,
+    cpus: Option<BTreeSet<u32>>,
+}
+
+/// The smbd processes listening on `port` (another smbd with another
+/// configuration may run beside it); `None` when none is seen.
+fn local_server(root: &Root, port: u16, share: &str) -> Option<LocalServer> {
+    use crate::probe::smb;
+    let pids: Vec<u32> = observe::port_owners(root, port)
+        .into_iter()
+        .filter(|pid| {
+            root.read_value(&format!("proc/{pid}/comm"))
+                .is_ok_and(|c| c.starts_with("smbd"))
+        })
+        .collect();
+    if pids.is_empty() {
+        return None;
+    }
+    let mut found = LocalServer::default();
+    for pid in &pids {
+        if let Some(cpus) = root
+            .read_string(&format!("proc/{pid}/status"))
+            .ok()
+            .and_then(|t| path_model::parse_cpus_allowed(&t))
+        {
+            found.cpus.get_or_insert_with(BTreeSet::new).extend(cpus);
+        }
+        if found.share_path.is_some() {
+            continue;
+        }
+        let conf = root
+            .read_head(&format!("proc/{pid}/cmdline"), 4096)
+            .ok()
+            .and_then(|raw| smb::config_of_cmdline(&raw))
+            .map(|c| c.trim_start_matches('/').to_string())
+            .unwrap_or_else(|| smb::SMB_CONF.to_string());
+        let Ok(main) = root.read_string(&conf) else {
+            continue;
+        };
+        found.share_path = smb::resolve(&main, |rel| root.read_string(rel))
+            .shares
+            .into_iter()
+            .find(|s| s.name.eq_ignore_ascii_case(share))
+            .and_then(|s| s.path);
+    }
+    Some(found)
+}
+
+/// The smbd serving `plan`'s target when it is this box's.
+fn served_here(root: &Root, plan: &crate::bench::smb::Plan) -> Option<LocalServer> {
+    use std::net::ToSocketAddrs;
+    let addr = (plan.target.host.as_str(), plan.target.port)
+        .to_socket_addrs()
+        .ok()?
+        .next()?;
+    if !crate::bench::smb::server::is_local(root, &addr) {
+        return None;
+    }
+    local_server(root, addr.port(), &plan.target.share)
+}
+
+/// The cores a locally served path may use: smbd's affinity and, the client
+/// being this process, ours; `None` when smbd's could not be read.
+fn path_cores(root: &Root, smbd: &BTreeSet<u32>) -> path_model::PathCores {
+    let ours = root
+        .read_string("proc/self/status")
+        .ok()
+        .and_then(|t| path_model::parse_cpus_allowed(&t));
+    let (cpus, whose) = match ours {
+        Some(o) if !o.is_subset(smbd) => (
+            smbd.union(&o).copied().collect(),
+            "smbd's and this client's affinity",
+        ),
+        _ => (smbd.clone(), "smbd's affinity"),
+    };
+    path_model::PathCores {
+        count: cpus.len() as f64,
+        source: Some(format!("{whose}: {}", path_model::cpu_list_text(&cpus))),
+    }
+}
+
 pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let plan = args.plan()?;
+    let mut plan = args.plan()?;
     let store = super::open_store(global)?;
     let root = match &args.root {
         Some(dir) => Root::tree(dir).context("--root")?,
@@ -78,6 +166,12 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         None => format!("{what}: skipped ({flag})"),
     };
     let snapshot = probe::probe(&root);
+    let server = plan.smb.as_ref().and_then(|p| served_here(&root, p));
+    // The share's own filesystem is the storage stage of the path checked.
+    let share_dir = server.as_ref().and_then(|s| s.share_path.clone());
+    if let (None, Some(dir), Some(_)) = (&args.dir, &share_dir, &plan.disk) {
+        plan.disk = Some(args.disk_plan(std::path::Path::new(dir))?);
+    }
 
     let mut docs: Vec<Doc> = Vec::new();
     let mut not_measured = Vec::new();
@@ -94,7 +188,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         .count(),
     );
     if let Some(disk_plan) = &plan.disk {
-        phases.start(&format!("disk under '{}'", args.dir.display()));
+        phases.start(&format!("disk under '{}'", disk_plan.path.display()));
         // The disk bench draws its own bar, one test at a time.
         phases.bar.clear();
         match disk::measure(disk_plan) {
@@ -177,7 +271,12 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     }
     drop(phases);
     let docs = RunDocs(docs);
-    let measurements = bottleneck::measurements_from(&docs);
+    let mut measurements = bottleneck::measurements_from(&docs);
+    // This run's SMB figure (the only one) gets what only a live box shows.
+    if let (Some(server), Some(fig)) = (&server, measurements.services.first_mut()) {
+        fig.share_path = server.share_path.clone();
+        fig.cores = server.cpus.as_ref().map(|c| path_cores(&root, c));
+    }
     let paths = bottleneck::analyse(&snapshot, &measurements);
     let findings = advise::evaluate(&advise::Context {
         snapshot: &snapshot,

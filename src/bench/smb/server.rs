@@ -4,7 +4,6 @@
 //! per GB moved. The path model reads these per-stage costs.
 
 use std::net::{IpAddr, SocketAddr};
-use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -79,7 +78,6 @@ pub fn stage_of(comm: &str) -> Option<&'static str> {
 }
 
 pub struct Sampler {
-    start: Instant,
     smbd: u64,
     cpu: cpu::CpuSample,
 }
@@ -89,23 +87,22 @@ impl Sampler {
         Sampler {
             smbd: smbd_ticks(root),
             cpu: cpu::sample_start(root),
-            start: Instant::now(),
         }
     }
 
     /// The costs since `start`, per GB of `bytes` moved.
     pub fn finish(self, root: &Root, bytes: u64) -> ServerCost {
-        let elapsed = self.start.elapsed().as_nanos() as f64;
         let after = cpu::sample_end(root);
         let smbd = smbd_ticks(root).saturating_sub(self.smbd);
         let ns_per_tick = 1_000_000_000 / cpu::ticks_per_sec().max(1);
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         let mut stages = vec![("smbd".to_string(), smbd * ns_per_tick)];
         if let (Some(b), Some(a)) = (&self.cpu.system, &after.system) {
-            let d = cpu::system_delta(b, a, cpu::ticks_per_sec());
-            let share = |pct: f64| (pct / 100.0 * elapsed * cpus) as u64;
-            stages.push(("softirq".into(), share(d.softirq_pct)));
-            stages.push(("iowait".into(), share(d.iowait_pct)));
+            // /proc/stat's ticks are summed over every online CPU. (A share of
+            // the elapsed time times our own CPU count undercounted under
+            // taskset: one allowed CPU of two halved the softirq cost.)
+            let ns = |after: u64, before: u64| after.saturating_sub(before) * ns_per_tick;
+            stages.push(("softirq".into(), ns(a.softirq, b.softirq)));
+            stages.push(("iowait".into(), ns(a.iowait, b.iowait)));
         }
         if let (Some(b), Some(a)) = (&self.cpu.kthreads, &after.kthreads) {
             for t in cpu::kernel_thread_delta(b, a, cpu::ticks_per_sec(), usize::MAX) {
