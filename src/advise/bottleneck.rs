@@ -574,7 +574,7 @@ fn analyse_path(
     // The cores the path's processes may use (smbd's affinity, read by
     // check), else every logical CPU: smbd pinned to one core cannot spread
     // its work over the others.
-    let path_cores = service.and_then(|s| s.cores.clone()).unwrap_or_else(|| {
+    let mut path_cores = service.and_then(|s| s.cores.clone()).unwrap_or_else(|| {
         path_model::PathCores::counted(
             snapshot
                 .cpu
@@ -590,6 +590,18 @@ fn analyse_path(
             &s.read_costs[..]
         }
     });
+    // What other processes took of those cores during the transfer is CPU
+    // the path never had; the what-ifs below still predict for a quiet box.
+    let load = service.and_then(|s| {
+        if write {
+            s.write_load.as_ref()
+        } else {
+            s.read_load.as_ref()
+        }
+    });
+    if let Some(load) = load {
+        path_cores.taken_by_others = path_model::taken_by_others(load, &path_cores.cpus, costs);
+    }
     let cpu = path_model::cpu_ceiling_on(costs, &path_cores);
     if let Some(c) = &cpu {
         let shares: Vec<String> = c

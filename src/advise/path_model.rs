@@ -61,6 +61,17 @@ pub struct PathCores {
     /// `None`: all logical CPUs were counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// Which CPUs, when the affinity was read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<u32>,
+    /// Cores' worth of those CPUs other processes (and the hypervisor) used
+    /// during the transfer: the path never had them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub taken_by_others: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl PathCores {
@@ -68,15 +79,57 @@ impl PathCores {
         PathCores {
             count,
             source: None,
+            cpus: Vec::new(),
+            taken_by_others: 0.0,
         }
     }
 
+    /// What the path had: its cores less what others took of them.
+    pub fn available(&self) -> f64 {
+        (self.count - self.taken_by_others).max(0.0)
+    }
+
     fn text(&self) -> String {
-        match &self.source {
+        let cores = match &self.source {
             Some(s) => format!("{} ({s})", cores_text(self.count)),
             None => cores_text(self.count),
+        };
+        if self.taken_by_others > 0.0 {
+            format!(
+                "({cores} - {:.2} used by other processes during the transfer)",
+                self.taken_by_others
+            )
+        } else {
+            cores
         }
     }
+}
+
+/// A transfer's use of the box's CPUs: each CPU's busy time, whoever used
+/// it, over the transfer's elapsed time and bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoreLoad {
+    pub busy_by_cpu: Vec<crate::bench::smb::server::CpuBusy>,
+    pub elapsed_ns: u64,
+    pub bytes: u64,
+}
+
+/// Cores' worth of `cpus` (every CPU when empty) that other processes used
+/// during a transfer: those CPUs' busy time less the path's own costs for
+/// the bytes moved, over the elapsed time. On a shared box a pinned smbd
+/// gets only part of its core; the costs alone would predict the whole.
+pub fn taken_by_others(load: &CoreLoad, cpus: &[u32], costs: &[CpuCost]) -> f64 {
+    if load.elapsed_ns == 0 {
+        return 0.0;
+    }
+    let busy: u64 = load
+        .busy_by_cpu
+        .iter()
+        .filter(|b| cpus.is_empty() || cpus.contains(&b.cpu))
+        .map(|b| b.busy_ns)
+        .sum();
+    let own: f64 = costs.iter().map(|c| c.ns_per_byte).sum::<f64>() * load.bytes as f64;
+    ((busy as f64 - own) / load.elapsed_ns as f64).max(0.0)
 }
 
 /// The CPUs of a kernel CPU list (`0-3,5,8-9`, as in Cpus_allowed_list or
@@ -155,7 +208,7 @@ pub fn cpu_ceiling(costs: &[CpuCost], cores: f64) -> Option<CpuCeiling> {
 
 /// [`cpu_ceiling`] with the cores' source in the arithmetic.
 pub fn cpu_ceiling_on(costs: &[CpuCost], path_cores: &PathCores) -> Option<CpuCeiling> {
-    let cores = path_cores.count;
+    let cores = path_cores.available();
     let total: f64 = costs.iter().map(|c| c.ns_per_byte).sum();
     if costs.is_empty() || total <= 0.0 || cores <= 0.0 || !total.is_finite() {
         return None;
@@ -357,9 +410,11 @@ mod tests {
         let status = "Name:\tsmbd\nCpus_allowed:\t1\nCpus_allowed_list:\t0\nMems_allowed:\t1\n";
         let cpus = parse_cpus_allowed(status).unwrap();
         assert_eq!(cpus.len(), 1);
-        let cores = PathCores {
+        let mut cores = PathCores {
             count: cpus.len() as f64,
             source: Some(format!("smbd's affinity: {}", cpu_list_text(&cpus))),
+            cpus: cpus.iter().copied().collect(),
+            taken_by_others: 0.0,
         };
         let c = cpu_ceiling_on(
             &[cost("smbd", 4.0, true), cost("softirq", 1.0, true)],
@@ -371,6 +426,36 @@ mod tests {
             "1 core (smbd's affinity: 0) / (4.0 + 1.0 ns/B) = 200.0 MB/s"
         );
         assert_eq!(c.cores, 1.0);
+        // Over 2 s, CPU 0 was busy 1.8 s; moving 200 MB at 5 ns/B is 1 s of
+        // it: others took 0.4 of the core, and the path had 0.6 of one.
+        let load = CoreLoad {
+            busy_by_cpu: vec![
+                crate::bench::smb::server::CpuBusy {
+                    cpu: 0,
+                    busy_ns: 1_800_000_000,
+                },
+                crate::bench::smb::server::CpuBusy {
+                    cpu: 1,
+                    busy_ns: 2_000_000_000,
+                },
+            ],
+            elapsed_ns: 2_000_000_000,
+            bytes: 200_000_000,
+        };
+        let costs = [cost("smbd", 4.0, true), cost("softirq", 1.0, true)];
+        cores.taken_by_others = taken_by_others(&load, &cores.cpus, &costs);
+        assert!((cores.taken_by_others - 0.4).abs() < 1e-9);
+        let c = cpu_ceiling_on(&costs, &cores).unwrap();
+        assert_eq!(
+            c.arithmetic,
+            "(1 core (smbd's affinity: 0) - 0.40 used by other processes during the transfer) \
+             / (4.0 + 1.0 ns/B) = 120.0 MB/s"
+        );
+        // Less than the path's own work was seen busy: nobody else took any.
+        assert_eq!(
+            taken_by_others(&load, &[], &[cost("smbd", 50.0, true)]),
+            0.0
+        );
     }
 
     #[test]
@@ -414,6 +499,11 @@ pub struct ServiceFigure {
     pub read_costs: Vec<CpuCost>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write_costs: Vec<CpuCost>,
+    /// The CPUs' busy time during the sequential read and write (local server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_load: Option<CoreLoad>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_load: Option<CoreLoad>,
     /// The cores the path's processes may use (the serving smbd's affinity,
     /// with the client's when it runs here), when check read them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -462,6 +552,20 @@ pub fn smb_costs(r: &crate::bench::smb::WorkloadResult, local: bool) -> Vec<CpuC
     out
 }
 
+/// The CPUs' load during one workload on this box's own smbd.
+fn core_load(r: &crate::bench::smb::WorkloadResult, local: bool) -> Option<CoreLoad> {
+    let server = r.server.as_ref().filter(|_| local && r.bytes > 0)?;
+    (!server.busy_by_cpu.is_empty()).then(|| CoreLoad {
+        busy_by_cpu: server.busy_by_cpu.clone(),
+        elapsed_ns: if server.window_ns > 0 {
+            server.window_ns
+        } else {
+            r.elapsed_ns
+        },
+        bytes: r.bytes,
+    })
+}
+
 /// The end-to-end figures of a bench smb document, from its plain run (or the
 /// first, when it ran only signed or encrypted).
 pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> {
@@ -490,6 +594,8 @@ pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> 
         write_costs: write
             .map(|r| smb_costs(r, doc.server_local))
             .unwrap_or_default(),
+        read_load: read.and_then(|r| core_load(r, doc.server_local)),
+        write_load: write.and_then(|r| core_load(r, doc.server_local)),
         cores: None,
         share_path: None,
     })

@@ -140,7 +140,7 @@ fn path_cores(root: &Root, smbd: &BTreeSet<u32>) -> path_model::PathCores {
         .read_string("proc/self/status")
         .ok()
         .and_then(|t| path_model::parse_cpus_allowed(&t));
-    let (cpus, whose) = match ours {
+    let (cpus, whose): (BTreeSet<u32>, &str) = match ours {
         Some(o) if !o.is_subset(smbd) => (
             smbd.union(&o).copied().collect(),
             "smbd's and this client's affinity",
@@ -150,6 +150,8 @@ fn path_cores(root: &Root, smbd: &BTreeSet<u32>) -> path_model::PathCores {
     path_model::PathCores {
         count: cpus.len() as f64,
         source: Some(format!("{whose}: {}", path_model::cpu_list_text(&cpus))),
+        cpus: cpus.iter().copied().collect(),
+        taken_by_others: 0.0,
     }
 }
 

@@ -14,6 +14,7 @@ mod bench_http;
 mod bench_smb;
 mod bench_smb_netns;
 mod check;
+mod check_truth;
 mod doctors;
 mod foreign;
 mod generate;

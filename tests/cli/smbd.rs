@@ -67,16 +67,32 @@ impl Smbd {
 
     /// Starts smbd with `extra` lines in [global]; None (a skip) without root or Samba.
     pub fn start(extra: &str) -> Option<Smbd> {
-        Smbd::start_at(Ipv4Addr::LOCALHOST, None, extra)
+        Smbd::start_at(Ipv4Addr::LOCALHOST, None, extra, "", None)
+    }
+
+    /// Starts smbd with `shares` (more share sections) after the usual ones,
+    /// pinned to the CPUs `pin` (`taskset -c`) when given; None (a skip)
+    /// without root, Samba or taskset.
+    pub fn start_custom(extra: &str, shares: &str, pin: Option<&str>) -> Option<Smbd> {
+        if pin.is_some() && !require(&[Need::Tool("taskset")]) {
+            return None;
+        }
+        Smbd::start_at(Ipv4Addr::LOCALHOST, None, extra, shares, pin)
     }
 
     /// Starts smbd inside network namespace `netns` (`ip netns exec`),
     /// listening on `ip` there; None (a skip) without root or Samba.
     pub fn start_in(netns: &str, ip: Ipv4Addr, extra: &str) -> Option<Smbd> {
-        Smbd::start_at(ip, Some(netns), extra)
+        Smbd::start_at(ip, Some(netns), extra, "", None)
     }
 
-    fn start_at(ip: Ipv4Addr, netns: Option<&str>, extra: &str) -> Option<Smbd> {
+    fn start_at(
+        ip: Ipv4Addr,
+        netns: Option<&str>,
+        extra: &str,
+        shares: &str,
+        pin: Option<&str>,
+    ) -> Option<Smbd> {
         if !require(&[
             Need::Root,
             Need::Tool("smbd"),
@@ -157,6 +173,7 @@ impl Smbd {
 [small]
   path = {p}/small
   read only = no
+{shares}
 "
             ),
         )
@@ -177,14 +194,19 @@ impl Smbd {
             .unwrap();
         assert!(pw.wait().unwrap().success(), "smbpasswd -a {USER}");
         let out = std::fs::File::create(d.join("smbd.out")).unwrap();
-        // `ip netns exec` execs smbd, so the child is still smbd itself.
-        let mut cmd = match netns {
-            Some(ns) => {
+        // `ip netns exec` and `taskset` exec smbd, so the child is still smbd itself.
+        let mut cmd = match (netns, pin) {
+            (Some(ns), _) => {
                 let mut c = Command::new("ip");
                 c.args(["netns", "exec", ns, "smbd"]);
                 c
             }
-            None => Command::new("smbd"),
+            (None, Some(cpus)) => {
+                let mut c = Command::new("taskset");
+                c.args(["-c", cpus, "smbd"]);
+                c
+            }
+            (None, None) => Command::new("smbd"),
         };
         let child = cmd
             .args(["--foreground", "--no-process-group", "--debug-stdout", "-s"])

@@ -5,6 +5,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use std::time::Instant;
+
 use serde::{Deserialize, Serialize};
 
 use crate::bench::cpu;
@@ -24,6 +26,49 @@ pub struct StageCpu {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerCost {
     pub stages: Vec<StageCpu>,
+    /// Each online CPU's busy time (not idle, not iowait) during the
+    /// workload, whoever used it: with the path's own costs it tells what
+    /// other processes took from the path's cores (absent before 0.2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub busy_by_cpu: Vec<CpuBusy>,
+    /// The sampled window the busy times cover, ns (a little longer than
+    /// the transfer: it includes the open and close).
+    #[serde(default)]
+    pub window_ns: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuBusy {
+    pub cpu: u32,
+    pub busy_ns: u64,
+}
+
+/// The `cpuN` lines of /proc/stat.
+fn per_cpu(root: &Root) -> Vec<(u32, crate::probe::proc_stat::CpuTicks)> {
+    root.read_string("proc/stat")
+        .ok()
+        .and_then(|t| crate::probe::proc_stat::parse_stat(&t).ok())
+        .map(|s| s.per_cpu)
+        .unwrap_or_default()
+}
+
+/// Busy nanoseconds of each CPU present in both samples.
+pub fn busy_between(
+    before: &[(u32, crate::probe::proc_stat::CpuTicks)],
+    after: &[(u32, crate::probe::proc_stat::CpuTicks)],
+    ns_per_tick: u64,
+) -> Vec<CpuBusy> {
+    let busy = |t: &crate::probe::proc_stat::CpuTicks| t.total().saturating_sub(t.idle + t.iowait);
+    after
+        .iter()
+        .filter_map(|(cpu, a)| {
+            let (_, b) = before.iter().find(|(c, _)| c == cpu)?;
+            Some(CpuBusy {
+                cpu: *cpu,
+                busy_ns: busy(a).saturating_sub(busy(b)) * ns_per_tick,
+            })
+        })
+        .collect()
 }
 
 /// Whether `addr` is this box's own smbd: a loopback or bindable address (the
@@ -78,8 +123,10 @@ pub fn stage_of(comm: &str) -> Option<&'static str> {
 }
 
 pub struct Sampler {
+    start: Instant,
     smbd: u64,
     cpu: cpu::CpuSample,
+    per_cpu: Vec<(u32, crate::probe::proc_stat::CpuTicks)>,
 }
 
 impl Sampler {
@@ -87,12 +134,20 @@ impl Sampler {
         Sampler {
             smbd: smbd_ticks(root),
             cpu: cpu::sample_start(root),
+            per_cpu: per_cpu(root),
+            start: Instant::now(),
         }
     }
 
     /// The costs since `start`, per GB of `bytes` moved.
     pub fn finish(self, root: &Root, bytes: u64) -> ServerCost {
+        let window_ns = self.start.elapsed().as_nanos() as u64;
         let after = cpu::sample_end(root);
+        let busy_by_cpu = busy_between(
+            &self.per_cpu,
+            &per_cpu(root),
+            1_000_000_000 / cpu::ticks_per_sec().max(1),
+        );
         let smbd = smbd_ticks(root).saturating_sub(self.smbd);
         let ns_per_tick = 1_000_000_000 / cpu::ticks_per_sec().max(1);
         let mut stages = vec![("smbd".to_string(), smbd * ns_per_tick)];
@@ -125,6 +180,8 @@ impl Sampler {
                     cpu_seconds_per_gb: (bytes > 0).then(|| cpu_ns as f64 / 1e9 / gb),
                 })
                 .collect(),
+            busy_by_cpu,
+            window_ns,
         }
     }
 }
