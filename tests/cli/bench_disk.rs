@@ -196,8 +196,8 @@ fn sigint_removes_the_temporary_file_and_exits_130() {
 
 // ---- real loop devices (root) ----
 
-struct Loop {
-    dev: String,
+pub struct Loop {
+    pub dev: String,
     _img: tempfile::TempDir,
 }
 
@@ -213,17 +213,17 @@ impl Drop for Loop {
 }
 
 impl Loop {
-    fn mountpoint(&self) -> PathBuf {
+    pub fn mountpoint(&self) -> PathBuf {
         self._img.path().join("mnt")
     }
-    fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         self.dev.trim_start_matches("/dev/")
     }
 }
 
 /// A fresh loop device over a sparse file, or None (with the reason printed)
 /// when this is not root or loop devices are missing.
-fn loop_dev(mib: u64, tools: &[&str]) -> Option<Loop> {
+pub fn loop_dev(mib: u64, tools: &[&str]) -> Option<Loop> {
     let needs: Vec<Need> = [Need::Root, Need::Path("/dev/loop-control")]
         .into_iter()
         .chain(["losetup"].iter().chain(tools).map(|t| Need::Tool(t)))
@@ -253,7 +253,7 @@ fn loop_dev(mib: u64, tools: &[&str]) -> Option<Loop> {
     })
 }
 
-fn sh(cmd: &str) {
+pub fn sh(cmd: &str) {
     let o = Command::new("sh").args(["-c", cmd]).output().unwrap();
     assert!(o.status.success(), "'{cmd}' failed: {}", stderr(&o));
 }

@@ -178,3 +178,101 @@ fn one_core_for_smbd_and_client_is_the_cpu_limit() {
         );
     }
 }
+
+/// A cgroup-v1 blkio throttle on one device for the whole box (the root
+/// cgroup), removed on drop. Only the test's own loop device is throttled.
+struct Throttle {
+    dev: String,
+}
+
+const BLKIO: &str = "/sys/fs/cgroup/blkio";
+
+impl Throttle {
+    fn set(dev: &str, bytes_per_sec: u64) -> Result<Throttle, String> {
+        let t = Throttle { dev: dev.into() };
+        for f in ["read_bps_device", "write_bps_device"] {
+            let file = format!("{BLKIO}/blkio.throttle.{f}");
+            std::fs::write(&file, format!("{dev} {bytes_per_sec}"))
+                .map_err(|e| format!("writing '{file}': {e}"))?;
+        }
+        Ok(t)
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        for f in ["read_bps_device", "write_bps_device"] {
+            let _ = std::fs::write(
+                format!("{BLKIO}/blkio.throttle.{f}"),
+                format!("{} 0", self.dev),
+            );
+        }
+    }
+}
+
+/// A share on an ext4 loop device throttled to 20 MiB/s, written with
+/// `strict sync` and `sync always` so each write reaches the device: the
+/// write path's limit is the storage, and check measures it on the share's
+/// filesystem (its default --dir when it serves the share) under the same
+/// throttle. The read path is recorded, not asserted: seq-read reads the
+/// file seq-write just left in the page cache, which no storage figure sees.
+#[test]
+fn throttled_storage_is_the_write_limit() {
+    let _serial = crate::net::heavy();
+    if !crate::util::require(&[crate::util::Need::Path(
+        "/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device",
+    )]) {
+        return;
+    }
+    let Some(l) = crate::bench_disk::loop_dev(768, &["mkfs.ext4", "mount"]) else {
+        return;
+    };
+    let mnt = l.mountpoint();
+    crate::bench_disk::sh(&format!("mkfs.ext4 -q -F {}", l.dev));
+    crate::bench_disk::sh(&format!("mount {} {}", l.dev, mnt.display()));
+    crate::bench_disk::sh(&format!("chmod 777 {}", mnt.display()));
+    let dev = std::fs::read_to_string(format!("/sys/block/{}/dev", l.name())).unwrap();
+    let throttle = match Throttle::set(dev.trim(), 20 << 20) {
+        Ok(t) => t,
+        Err(e) => {
+            crate::util::skip(&format!("blkio throttle: {e}"));
+            return;
+        }
+    };
+    let share = format!(
+        "[slow]\n  path = {}\n  read only = no\n  guest ok = yes\n  strict sync = yes\n  \
+         sync always = yes\n",
+        mnt.display()
+    );
+    let Some(s) = Smbd::start_custom("", &share, None) else {
+        return;
+    };
+    let models = within_25_pct(|| {
+        let all = check_smb(
+            &[],
+            &s.unc("slow"),
+            &[
+                "--disk-seconds",
+                "2",
+                "--disk-size",
+                "64M",
+                "--smb-size",
+                "64M",
+            ],
+        );
+        // The page-cache read is reported above; only the write is the set-up's truth.
+        all.into_iter()
+            .filter(|m| m.path.starts_with("write"))
+            .collect()
+    });
+    assert_explained(&models, &["storage"]);
+    for m in &models {
+        assert!(
+            m.path.ends_with(&*mnt.to_string_lossy()),
+            "the share's own filesystem, not another smbd's: {}",
+            m.path
+        );
+    }
+    drop(s);
+    drop(throttle);
+}
