@@ -261,7 +261,7 @@ pub struct WhatIf {
 
 /// The data paths: every mounted filesystem that holds shares (Samba or NFS) or
 /// was measured by bench disk, or else every data filesystem other than /, /boot*
-/// and bind mounts.
+/// and bind mounts; and each share of another box measured from here.
 pub fn analyse(snapshot: &Snapshot, m: &Measurements) -> Vec<PathAnalysis> {
     let mut out = Vec::new();
     for mount in data_mounts(snapshot, m) {
@@ -271,6 +271,11 @@ pub fn analyse(snapshot: &Snapshot, m: &Measurements) -> Vec<PathAnalysis> {
             .and_then(|s| s.chains.iter().find(|c| c.mount_points.contains(&mount)));
         for write in [false, true] {
             out.push(analyse_path(snapshot, m, &mount, chain, write));
+        }
+    }
+    for s in m.services.iter().filter(|s| !s.server_local) {
+        for write in [false, true] {
+            out.push(remote_path(snapshot, m, s, write));
         }
     }
     out
@@ -369,6 +374,50 @@ fn mb(bytes_per_sec: f64) -> String {
     format!("{:.1} MB/s", bytes_per_sec / 1e6)
 }
 
+/// The network's stage: measured goodput, else the fastest physical link's
+/// framing ceiling, else what would measure it.
+fn network_stage(snapshot: &Snapshot, m: &Measurements, missing: &mut Vec<String>) -> Stage {
+    let stage = |ceiling: Option<f64>, basis: String| Stage {
+        name: "network".into(),
+        ceiling_bytes_per_sec: ceiling,
+        basis,
+    };
+    if let Some(g) = m.network_goodput_bytes_per_sec {
+        return stage(Some(g), format!("measured goodput {}", mb(g)));
+    }
+    let link = snapshot.network.data().and_then(|n| {
+        n.interfaces
+            .iter()
+            .filter(|i| !i.is_virtual && i.carrier == Some(true))
+            .filter_map(|i| i.speed_mbit_per_sec.map(|s| (i.name.clone(), s)))
+            .max_by_key(|(_, s)| *s)
+    });
+    if let Some((name, mbit)) = link {
+        let ceiling = mbit as f64 * 1e6 / 8.0 * TCP_PAYLOAD_PER_FRAME / WIRE_BYTES_PER_FRAME;
+        missing.push("network goodput: nastune bench net HOST from a client".into());
+        return stage(
+            Some(ceiling),
+            format!(
+                "{name} link {mbit} Mbit/s x 1448/1538 (TCP payload per frame at MTU 1500) = {}",
+                mb(ceiling)
+            ),
+        );
+    }
+    let basis = match unrated_link(snapshot) {
+        // A VM's virtio NIC or a container's veth: clients still
+        // come this way, at a speed only a measurement can tell.
+        Some(what) => {
+            missing.push(format!(
+                "network goodput over {what}: nastune check --peer HOST (HOST running 'nastune \
+                 net serve' or 'iperf3 -s')"
+            ));
+            format!("{what} is up but has no rated speed; measure it")
+        }
+        None => "no interface with a link".into(),
+    };
+    stage(None, basis)
+}
+
 fn analyse_path(
     snapshot: &Snapshot,
     m: &Measurements,
@@ -379,58 +428,7 @@ fn analyse_path(
     let mut stages = Vec::new();
     let mut missing = Vec::new();
 
-    // Network: measured goodput, else the fastest physical link's framing ceiling.
-    match m.network_goodput_bytes_per_sec {
-        Some(g) => stages.push(Stage {
-            name: "network".into(),
-            ceiling_bytes_per_sec: Some(g),
-            basis: format!("measured goodput {}", mb(g)),
-        }),
-        None => {
-            let link = snapshot.network.data().and_then(|n| {
-                n.interfaces
-                    .iter()
-                    .filter(|i| !i.is_virtual && i.carrier == Some(true))
-                    .filter_map(|i| i.speed_mbit_per_sec.map(|s| (i.name.clone(), s)))
-                    .max_by_key(|(_, s)| *s)
-            });
-            match link {
-                Some((name, mbit)) => {
-                    let ceiling =
-                        mbit as f64 * 1e6 / 8.0 * TCP_PAYLOAD_PER_FRAME / WIRE_BYTES_PER_FRAME;
-                    stages.push(Stage {
-                        name: "network".into(),
-                        ceiling_bytes_per_sec: Some(ceiling),
-                        basis: format!(
-                            "{name} link {mbit} Mbit/s x 1448/1538 (TCP payload per frame at MTU \
-                             1500) = {}",
-                            mb(ceiling)
-                        ),
-                    });
-                    missing.push("network goodput: nastune bench net HOST from a client".into());
-                }
-                None => {
-                    let basis = match unrated_link(snapshot) {
-                        // A VM's virtio NIC or a container's veth: clients still
-                        // come this way, at a speed only a measurement can tell.
-                        Some(what) => {
-                            missing.push(format!(
-                                "network goodput over {what}: nastune check --peer HOST (HOST \
-                                 running 'nastune net serve' or 'iperf3 -s')"
-                            ));
-                            format!("{what} is up but has no rated speed; measure it")
-                        }
-                        None => "no interface with a link".into(),
-                    };
-                    stages.push(Stage {
-                        name: "network".into(),
-                        ceiling_bytes_per_sec: None,
-                        basis,
-                    });
-                }
-            }
-        }
-    }
+    stages.push(network_stage(snapshot, m, &mut missing));
 
     stages.push(match m.tcp_loopback_bytes_per_sec {
         Some(t) => Stage {
@@ -619,33 +617,13 @@ fn analyse_path(
     let limiting_stage = lowest(&stages);
     let limit_bytes_per_sec = limiting_stage.and_then(|i| stages[i].ceiling_bytes_per_sec);
     let model = service.map(|s| {
-        let measured = if write {
-            s.write_bytes_per_sec
-        } else {
-            s.read_bytes_per_sec
-        };
         let others: Vec<Stage> = stages
             .iter()
             .filter(|st| st.name != "cpu")
             .cloned()
             .collect();
         let what_ifs = what_ifs(costs, cores, &others);
-        PathModel {
-            limit: limiting_stage.map(|i| limit_of(&stages[i], cpu.as_ref())),
-            cpu: cpu.clone(),
-            predicted_bytes_per_sec: limit_bytes_per_sec,
-            measured_bytes_per_sec: measured,
-            measured_by: format!(
-                "bench {} {} of share '{}'",
-                s.service,
-                if write { "seq-write" } else { "seq-read" },
-                s.share
-            ),
-            miss_pct: limit_bytes_per_sec
-                .zip(measured)
-                .and_then(|(p, m)| path_model::miss_pct(p, m)),
-            what_ifs,
-        }
+        model_of(s, write, &stages, cpu.clone(), what_ifs)
     });
     PathAnalysis {
         name: format!("{} {mount}", if write { "write to" } else { "read from" }),
@@ -655,6 +633,67 @@ fn analyse_path(
         stages,
         missing,
         model,
+    }
+}
+
+/// The model of a path a file service was measured on: the lowest stage
+/// is the prediction, checked against the service's own figure.
+fn model_of(
+    s: &ServiceFigure,
+    write: bool,
+    stages: &[Stage],
+    cpu: Option<CpuCeiling>,
+    what_ifs: Vec<WhatIf>,
+) -> PathModel {
+    let limiting_stage = lowest(stages);
+    let predicted = limiting_stage.and_then(|i| stages[i].ceiling_bytes_per_sec);
+    let measured = if write {
+        s.write_bytes_per_sec
+    } else {
+        s.read_bytes_per_sec
+    };
+    PathModel {
+        limit: limiting_stage.map(|i| limit_of(&stages[i], cpu.as_ref())),
+        cpu,
+        predicted_bytes_per_sec: predicted,
+        measured_bytes_per_sec: measured,
+        measured_by: format!(
+            "bench {} {} of share '{}'",
+            s.service,
+            if write { "seq-write" } else { "seq-read" },
+            s.share
+        ),
+        miss_pct: predicted
+            .zip(measured)
+            .and_then(|(p, m)| path_model::miss_pct(p, m)),
+        what_ifs,
+    }
+}
+
+/// A share served by another box, seen from this client: of its stages only
+/// the network is measured here; the server's are for check on the server.
+fn remote_path(
+    snapshot: &Snapshot,
+    m: &Measurements,
+    s: &ServiceFigure,
+    write: bool,
+) -> PathAnalysis {
+    let mut missing = Vec::new();
+    let stages = vec![network_stage(snapshot, m, &mut missing)];
+    missing.push(format!(
+        "the server's storage and CPU: nastune check --smb //localhost/{} on the server",
+        s.share
+    ));
+    let target = s.target.clone().unwrap_or_else(|| s.share.clone());
+    let limiting_stage = lowest(&stages);
+    PathAnalysis {
+        name: format!("{} {target}", if write { "write to" } else { "read from" }),
+        mount_point: target,
+        limit_bytes_per_sec: limiting_stage.and_then(|i| stages[i].ceiling_bytes_per_sec),
+        limiting_stage,
+        model: Some(model_of(s, write, &stages, None, Vec::new())),
+        stages,
+        missing,
     }
 }
 
@@ -777,10 +816,7 @@ mod tests {
             ..Default::default()
         };
         let paths = analyse(&snap, &m);
-        let read = paths
-            .iter()
-            .find(|p| p.name == "read from /srv/nas")
-            .unwrap();
+        let read = path_named(&paths, "read from /srv/nas");
         let names: Vec<&str> = read.stages.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, vec!["network", "tcp stack", "crypto", "storage"]);
         // 100 Mbit/s x 1448/1538 = 11.77 MB/s is below the 14.6 MB/s of decrypt.
@@ -855,5 +891,87 @@ mod tests {
         for p in &paths {
             assert!(p.missing.iter().any(|s| s.contains("bench disk")), "{p:?}");
         }
+    }
+
+    fn path_named<'a>(paths: &'a [PathAnalysis], name: &str) -> &'a PathAnalysis {
+        paths.iter().find(|p| p.name == name).expect(name)
+    }
+
+    fn service(local: bool, share_path: Option<&str>) -> ServiceFigure {
+        ServiceFigure {
+            service: "smb".into(),
+            share: "data".into(),
+            target: Some("//nas/data".into()),
+            server_local: local,
+            read_bytes_per_sec: Some(11.5e6),
+            write_bytes_per_sec: Some(40e6),
+            read_costs: Vec::new(),
+            write_costs: vec![path_model::CpuCost {
+                stage: "smbd".into(),
+                ns_per_byte: 20.0,
+                single_threaded: true,
+                basis: "literal".into(),
+            }],
+            read_load: None,
+            write_load: None,
+            cores: Some(path_model::PathCores {
+                count: 1.0,
+                source: Some("smbd's affinity: 2".into()),
+                cpus: vec![2],
+                taken_by_others: 0.0,
+            }),
+            share_path: share_path.map(str::to_string),
+        }
+    }
+
+    /// A share on another box, measured from this client: the network is
+    /// the one stage seen here, and it is the model's prediction.
+    #[test]
+    fn a_remote_share_is_modelled_by_the_network_this_client_measured() {
+        let snap = snapshot_of("rk3399-raid5");
+        let m = Measurements {
+            network_goodput_bytes_per_sec: Some(11.8e6),
+            services: vec![service(false, None)],
+            ..Default::default()
+        };
+        let paths = analyse(&snap, &m);
+        let read = path_named(&paths, "read from //nas/data");
+        let model = read.model.as_ref().unwrap();
+        assert_eq!(model.limit, Some(Limit::Wire));
+        assert_eq!(model.predicted_bytes_per_sec, Some(11.8e6));
+        assert!((model.miss_pct.unwrap() - 2.6).abs() < 0.1);
+        assert!(read.missing.iter().any(|s| s.contains("on the server")));
+        // No path of this box's own claims the remote figure.
+        assert!(
+            paths
+                .iter()
+                .filter(|p| !p.name.contains("//nas"))
+                .all(|p| p.model.is_none())
+        );
+    }
+
+    /// The serving smbd's share path (check reads it from that smbd's own
+    /// configuration) places the figure on its mount, and its affinity of
+    /// one CPU, not the box's six, sets the CPU ceiling.
+    #[test]
+    fn the_serving_smbds_share_path_and_affinity_decide_the_path() {
+        let snap = snapshot_of("rk3399-raid5");
+        let m = Measurements {
+            services: vec![service(true, Some("/srv/other"))],
+            ..Default::default()
+        };
+        let write = analyse(&snap, &m)
+            .into_iter()
+            .find(|p| p.name == "write to /srv")
+            .unwrap();
+        let model = write.model.unwrap();
+        let cpu = model.cpu.unwrap();
+        assert_eq!(cpu.cores, 1.0);
+        assert_eq!(
+            cpu.arithmetic,
+            "1 core (smbd's affinity: 2) / (20.0 ns/B) = 50.0 MB/s"
+        );
+        assert!((model.predicted_bytes_per_sec.unwrap() - 50e6).abs() < 1.0);
+        assert_eq!(model.limit, Some(Limit::Cpu));
     }
 }

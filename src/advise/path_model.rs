@@ -491,6 +491,9 @@ pub struct ServiceFigure {
     pub service: String,
     /// The share's name.
     pub share: String,
+    /// `//HOST[:PORT]/SHARE` as benched (absent before 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     pub server_local: bool,
     pub read_bytes_per_sec: Option<f64>,
     pub write_bytes_per_sec: Option<f64>,
@@ -576,15 +579,14 @@ pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> 
         .iter()
         .find(|r| r.security == Security::Plain)
         .or(doc.runs.first())?;
-    let share = crate::bench::smb::Target::parse(&doc.settings.target)
-        .ok()?
-        .share;
+    let target = crate::bench::smb::Target::parse(&doc.settings.target).ok()?;
     let of = |w: Workload| run.results.iter().find(|r| r.workload == w);
     let read = of(Workload::SeqRead);
     let write = of(Workload::SeqWrite);
     Some(ServiceFigure {
         service: "smb".into(),
-        share,
+        share: target.share.clone(),
+        target: Some(target.display()),
         server_local: doc.server_local,
         read_bytes_per_sec: read.map(|r| r.bw_bytes).filter(|v| *v > 0.0),
         write_bytes_per_sec: write.map(|r| r.bw_bytes).filter(|v| *v > 0.0),

@@ -276,3 +276,37 @@ fn throttled_storage_is_the_write_limit() {
     drop(s);
     drop(throttle);
 }
+
+/// smbd in a network namespace behind a veth shaped by tbf to 100 Mbit/s,
+/// check run from the client's namespace with --peer measuring the goodput
+/// through the same link: the wire is the limit of both directions.
+#[test]
+fn shaped_link_is_the_wire_limit() {
+    use std::net::Ipv4Addr;
+    let _serial = crate::net::heavy();
+    let Some(ns) = crate::net_netns::shaped_pair_or_skip("tru", "100mbit", "64kb") else {
+        return;
+    };
+    let Some(s) = Smbd::start_in(&ns.server, Ipv4Addr::new(10, 77, 0, 1), "") else {
+        return;
+    };
+    let models = within_25_pct(|| {
+        // One session per check: the --peer test.
+        let _tcp = crate::net_netns::serve(&ns, 1);
+        check_smb(
+            &["ip", "netns", "exec", &ns.client],
+            &s.unc("rw"),
+            // ~3 s per direction at 100 Mbit/s.
+            &[
+                "--skip-disk",
+                "--skip-tcp",
+                "--peer",
+                "10.77.0.1",
+                "--smb-size",
+                "36M",
+            ],
+        )
+    });
+    assert_eq!(models.len(), 2, "{models:?}");
+    assert_explained(&models, &["wire"]);
+}
