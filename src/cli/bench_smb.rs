@@ -11,7 +11,7 @@ use crate::smb::{Credentials, Dialect, Security};
 pub const LONG_ABOUT: &str = "Measure a file server through the real SMB2/SMB3 protocol, \
 with nastune's own client: no mount and no root needed. Workloads (--workload, comma-separated, \
 default all): seq-write and seq-read of one file (--size, default 1 GiB or four fifths of the \
-share's free space; --block, capped to the server's maximum; --depth requests in flight within \
+share's free space; on this box's smbd the file leaves the page cache before the read; --block, capped to the server's maximum; --depth requests in flight within \
 the credits the server grants), small-files (create, write and close --files files of 64 KiB, \
 read them back, delete them: files/s and MB/s, the 'copy a photo folder' case) and metadata \
 (list and stat a tree). Results use fio's names (bw_bytes, iops, clat_ns percentiles); the run \

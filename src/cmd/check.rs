@@ -8,7 +8,6 @@ use std::time::Instant;
 use crate::advise;
 use crate::advise::bottleneck;
 use crate::advise::path_model;
-use crate::bench::validity::observe;
 use crate::bench::validity::{Guard, GuardPlan, Outcome, Validity};
 use crate::bench::{crypto, disk};
 use crate::cli::GlobalArgs;
@@ -68,71 +67,6 @@ impl Phases {
     }
 }
 
-/// This box's smbd behind the port `check --smb` copies over: the share's
-/// directory in that smbd's own configuration and the CPUs it may use.
-#[derive(Debug, Default)]
-struct LocalServer {
-    share_path: Option<String>,
-    cpus: Option<BTreeSet<u32>>,
-}
-
-/// The smbd processes listening on `port` (another smbd with another
-/// configuration may run beside it); `None` when none is seen.
-fn local_server(root: &Root, port: u16, share: &str) -> Option<LocalServer> {
-    use crate::probe::smb;
-    let pids: Vec<u32> = observe::port_owners(root, port)
-        .into_iter()
-        .filter(|pid| {
-            root.read_value(&format!("proc/{pid}/comm"))
-                .is_ok_and(|c| c.starts_with("smbd"))
-        })
-        .collect();
-    if pids.is_empty() {
-        return None;
-    }
-    let mut found = LocalServer::default();
-    for pid in &pids {
-        if let Some(cpus) = root
-            .read_string(&format!("proc/{pid}/status"))
-            .ok()
-            .and_then(|t| path_model::parse_cpus_allowed(&t))
-        {
-            found.cpus.get_or_insert_with(BTreeSet::new).extend(cpus);
-        }
-        if found.share_path.is_some() {
-            continue;
-        }
-        let conf = root
-            .read_head(&format!("proc/{pid}/cmdline"), 4096)
-            .ok()
-            .and_then(|raw| smb::config_of_cmdline(&raw))
-            .map(|c| c.trim_start_matches('/').to_string())
-            .unwrap_or_else(|| smb::SMB_CONF.to_string());
-        let Ok(main) = root.read_string(&conf) else {
-            continue;
-        };
-        found.share_path = smb::resolve(&main, |rel| root.read_string(rel))
-            .shares
-            .into_iter()
-            .find(|s| s.name.eq_ignore_ascii_case(share))
-            .and_then(|s| s.path);
-    }
-    Some(found)
-}
-
-/// The smbd serving `plan`'s target when it is this box's.
-fn served_here(root: &Root, plan: &crate::bench::smb::Plan) -> Option<LocalServer> {
-    use std::net::ToSocketAddrs;
-    let addr = (plan.target.host.as_str(), plan.target.port)
-        .to_socket_addrs()
-        .ok()?
-        .next()?;
-    if !crate::bench::smb::server::is_local(root, &addr) {
-        return None;
-    }
-    local_server(root, addr.port(), &plan.target.share)
-}
-
 /// The cores a locally served path may use: smbd's affinity and, the client
 /// being this process, ours; `None` when smbd's could not be read.
 fn path_cores(root: &Root, smbd: &BTreeSet<u32>) -> path_model::PathCores {
@@ -168,7 +102,10 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         None => format!("{what}: skipped ({flag})"),
     };
     let snapshot = probe::probe(&root);
-    let server = plan.smb.as_ref().and_then(|p| served_here(&root, p));
+    let server = plan
+        .smb
+        .as_ref()
+        .and_then(|p| crate::bench::smb::local::served_here(&root, p));
     // The share's own filesystem is the storage stage of the path checked.
     let share_dir = server.as_ref().and_then(|s| s.share_path.clone());
     if let (None, Some(dir), Some(_)) = (&args.dir, &share_dir, &plan.disk) {

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::bench::smb::{SecurityRun, SmbReport, WorkloadResult};
+use crate::bench::smb::{ColdCache, SecurityRun, SmbReport, WorkloadResult};
 
 fn session_line(r: &SecurityRun) -> String {
     let s = &r.session;
@@ -84,6 +84,16 @@ pub fn render(report: &SmbReport) -> String {
         );
         for r in &run.results {
             let _ = writeln!(out, "{}", result_line(r));
+        }
+        // Said once per run: a warm read measures the server's memory.
+        for r in &run.results {
+            if let Some(ColdCache::NotEvicted(why)) = &r.cold_cache {
+                let _ = writeln!(
+                    out,
+                    "  note: {} may have come from the server's page cache: {why}",
+                    r.label()
+                );
+            }
         }
     }
     if !report.slowdowns.is_empty() {

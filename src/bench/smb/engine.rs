@@ -125,6 +125,11 @@ fn workloads(
     let mut results = Vec::new();
     let big = join(dir, "seq.bin");
     let sample = |root: &Root| local.then(|| Sampler::start(root));
+    // This box's smbd: its share directory lets the read start cold.
+    let share_dir = local
+        .then(|| super::local::served_here(root, plan))
+        .flatten()
+        .and_then(|s| s.share_path);
     for w in &s.workloads {
         check_interrupt()?;
         progress(&format!("{} {}", security.name(), w.name()));
@@ -139,9 +144,26 @@ fn workloads(
                 if !s.workloads.contains(&Workload::SeqWrite) {
                     seq(c, &big, size, block, s.depth, true)?;
                 }
+                // A user's copy of a large file reads it from the disk, not
+                // from the memory the write just filled.
+                let cold = local.then(|| match &share_dir {
+                    Some(d) => {
+                        let file = super::local::local_file(d, &big);
+                        match super::local::evict(&file) {
+                            Ok(()) => super::ColdCache::Evicted,
+                            Err(e) => super::ColdCache::NotEvicted(e),
+                        }
+                    }
+                    None => super::ColdCache::NotEvicted(
+                        "the share's directory on this box is unknown (smbd's configuration \
+                         was not readable)"
+                            .into(),
+                    ),
+                });
                 let smp = sample(root);
                 let mut r = seq(c, &big, size, block, s.depth, false)?;
                 r.server = smp.map(|x| x.finish(root, r.bytes));
+                r.cold_cache = cold;
                 results.push(r);
             }
             Workload::SmallFiles => {
@@ -227,6 +249,7 @@ impl Meter {
             client_cpu_ns: (after.user_ns + after.sys_ns)
                 .saturating_sub(self.cpu.user_ns + self.cpu.sys_ns),
             server: None,
+            cold_cache: None,
         }
     }
 }

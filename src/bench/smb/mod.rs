@@ -4,6 +4,7 @@
 
 #[cfg(feature = "smb")]
 pub mod engine;
+pub mod local;
 mod measured;
 pub mod server;
 
@@ -156,6 +157,22 @@ pub struct WorkloadResult {
     /// The server's CPU when the server is this box.
     #[serde(default)]
     pub server: Option<server::ServerCost>,
+    /// seq-read only: whether the file was dropped from the server's page
+    /// cache first (this box's smbd), or why not; `None` for a remote server,
+    /// whose cache nastune cannot empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_cache: Option<ColdCache>,
+}
+
+/// How a sequential read started on a server that is this box.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "reason")]
+pub enum ColdCache {
+    /// The file was written out and dropped from the page cache: the read
+    /// came from the storage.
+    Evicted,
+    /// It could not be: the read may have come from memory.
+    NotEvicted(String),
 }
 
 impl WorkloadResult {
@@ -276,6 +293,7 @@ mod tests {
             clat_ns: None,
             client_cpu_ns: 0,
             server: None,
+            cold_cache: None,
         }
     }
 
