@@ -335,6 +335,20 @@ mod tests {
                 setting: s("txqueuelen"),
                 value: s("1000"),
             },
+            Change::IrqAffinity {
+                irq: s("eth0"),
+                cpus: s("1"),
+            },
+            Change::QueueCpus {
+                interface: s("eth0"),
+                queue: s("rx-0"),
+                mask: s("3"),
+            },
+            Change::DmCryptFlag {
+                name: s("data"),
+                flag: s("no_read_workqueue"),
+                on: true,
+            },
             Change::AdviceOnly {
                 action: s("move the swap file off the SD card"),
             },
@@ -404,6 +418,9 @@ mod tests {
                     Change::SmbConf { parameter, .. } => parameter.clone(),
                     Change::MountOption { mount_point, .. } => mount_point.clone(),
                     Change::AdviceOnly { action } => action.clone(),
+                    Change::IrqAffinity { irq, .. } => irq.clone(),
+                    Change::QueueCpus { queue, .. } => queue.clone(),
+                    Change::DmCryptFlag { flag, .. } => flag.clone(),
                 };
                 let lines_with_value = text
                     .lines()
@@ -463,6 +480,7 @@ mod tests {
                 "ansible.builtin.lineinfile",
                 "community.general.ini_file",
                 "community.general.ini_file",
+                "ansible.builtin.lineinfile",
                 "ansible.builtin.lineinfile",
             ]
         );

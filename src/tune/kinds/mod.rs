@@ -15,9 +15,12 @@ use crate::advise::{Change, Risk};
 use crate::root::Root;
 
 mod advice;
+mod dmcrypt;
 mod fstab;
+mod irq;
 mod netdev;
 mod qdisc;
+mod queue_cpus;
 mod smbconf;
 pub mod sysctl;
 mod sysfs;
@@ -149,6 +152,21 @@ pub fn kind(c: &Change) -> Box<dyn ChangeKind + '_> {
             setting,
             value,
         }),
+        Change::IrqAffinity { irq, cpus } => Box::new(irq::IrqAffinity { irq, cpus }),
+        Change::QueueCpus {
+            interface,
+            queue,
+            mask,
+        } => Box::new(queue_cpus::QueueCpus {
+            interface,
+            queue,
+            mask,
+        }),
+        Change::DmCryptFlag { name, flag, on } => Box::new(dmcrypt::DmCryptFlag {
+            name,
+            flag,
+            on: *on,
+        }),
         Change::AdviceOnly { action } => Box::new(advice::Advice { action }),
     }
 }
@@ -170,12 +188,16 @@ type ParseSet = fn(&str, String) -> Option<Change>;
 /// The `--set` syntax of each kind: the prefix before the first ':' and the
 /// parser of the rest (`None`: not valid for that kind). Qdisc is an ethtool
 /// setting there.
-const SET_SYNTAX: [(&str, ParseSet); 5] = [
+const SET_SYNTAX: [(&str, ParseSet); 9] = [
     ("sysctl", sysctl::parse_set),
+    ("irq", irq::parse_set),
+    ("rps", queue_cpus::parse_rps),
+    ("xps", queue_cpus::parse_xps),
     ("sysfs", sysfs::parse_set),
     ("fstab", fstab::parse_set),
     ("smb.conf", smbconf::parse_set),
     ("ethtool", netdev::parse_set),
+    ("dmcrypt", dmcrypt::parse_set),
 ];
 
 /// The change of `--set PREFIX:REST=VALUE`, given `PREFIX:REST` and the trimmed

@@ -126,7 +126,8 @@ pub(super) fn persistence(root: &Root, items: &mut [PlanItem]) -> (Vec<FilePlan>
                 },
                 setting: i.setting.clone(),
                 rule_id: i.rule_id.clone(),
-                network: true,
+                // Network device settings are network items; a dm-crypt flag is not.
+                network: i.network,
                 deferred: false,
             })
         })
