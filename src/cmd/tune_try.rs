@@ -16,7 +16,7 @@ use crate::cli::tune::{SelectArgs, TryArgs};
 use crate::report::{tune_text, tune_try_text};
 use crate::root::Root;
 use crate::store::Store;
-use crate::tune::action::{self, Action, read_current, restore_runtime, selected_value};
+use crate::tune::action::{self, Action, read_entry, restore_runtime, selected_value};
 use crate::tune::plan::{Plan, PlanItem, Status};
 use crate::tune::trial::{self, TrialError, TryReport, Verdict};
 use crate::tune::{apply, deadman, rollback};
@@ -117,7 +117,10 @@ fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> 
         [one] => {
             if !plan.steps.iter().any(|s| {
                 s.setting == one.setting
-                    && matches!(s.action, Action::Runtime { value: Some(_), .. })
+                    && matches!(
+                        s.action,
+                        Action::Runtime { value: Some(_), .. } | Action::Netdev { .. }
+                    )
             }) {
                 return Err(TryError::NoRuntimeValue(one.setting.clone()));
             }
@@ -337,8 +340,15 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let final_value = plan
         .steps
         .iter()
-        .find(|s| s.setting == item.setting && matches!(s.action, Action::Runtime { .. }))
-        .and_then(|s| read_current(&root, s.action.path()).ok().flatten())
+        .find(|s| {
+            s.setting == item.setting
+                && matches!(s.action, Action::Runtime { .. } | Action::Netdev { .. })
+        })
+        .and_then(|s| {
+            read_entry(&root, s.action.kind(), s.action.path())
+                .ok()
+                .flatten()
+        })
         .map(|b| selected_value(&String::from_utf8_lossy(&b)));
     let report = TryReport {
         change: item.clone(),

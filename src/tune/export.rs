@@ -142,6 +142,8 @@ fn line_file(
 #[derive(Default)]
 pub struct NetSection {
     pub ring: Vec<String>,
+    /// `ethtool -C` pairs (`adaptive-rx off`) of the plugin's `coalesce=`.
+    pub coalesce: Vec<String>,
     pub features: Vec<String>,
     pub mtu: Option<String>,
     pub txqueuelen: Option<String>,
@@ -205,6 +207,7 @@ fn tuned(changes: &[Change]) -> String {
         );
         for (o, v) in [
             ("ring", s.ring.join(" ")),
+            ("coalesce", s.coalesce.join(" ")),
             ("features", s.features.join(" ")),
         ] {
             if !v.is_empty() {
@@ -334,6 +337,11 @@ mod tests {
                 interface: s("eth0"),
                 setting: s("txqueuelen"),
                 value: s("1000"),
+            },
+            Change::Ethtool {
+                interface: s("eth0"),
+                setting: s("adaptive-rx"),
+                value: s("off"),
             },
             Change::IrqAffinity {
                 irq: s("eth0"),

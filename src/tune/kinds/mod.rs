@@ -1,6 +1,7 @@
 //! Tuning change kinds: one module per kind of [`Change`] (sysctl, sysfs
 //! attribute, udev rule, fstab mount option, smb.conf parameter, network device
-//! setting, root qdisc, advice), each implementing [`ChangeKind`]: its name,
+//! setting, interrupt coalescing, root qdisc, IRQ affinity, RPS/XPS mask,
+//! dm-crypt flag, advice), each implementing [`ChangeKind`]: its name,
 //! the line a person would type, how `tune plan` reads, validates and applies
 //! it (the runtime writes and what persists it), how `tune apply --reload`
 //! makes it take effect, and how `tune export` writes it for other tools.
@@ -15,6 +16,7 @@ use crate::advise::{Change, Risk};
 use crate::root::Root;
 
 mod advice;
+mod coalesce;
 mod dmcrypt;
 mod fstab;
 mod irq;
@@ -143,6 +145,15 @@ pub fn kind(c: &Change) -> Box<dyn ChangeKind + '_> {
             setting,
             value,
         } if setting == qdisc::SETTING => Box::new(qdisc::Qdisc { interface, value }),
+        Change::Ethtool {
+            interface,
+            setting,
+            value,
+        } if coalesce::is_coalesce(setting) => Box::new(coalesce::Coalesce(netdev::Netdev {
+            interface,
+            setting,
+            value,
+        })),
         Change::Ethtool {
             interface,
             setting,
@@ -351,6 +362,19 @@ mod tests {
             action: s("add RAM"),
         };
         assert_eq!(kind(&advice).untryable(), None);
+        // The new runtime kinds can be tried; coalescing unlike other ethtool settings.
+        for set in [
+            "irq:eth0=0",
+            "rps:eth0:rx-0=1",
+            "xps:eth0:tx-0=1",
+            "dmcrypt:data:no_read_workqueue=on",
+            "ethtool:eth0:rx-usecs=50",
+        ] {
+            let (setting, value) = set.split_once('=').unwrap();
+            let c = parse_set(setting, s(value)).unwrap();
+            assert_eq!(kind(&c).untryable(), None, "{set}");
+            assert_eq!(kind(&c).setting(), setting, "{set}");
+        }
         assert!(kind(&advice).edit("x").is_err());
     }
 
