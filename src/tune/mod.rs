@@ -17,6 +17,7 @@
 
 pub mod action;
 pub mod apply;
+pub mod boot_unit;
 pub mod cpuset;
 pub mod deadman;
 pub mod dmcrypt;

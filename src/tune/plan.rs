@@ -84,6 +84,8 @@ pub(in crate::tune) enum Persist {
     Udev(Rule),
     /// An in-place edit of a configuration file that is not nastune's own.
     Edit(Edit),
+    /// An IRQ affinity set at boot by nastune's systemd unit.
+    Boot(super::boot_unit::Affinity),
 }
 
 impl PlanItem {

@@ -13,7 +13,7 @@ use crate::tune::{
 use crate::util::*;
 
 /// A box with four CPUs, a NIC whose two MSI-X vectors are IRQs 29 and 30,
-/// one rx and one tx queue, irqbalance running, and a udev rules directory.
+/// one rx and one tx queue, irqbalance running, and the udev and systemd directories.
 fn irq_box(dir: &Path) {
     for (p, t) in [
         ("sys/devices/system/cpu/possible", "0-3\n"),
@@ -26,6 +26,10 @@ fn irq_box(dir: &Path) {
         ("sys/class/net/eth0/queues/tx-0/xps_cpus", "0\n"),
         ("proc/812/comm", "irqbalance\n"),
         ("etc/udev/rules.d/README", "udev rules\n"),
+        (
+            "etc/systemd/system/multi-user.target.d/README",
+            "drop-ins\n",
+        ),
     ] {
         std::fs::create_dir_all(dir.join(p).parent().unwrap()).unwrap();
         std::fs::write(dir.join(p), t).unwrap();
@@ -101,6 +105,17 @@ fn irq_affinity_and_rps_xps_apply_verify_rollback_byte_identical() {
         rules.contains("KERNEL==\"eth0\", ATTR{queues/rx-0/rps_cpus}=\"3\"")
             && rules.contains("ATTR{queues/tx-0/xps_cpus}=\"c\""),
         "{rules}"
+    );
+    // IRQ 16 is persisted at once (not a network item), eth0's IRQs at confirm.
+    let unit = read("etc/systemd/system/nastune-irq-affinity.service");
+    assert!(
+        unit.contains("# irq:16\nExecStart=-/bin/sh -c 'echo 2 > /proc/irq/16/smp_affinity_list'"),
+        "{unit}"
+    );
+    assert!(unit.contains("# irq:eth0\n"), "{unit}");
+    assert!(
+        read("etc/systemd/system/multi-user.target.d/nastune-irq-affinity.conf")
+            .contains("Wants=nastune-irq-affinity.service")
     );
     let v = json_of(&run_with_db(
         t.path(),

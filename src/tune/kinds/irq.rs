@@ -3,18 +3,18 @@
 //! MSI-X vector, or the lines /proc/interrupts names after it). A runtime
 //! value, journaled like any other, written as the kernel prints it back.
 //!
-//! Not persisted by nastune: IRQ numbers are handed out at boot (and MSI-X
-//! vectors again at every link up, with the affinity reset), so neither a
-//! udev rule on the device's add nor a file naming IRQ numbers would restore
-//! the right thing reliably. irqbalance, when it runs, rewrites affinities
-//! every 10 s, so it is warned about.
+//! Persisted by nastune's systemd oneshot unit ([`crate::tune::boot_unit`]
+//! says why a unit and not a udev rule), which finds an interface's IRQs anew
+//! at every boot. irqbalance, when it runs, rewrites affinities every 10 s, so
+//! it is warned about.
 
 use super::ChangeKind;
 use crate::advise::Change;
 use crate::root::Root;
+use crate::tune::boot_unit;
 use crate::tune::cpuset;
 use crate::tune::export::Tuned;
-use crate::tune::plan::{PlanItem, read_text};
+use crate::tune::plan::{Persist, PlanItem, read_text};
 
 pub struct IrqAffinity<'a> {
     pub irq: &'a str,
@@ -122,11 +122,18 @@ impl ChangeKind for IrqAffinity<'_> {
         // Moving a NIC's interrupts can stall it on a broken platform: keep
         // the interface form behind the dead-man timer like other net changes.
         item.network = self.irq.parse::<u32>().is_err();
-        item.warnings.push(
-            "runtime only: IRQ numbers and MSI-X vectors are assigned anew at boot and link up; \
-             keep it with a boot script once confirmed"
-                .into(),
-        );
+        item.persisted_in = Some(format!("/{}", boot_unit::UNIT_FILE));
+        item.persist = Persist::Boot(boot_unit::Affinity {
+            irq: self.irq.to_string(),
+            cpus: new.clone(),
+        });
+        if self.irq.parse::<u32>().is_ok() {
+            item.warnings.push(format!(
+                "IRQ numbers can change between boots: the unit sets IRQ {} whatever it serves then; \
+                 'irq:IFACE' follows a NIC's IRQs",
+                self.irq
+            ));
+        }
         if cpuset::running(root, "irqbalance") {
             item.warnings.push(format!(
                 "irqbalance runs and rewrites IRQ affinity every 10 s, so it will override this: \
