@@ -164,7 +164,7 @@ struct Switch<'a> {
 
 impl Switch<'_> {
     /// The first time: a full journaled apply (persistence included). Later: the
-    /// session's runtime values written again.
+    /// session's runtime values and device settings written again.
     fn apply(&self) -> anyhow::Result<()> {
         if !self.started.replace(true) {
             let exe = std::env::current_exe()
@@ -185,7 +185,12 @@ impl Switch<'_> {
         self.check_deadman()?;
         for e in self.runtime_entries()? {
             if let Some(new) = &e.new {
-                action::write_runtime(self.root, &e.path, &String::from_utf8_lossy(new))?;
+                let new = String::from_utf8_lossy(new);
+                if e.kind == action::KIND_NETDEV {
+                    action::write_netdev(&e.path, &new)?;
+                } else {
+                    action::write_runtime(self.root, &e.path, &new)?;
+                }
             }
         }
         Ok(())
@@ -197,8 +202,12 @@ impl Switch<'_> {
             self.check_deadman()?;
         }
         for e in self.runtime_entries()?.iter().rev() {
-            if let Some(old) = &e.old {
-                restore_runtime(self.root, &e.path, old)?;
+            match &e.old {
+                Some(old) if e.kind == action::KIND_NETDEV => {
+                    action::write_netdev(&e.path, &String::from_utf8_lossy(old))?;
+                }
+                Some(old) => restore_runtime(self.root, &e.path, old)?,
+                None => {}
             }
         }
         Ok(())
@@ -209,7 +218,9 @@ impl Switch<'_> {
             .store
             .tune_entries(self.run)?
             .into_iter()
-            .filter(|e| e.kind == "runtime" && matches!(e.state.as_str(), "journaled" | "applied"))
+            // Device settings (coalescing, dm-crypt flags) switch like runtime values.
+            .filter(|e| matches!(e.kind.as_str(), action::KIND_RUNTIME | action::KIND_NETDEV))
+            .filter(|e| matches!(e.state.as_str(), "journaled" | "applied"))
             .collect())
     }
 
