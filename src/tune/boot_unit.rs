@@ -46,7 +46,10 @@ impl Affinity {
     }
 
     /// The `ExecStart=` line (`-`: a missing IRQ does not fail the boot;
-    /// `$$` is systemd's escape for the shell's `$`).
+    /// `$$` is systemd's escape for the shell's `$`). An interface's IRQs are
+    /// found as the plan found them: its MSI vectors, else the lines of
+    /// /proc/interrupts named after it or its device (`virtio2-input.0`),
+    /// configuration vectors left out.
     fn exec(&self) -> String {
         let (irq, cpus) = (&self.irq, &self.cpus);
         let set = |n: &str| format!("echo {cpus} > /proc/irq/{n}/smp_affinity_list");
@@ -56,7 +59,8 @@ impl Affinity {
         format!(
             "ExecStart=-/bin/sh -c 'for d in /sys/class/net/{irq}/device/msi_irqs/*; do \
              [ -e \"$$d\" ] && {}; done; \
-             grep -E \" {irq}([-@][^ ]*)?$$\" /proc/interrupts | cut -d: -f1 | \
+             grep -E \" ({irq}|$$(basename $$(readlink /sys/class/net/{irq}/device || echo {irq})))([-@][^ ]*)?$$\" \
+             /proc/interrupts | grep -v -- -config$$ | cut -d: -f1 | \
              while read -r i; do {}; done; true'",
             set("$${d##*/}"),
             set("$$i")
@@ -137,7 +141,21 @@ mod tests {
             println!("SKIP: no sh");
             return;
         }
-        let exec = a("eth0", "1").exec();
+        // Both forms are valid shell once systemd has undone `$$`.
+        for form in [a("29", "1"), a("nt0", "0-1")] {
+            let exec = form.exec().replace("$$", "$");
+            let script = exec
+                .strip_prefix("ExecStart=-/bin/sh -c '")
+                .and_then(|s| s.strip_suffix('\''))
+                .unwrap();
+            let ok = std::process::Command::new("sh")
+                .args(["-n", "-c", script])
+                .status()
+                .unwrap();
+            assert!(ok.success(), "{script}");
+        }
+        // An interface no host has: the device name falls back to it.
+        let exec = a("nt0", "1").exec();
         let grep = exec
             .split("; ")
             .find(|p| p.starts_with("grep"))
@@ -147,7 +165,7 @@ mod tests {
             .unwrap()
             .replace("$$", "$")
             .replace("/proc/interrupts", "-");
-        let input = "  29:  1  PCI-MSI  eth0\n  30:  1  PCI-MSI  eth0-rx-0\n  31:  1  PCI-MSI  eth10\n  32:  1  x  eth0@pci\n";
+        let input = "  29:  1  PCI-MSI  nt0\n  30:  1  PCI-MSI  nt0-rx-0\n  31:  1  PCI-MSI  nt10\n  32:  1  x  nt0@pci\n  33:  1  x  nt0-config\n";
         let mut child = std::process::Command::new("sh")
             .arg("-c")
             .arg(format!("{grep} | cut -d: -f1"))

@@ -33,8 +33,10 @@ pub fn parse_set(irq: &str, cpus: String) -> Option<Change> {
     })
 }
 
-/// The IRQs /proc/interrupts names after `interface`: a last column of
-/// `eth0`, `eth0-rx-0`, `eth0-TxRx-1` (drivers name their vectors so).
+/// The IRQs /proc/interrupts names after `interface` (or its device, as
+/// virtio names its vectors `virtio2-input.0`): a last column of `eth0`,
+/// `eth0-rx-0`, `eth0-TxRx-1`; a device's configuration vector is not one
+/// that carries packets and is left out.
 pub fn irqs_named(interrupts: &str, interface: &str) -> Vec<u32> {
     interrupts
         .lines()
@@ -46,7 +48,7 @@ pub fn irqs_named(interrupts: &str, interface: &str) -> Vec<u32> {
                 || name
                     .strip_prefix(interface)
                     .is_some_and(|r| r.starts_with('-') || r.starts_with('@'));
-            ours.then_some(irq)
+            (ours && !name.ends_with("-config")).then_some(irq)
         })
         .collect()
 }
@@ -64,6 +66,11 @@ fn irqs_of(root: &Root, interface: &str) -> Result<Vec<u32>, String> {
     if irqs.is_empty() {
         let interrupts = read_text(root, "proc/interrupts")?.unwrap_or_default();
         irqs = irqs_named(&interrupts, interface);
+        if irqs.is_empty()
+            && let Ok(device) = root.read_link_name(&format!("sys/class/net/{interface}/device"))
+        {
+            irqs = irqs_named(&interrupts, &device);
+        }
     }
     irqs.sort_unstable();
     if irqs.is_empty() {
@@ -173,6 +180,9 @@ mod tests {
   30:       1000          0   PCI-MSI 524289-edge      eth0-rx-0
   31:       1000          0   PCI-MSI 524290-edge      eth0-tx-0
   32:          5          0   PCI-MSI 524291-edge      eth10
+  37:          0          0   PCI-MSIX-0000:00:03.0   0-edge      virtio2-config
+  38:         10          0   PCI-MSIX-0000:00:03.0   1-edge      virtio2-input.0
+  39:          9          0   PCI-MSIX-0000:00:03.0   2-edge      virtio2-output.0
  NMI:          0          0   Non-maskable interrupts
 ";
 
@@ -181,6 +191,7 @@ mod tests {
         assert_eq!(irqs_named(INTERRUPTS, "eth0"), vec![29, 30, 31]);
         assert_eq!(irqs_named(INTERRUPTS, "eth10"), vec![32]);
         assert!(irqs_named(INTERRUPTS, "eth1").is_empty());
+        assert_eq!(irqs_named(INTERRUPTS, "virtio2"), vec![38, 39]);
         assert!(irqs_named("garbage\n:\n", "eth0").is_empty());
     }
 
