@@ -94,6 +94,26 @@ pub enum Change {
         setting: String,
         value: String,
     },
+    /// The CPUs that serve interrupts: `irq` is an IRQ number, or an interface
+    /// whose IRQs (all its queues') all get `cpus`, a CPU list such as `0-1`.
+    IrqAffinity {
+        irq: String,
+        cpus: String,
+    },
+    /// The CPU mask of one queue of an interface: `rx-N` sets its RPS mask
+    /// (`rps_cpus`), `tx-N` its XPS mask (`xps_cpus`); `mask` in hex.
+    QueueCpus {
+        interface: String,
+        queue: String,
+        mask: String,
+    },
+    /// A dm-crypt flag of an open mapping (`no_read_workqueue`,
+    /// `no_write_workqueue`), on or off.
+    DmCryptFlag {
+        name: String,
+        flag: String,
+        on: bool,
+    },
     AdviceOnly {
         action: String,
     },

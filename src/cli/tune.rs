@@ -73,9 +73,13 @@ pub enum TuneCommand {
 pub struct SelectArgs {
     /// Rule ids or finding numbers to act on [default: every finding]
     pub ids: Vec<String>,
-    /// A change of your own: sysctl:KEY=VALUE, sysfs:PATH=VALUE (PATH below /sys) or
-    /// ethtool:IFACE:SETTING=VALUE (rx, tx, mtu, txqueuelen, qdisc or a feature),
-    /// fstab:MOUNTPOINT=OPT,-OPT or smb.conf:SECTION:PARAMETER=VALUE; repeatable
+    /// A change of your own: sysctl:KEY=VALUE, sysfs:PATH=VALUE (PATH below /sys),
+    /// ethtool:IFACE:SETTING=VALUE (rx, tx, mtu, txqueuelen, qdisc, a feature, or
+    /// coalescing: rx-usecs, rx-frames, tx-usecs, tx-frames, adaptive-rx, adaptive-tx),
+    /// irq:N=CPULIST or irq:IFACE=CPULIST (IRQ affinity), rps:IFACE:rx-N=MASK,
+    /// xps:IFACE:tx-N=MASK, dmcrypt:NAME:no_read_workqueue=on|off (or
+    /// no_write_workqueue), fstab:MOUNTPOINT=OPT,-OPT or
+    /// smb.conf:SECTION:PARAMETER=VALUE; repeatable
     #[arg(long = "set", value_name = "SETTING=VALUE")]
     pub sets: Vec<String>,
     /// Work on this tree (with proc/, sys/, etc/) instead of /

@@ -16,7 +16,7 @@ use crate::cli::tune::{SelectArgs, TryArgs};
 use crate::report::{tune_text, tune_try_text};
 use crate::root::Root;
 use crate::store::Store;
-use crate::tune::action::{self, Action, read_current, restore_runtime, selected_value};
+use crate::tune::action::{self, Action, read_entry, restore_runtime, selected_value};
 use crate::tune::plan::{Plan, PlanItem, Status};
 use crate::tune::trial::{self, TrialError, TryReport, Verdict};
 use crate::tune::{apply, deadman, rollback};
@@ -117,7 +117,10 @@ fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> 
         [one] => {
             if !plan.steps.iter().any(|s| {
                 s.setting == one.setting
-                    && matches!(s.action, Action::Runtime { value: Some(_), .. })
+                    && matches!(
+                        s.action,
+                        Action::Runtime { value: Some(_), .. } | Action::Netdev { .. }
+                    )
             }) {
                 return Err(TryError::NoRuntimeValue(one.setting.clone()));
             }
@@ -161,7 +164,7 @@ struct Switch<'a> {
 
 impl Switch<'_> {
     /// The first time: a full journaled apply (persistence included). Later: the
-    /// session's runtime values written again.
+    /// session's runtime values and device settings written again.
     fn apply(&self) -> anyhow::Result<()> {
         if !self.started.replace(true) {
             let exe = std::env::current_exe()
@@ -182,7 +185,12 @@ impl Switch<'_> {
         self.check_deadman()?;
         for e in self.runtime_entries()? {
             if let Some(new) = &e.new {
-                action::write_runtime(self.root, &e.path, &String::from_utf8_lossy(new))?;
+                let new = String::from_utf8_lossy(new);
+                if e.kind == action::KIND_NETDEV {
+                    action::write_netdev(&e.path, &new)?;
+                } else {
+                    action::write_runtime(self.root, &e.path, &new)?;
+                }
             }
         }
         Ok(())
@@ -194,8 +202,12 @@ impl Switch<'_> {
             self.check_deadman()?;
         }
         for e in self.runtime_entries()?.iter().rev() {
-            if let Some(old) = &e.old {
-                restore_runtime(self.root, &e.path, old)?;
+            match &e.old {
+                Some(old) if e.kind == action::KIND_NETDEV => {
+                    action::write_netdev(&e.path, &String::from_utf8_lossy(old))?;
+                }
+                Some(old) => restore_runtime(self.root, &e.path, old)?,
+                None => {}
             }
         }
         Ok(())
@@ -206,7 +218,9 @@ impl Switch<'_> {
             .store
             .tune_entries(self.run)?
             .into_iter()
-            .filter(|e| e.kind == "runtime" && matches!(e.state.as_str(), "journaled" | "applied"))
+            // Device settings (coalescing, dm-crypt flags) switch like runtime values.
+            .filter(|e| matches!(e.kind.as_str(), action::KIND_RUNTIME | action::KIND_NETDEV))
+            .filter(|e| matches!(e.state.as_str(), "journaled" | "applied"))
             .collect())
     }
 
@@ -337,8 +351,15 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let final_value = plan
         .steps
         .iter()
-        .find(|s| s.setting == item.setting && matches!(s.action, Action::Runtime { .. }))
-        .and_then(|s| read_current(&root, s.action.path()).ok().flatten())
+        .find(|s| {
+            s.setting == item.setting
+                && matches!(s.action, Action::Runtime { .. } | Action::Netdev { .. })
+        })
+        .and_then(|s| {
+            read_entry(&root, s.action.kind(), s.action.path())
+                .ok()
+                .flatten()
+        })
         .map(|b| selected_value(&String::from_utf8_lossy(&b)));
     let report = TryReport {
         change: item.clone(),

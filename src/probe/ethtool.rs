@@ -1,4 +1,5 @@
-//! Driver info, offload features and ring sizes through the `SIOCETHTOOL` ioctl.
+//! Driver info, offload features, ring sizes and interrupt coalescing through the
+//! `SIOCETHTOOL` ioctl.
 //! The ioctl works on old vendor NAS kernels where ethtool-over-netlink (5.6+) does
 //! not; libc has the request number but not the structs, so they are here, laid
 //! out as in `include/uapi/linux/ethtool.h`.
@@ -35,6 +36,97 @@ pub struct Ethtool {
     pub driver_info: Outcome<DriverInfo>,
     pub rings: Outcome<Rings>,
     pub features: Outcome<Vec<Feature>>,
+    /// `None` in captures made before nastune read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coalesce: Option<Outcome<Coalesce>>,
+}
+
+/// `ETHTOOL_GCOALESCE`: how long (µs) and how many frames the NIC waits before
+/// it interrupts, per direction, and whether the driver adapts that itself
+/// (ethtool -c: rx-usecs, rx-frames, tx-usecs, tx-frames, adaptive-rx/tx).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Coalesce {
+    pub rx_usecs: u32,
+    pub rx_frames: u32,
+    pub tx_usecs: u32,
+    pub tx_frames: u32,
+    pub adaptive_rx: bool,
+    pub adaptive_tx: bool,
+}
+
+/// The coalescing settings by their `ethtool -C` names.
+pub const COALESCE_SETTINGS: [&str; 6] = [
+    "rx-usecs",
+    "rx-frames",
+    "tx-usecs",
+    "tx-frames",
+    "adaptive-rx",
+    "adaptive-tx",
+];
+
+impl Coalesce {
+    /// The value of a setting of [`COALESCE_SETTINGS`] as `ethtool -c` shows it
+    /// (a number, or on/off for adaptive-rx/tx).
+    pub fn get(&self, setting: &str) -> Option<String> {
+        let on_off = |b: bool| if b { "on" } else { "off" }.to_string();
+        Some(match setting {
+            "rx-usecs" => self.rx_usecs.to_string(),
+            "rx-frames" => self.rx_frames.to_string(),
+            "tx-usecs" => self.tx_usecs.to_string(),
+            "tx-frames" => self.tx_frames.to_string(),
+            "adaptive-rx" => on_off(self.adaptive_rx),
+            "adaptive-tx" => on_off(self.adaptive_tx),
+            _ => return None,
+        })
+    }
+}
+
+/// `struct ethtool_coalesce`: 23 u32 (92 bytes); only the first twelve are
+/// named, the rest (adaptive low/high thresholds) are kept as read.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EthtoolCoalesce {
+    pub cmd: u32,
+    pub rx_coalesce_usecs: u32,
+    pub rx_max_coalesced_frames: u32,
+    pub rx_coalesce_usecs_irq: u32,
+    pub rx_max_coalesced_frames_irq: u32,
+    pub tx_coalesce_usecs: u32,
+    pub tx_max_coalesced_frames: u32,
+    pub tx_coalesce_usecs_irq: u32,
+    pub tx_max_coalesced_frames_irq: u32,
+    pub stats_block_coalesce_usecs: u32,
+    pub use_adaptive_rx_coalesce: u32,
+    pub use_adaptive_tx_coalesce: u32,
+    pub rest: [u32; 11],
+}
+
+impl EthtoolCoalesce {
+    fn coalesce(&self) -> Coalesce {
+        Coalesce {
+            rx_usecs: self.rx_coalesce_usecs,
+            rx_frames: self.rx_max_coalesced_frames,
+            tx_usecs: self.tx_coalesce_usecs,
+            tx_frames: self.tx_max_coalesced_frames,
+            adaptive_rx: self.use_adaptive_rx_coalesce != 0,
+            adaptive_tx: self.use_adaptive_tx_coalesce != 0,
+        }
+    }
+
+    /// Sets one setting of [`COALESCE_SETTINGS`]; `None` for another name.
+    pub fn set(&mut self, setting: &str, value: u32) -> Option<()> {
+        let field = match setting {
+            "rx-usecs" => &mut self.rx_coalesce_usecs,
+            "rx-frames" => &mut self.rx_max_coalesced_frames,
+            "tx-usecs" => &mut self.tx_coalesce_usecs,
+            "tx-frames" => &mut self.tx_max_coalesced_frames,
+            "adaptive-rx" => &mut self.use_adaptive_rx_coalesce,
+            "adaptive-tx" => &mut self.use_adaptive_tx_coalesce,
+            _ => return None,
+        };
+        *field = value;
+        Some(())
+    }
 }
 
 /// `ETHTOOL_GDRVINFO`.
@@ -73,6 +165,8 @@ const ETHTOOL_GFEATURES: u32 = 0x3a;
 const ETHTOOL_SRINGPARAM: u32 = 0x11;
 const ETHTOOL_SFEATURES: u32 = 0x3b;
 const ETHTOOL_GSTATS: u32 = 0x1d;
+const ETHTOOL_GCOALESCE: u32 = 0x0e;
+const ETHTOOL_SCOALESCE: u32 = 0x0f;
 const ETH_SS_STATS: u32 = 1;
 const ETH_SS_FEATURES: u32 = 4;
 const ETH_GSTRING_LEN: usize = 32;
@@ -157,6 +251,10 @@ pub fn live_ethtool(ifname: &str) -> Result<Ethtool, String> {
         driver_info: item("driver info", req.drvinfo()),
         rings: item("ring sizes", req.rings()),
         features: item("offload features", req.features()),
+        coalesce: Some(item(
+            "interrupt coalescing",
+            req.coalesce_raw().map(|c| c.coalesce()),
+        )),
     })
 }
 
@@ -305,6 +403,30 @@ impl<'a> Request<'a> {
             tx_pending: r.tx_pending,
             tx_max: r.tx_max_pending,
         })
+    }
+
+    /// The whole coalescing struct, as the driver reports it.
+    pub(crate) fn coalesce_raw(&self) -> std::io::Result<EthtoolCoalesce> {
+        let mut c = EthtoolCoalesce {
+            cmd: ETHTOOL_GCOALESCE,
+            ..Default::default()
+        };
+        // SAFETY: c is a complete struct ethtool_coalesce.
+        unsafe { self.ioctl((&raw mut c).cast())? };
+        Ok(c)
+    }
+
+    /// The coalescing settings.
+    pub(crate) fn coalesce(&self) -> std::io::Result<Coalesce> {
+        self.coalesce_raw().map(|c| c.coalesce())
+    }
+
+    /// Writes the coalescing struct back (read it with [`Self::coalesce_raw`]
+    /// and change one field, so everything else stays as the driver had it).
+    pub(crate) fn set_coalesce(&self, mut c: EthtoolCoalesce) -> std::io::Result<()> {
+        c.cmd = ETHTOOL_SCOALESCE;
+        // SAFETY: c is a complete struct ethtool_coalesce.
+        unsafe { self.ioctl((&raw mut c).cast()) }
     }
 
     /// Sets the rx and tx ring sizes; the mini and jumbo rings keep their sizes.
@@ -524,6 +646,9 @@ mod tests {
         assert_eq!(size_of::<EthtoolGstrings>(), 12);
         assert_eq!(size_of::<EthtoolGfeatures>(), 8);
         assert_eq!(size_of::<FeaturesBlock>(), 16);
+        assert_eq!(size_of::<EthtoolCoalesce>(), 92);
+        assert_eq!(offset_of!(EthtoolCoalesce, tx_coalesce_usecs), 20);
+        assert_eq!(offset_of!(EthtoolCoalesce, use_adaptive_rx_coalesce), 40);
     }
 
     fn block_bytes(blocks: &[[u32; 4]]) -> Vec<u8> {
@@ -598,5 +723,40 @@ mod tests {
         );
         let f = e.features.data().expect("lo reports features");
         assert!(f.iter().any(|f| f.name == "tx-scatter-gather"), "{f:?}");
+        // lo has no interrupts to coalesce: unsupported, not failed.
+        assert!(
+            matches!(e.coalesce, Some(Outcome::Unsupported { ref reason }) if reason.contains("interrupt coalescing")),
+            "lo coalescing: {:?}",
+            e.coalesce
+        );
+    }
+
+    #[test]
+    fn coalescing_settings_by_their_ethtool_names() {
+        let mut raw = EthtoolCoalesce {
+            rx_coalesce_usecs: 3,
+            rx_max_coalesced_frames: 1,
+            use_adaptive_rx_coalesce: 1,
+            ..Default::default()
+        };
+        let c = raw.coalesce();
+        assert_eq!(c.get("rx-usecs").as_deref(), Some("3"));
+        assert_eq!(c.get("adaptive-rx").as_deref(), Some("on"));
+        assert_eq!(c.get("adaptive-tx").as_deref(), Some("off"));
+        assert_eq!(c.get("rx-bogus"), None);
+        for (i, name) in COALESCE_SETTINGS.iter().enumerate() {
+            raw.set(name, 100 + i as u32).unwrap();
+        }
+        assert_eq!(
+            (
+                raw.rx_coalesce_usecs,
+                raw.rx_max_coalesced_frames,
+                raw.tx_coalesce_usecs
+            ),
+            (100, 101, 102)
+        );
+        assert_eq!(raw.tx_max_coalesced_frames, 103);
+        assert_eq!(raw.use_adaptive_tx_coalesce, 105);
+        assert_eq!(raw.set("rx", 1), None);
     }
 }

@@ -77,6 +77,21 @@ fn interface(out: &mut String, i: &Interface) {
                 r.rx_pending, r.rx_max, r.tx_pending, r.tx_max
             );
         });
+        if let Some(c) = &e.coalesce {
+            either(out, &format!("{pad}coalescing "), c, |out, c| {
+                let on_off = |b: bool| if b { "on" } else { "off" };
+                let _ = writeln!(
+                    out,
+                    "{pad}coalescing rx-usecs {} rx-frames {} tx-usecs {} tx-frames {} adaptive-rx {} adaptive-tx {}",
+                    c.rx_usecs,
+                    c.rx_frames,
+                    c.tx_usecs,
+                    c.tx_frames,
+                    on_off(c.adaptive_rx),
+                    on_off(c.adaptive_tx)
+                );
+            });
+        }
         either(out, &format!("{pad}offloads "), &e.features, |out, f| {
             let on: Vec<&str> = f
                 .iter()

@@ -15,8 +15,10 @@ pub enum Action {
     /// `value: None` only journals the old value (a companion that rollback must
     /// restore, such as vm.dirty_ratio when vm.dirty_bytes is set).
     Runtime { path: String, value: Option<String> },
-    /// A network device setting (`rx`, `mtu`, an offload feature) set through
-    /// ethtool ioctls; `path` is `netdev/IFACE/SETTING` (see [`netdev_path`]).
+    /// A device setting made through ioctls: a network device's (`rx`, `mtu`,
+    /// an offload feature, coalescing) through ethtool, `path`
+    /// `netdev/IFACE/SETTING` (see [`netdev_path`]); or a dm-crypt flag through
+    /// device-mapper, `path` `dmcrypt/NAME/FLAG`.
     Netdev { path: String, value: String },
     /// A whole file, written atomically: owned by nastune, or an in-place edit of
     /// fstab or smb.conf whose old bytes are journaled whole.
@@ -49,22 +51,38 @@ pub fn read_entry(root: &Root, kind: &str, path: &str) -> Result<Option<Vec<u8>>
     if kind != KIND_NETDEV {
         return read_current(root, path);
     }
+    let read_err = |message: String| WriteError::Read {
+        path: path.to_string(),
+        message,
+    };
+    if let Some((name, flag)) = split_dmcrypt_path(path) {
+        return super::dmcrypt::get(name, flag)
+            .map(|v| Some(v.into_bytes()))
+            .map_err(|e| read_err(e.to_string()));
+    }
     let (interface, setting) = split_netdev_path(path)?;
     super::netdev::get(interface, setting)
         .map(|v| Some(v.into_bytes()))
-        .map_err(|e| WriteError::Read {
-            path: path.to_string(),
-            message: e.to_string(),
-        })
+        .map_err(|e| read_err(e.to_string()))
+}
+
+/// Mapping and flag of a `dmcrypt/NAME/FLAG` journal path: a dm-crypt flag,
+/// journaled as a device setting like the network ones.
+fn split_dmcrypt_path(path: &str) -> Option<(&str, &str)> {
+    path.strip_prefix("dmcrypt/")?.split_once('/')
 }
 
 /// Sets a network device setting named by its journal path.
 pub fn write_netdev(path: &str, value: &str) -> Result<(), WriteError> {
-    let (interface, setting) = split_netdev_path(path)?;
-    super::netdev::set(interface, setting, value.trim()).map_err(|e| WriteError::Io {
+    let io_err = |message: String| WriteError::Io {
         path: path.into(),
-        source: io::Error::other(e.to_string()),
-    })
+        source: io::Error::other(message),
+    };
+    if let Some((name, flag)) = split_dmcrypt_path(path) {
+        return super::dmcrypt::set(name, flag, value.trim()).map_err(|e| io_err(e.to_string()));
+    }
+    let (interface, setting) = split_netdev_path(path)?;
+    super::netdev::set(interface, setting, value.trim()).map_err(|e| io_err(e.to_string()))
 }
 
 impl Action {

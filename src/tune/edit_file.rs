@@ -1,4 +1,5 @@
-//! In-place edits of configuration files nastune does not own (fstab, smb.conf):
+//! In-place edits of configuration files nastune does not own (fstab, smb.conf,
+//! crypttab):
 //! which file, the pure edit ([`super::edit_fstab`], [`super::edit_smbconf`]),
 //! and a check of the result with the system's own validator when installed.
 //! The whole old file is journaled, so rollback puts back every byte.
@@ -18,10 +19,11 @@ pub struct Edit {
 
 pub const FSTAB: &str = "etc/fstab";
 pub const SMB_CONF: &str = "etc/samba/smb.conf";
+pub const CRYPTTAB: &str = "etc/crypttab";
 
 impl Edit {
     /// Every file an edit may touch, relative to the root.
-    pub const FILES: [&'static str; 2] = [FSTAB, SMB_CONF];
+    pub const FILES: [&'static str; 3] = [FSTAB, SMB_CONF, CRYPTTAB];
 
     /// The edit a change makes, if it is one.
     pub fn of(change: &Change) -> Option<Edit> {
@@ -47,7 +49,12 @@ impl Edit {
 /// missing in a --root tree, say) do not count against the edit. A validator that
 /// is not installed checks nothing.
 pub fn validate(file: &str, old: &str, new: &str) -> Option<String> {
-    let tool = if file == FSTAB { "findmnt" } else { "testparm" };
+    let tool = match file {
+        FSTAB => "findmnt",
+        SMB_CONF => "testparm",
+        // crypttab has no validator; its edit touches one options field.
+        _ => return None,
+    };
     let before = errors(tool, old)?;
     let after = errors(tool, new)?;
     if after.len() <= before.len() {

@@ -142,6 +142,8 @@ fn line_file(
 #[derive(Default)]
 pub struct NetSection {
     pub ring: Vec<String>,
+    /// `ethtool -C` pairs (`adaptive-rx off`) of the plugin's `coalesce=`.
+    pub coalesce: Vec<String>,
     pub features: Vec<String>,
     pub mtu: Option<String>,
     pub txqueuelen: Option<String>,
@@ -205,6 +207,7 @@ fn tuned(changes: &[Change]) -> String {
         );
         for (o, v) in [
             ("ring", s.ring.join(" ")),
+            ("coalesce", s.coalesce.join(" ")),
             ("features", s.features.join(" ")),
         ] {
             if !v.is_empty() {
@@ -335,6 +338,25 @@ mod tests {
                 setting: s("txqueuelen"),
                 value: s("1000"),
             },
+            Change::Ethtool {
+                interface: s("eth0"),
+                setting: s("adaptive-rx"),
+                value: s("off"),
+            },
+            Change::IrqAffinity {
+                irq: s("eth0"),
+                cpus: s("1"),
+            },
+            Change::QueueCpus {
+                interface: s("eth0"),
+                queue: s("rx-0"),
+                mask: s("3"),
+            },
+            Change::DmCryptFlag {
+                name: s("data"),
+                flag: s("no_read_workqueue"),
+                on: true,
+            },
             Change::AdviceOnly {
                 action: s("move the swap file off the SD card"),
             },
@@ -404,6 +426,9 @@ mod tests {
                     Change::SmbConf { parameter, .. } => parameter.clone(),
                     Change::MountOption { mount_point, .. } => mount_point.clone(),
                     Change::AdviceOnly { action } => action.clone(),
+                    Change::IrqAffinity { irq, .. } => irq.clone(),
+                    Change::QueueCpus { queue, .. } => queue.clone(),
+                    Change::DmCryptFlag { flag, .. } => flag.clone(),
                 };
                 let lines_with_value = text
                     .lines()
@@ -463,6 +488,7 @@ mod tests {
                 "ansible.builtin.lineinfile",
                 "community.general.ini_file",
                 "community.general.ini_file",
+                "ansible.builtin.lineinfile",
                 "ansible.builtin.lineinfile",
             ]
         );

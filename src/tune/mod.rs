@@ -3,7 +3,8 @@
 //! behind a dead-man timer until they are confirmed.
 //!
 //! Each kind of change (sysctl, sysfs attribute, udev rule, fstab option,
-//! smb.conf parameter, device setting, qdisc, advice) is one module under
+//! smb.conf parameter, device setting, qdisc, IRQ affinity, RPS/XPS mask,
+//! dm-crypt flag, advice) is one module under
 //! [`kinds`] implementing [`kinds::ChangeKind`]: plan, edit, reload and export
 //! ask the kind, never match on the change.
 //!
@@ -16,7 +17,10 @@
 
 pub mod action;
 pub mod apply;
+pub mod boot_unit;
+pub mod cpuset;
 pub mod deadman;
+pub mod dmcrypt;
 pub mod edit;
 pub mod edit_file;
 pub mod edit_fstab;

@@ -2,14 +2,16 @@
 //! `Change::Ethtool { interface, setting, value }`: ring sizes `rx` and `tx`,
 //! offload features by their kernel names as `ethtool -k` lists them
 //! (`rx-gro`, `tx-tcp-segmentation`; a few one-to-one short names such as
-//! `gro` are accepted too), `mtu`, `txqueuelen`, and `qdisc` (the root qdisc's
+//! `gro` are accepted too), `mtu`, `txqueuelen`, interrupt coalescing by
+//! `ethtool -C`'s names (`rx-usecs`, `rx-frames`, `tx-usecs`, `tx-frames`,
+//! `adaptive-rx`, `adaptive-tx`), and `qdisc` (the root qdisc's
 //! kind, through rtnetlink). Through the same ioctls as
 //! the probe ([`crate::probe::ethtool`]), so it works on old vendor kernels, in
 //! the caller's network namespace.
 
 use std::io;
 
-use crate::probe::ethtool::{Request, Socket};
+use crate::probe::ethtool::{COALESCE_SETTINGS, Request, Socket};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NetdevError {
@@ -18,7 +20,7 @@ pub enum NetdevError {
     #[error("'{interface}': {reason}")]
     BadInterface { interface: String, reason: String },
     #[error(
-        "unknown setting '{setting}' for '{interface}'; use rx, tx, mtu, txqueuelen, qdisc or a feature name from 'ethtool -k {interface}'"
+        "unknown setting '{setting}' for '{interface}'; use rx, tx, mtu, txqueuelen, qdisc, a coalescing setting (rx-usecs, rx-frames, tx-usecs, tx-frames, adaptive-rx, adaptive-tx) or a feature name from 'ethtool -k {interface}'"
     )]
     UnknownSetting { interface: String, setting: String },
     #[error("'{setting}' cannot be set to '{value}' on '{interface}': {reason}")]
@@ -60,6 +62,8 @@ enum Setting {
     TxQueueLen,
     /// The root qdisc's kind (rtnetlink, not ethtool: `tc qdisc replace … root`).
     Qdisc,
+    /// One of [`COALESCE_SETTINGS`] (ETHTOOL_GCOALESCE/SCOALESCE).
+    Coalesce(&'static str),
     Feature(String),
 }
 
@@ -91,7 +95,10 @@ fn parse_setting(name: &str) -> Setting {
         "mtu" => Setting::Mtu,
         "txqueuelen" | "tx_queue_len" => Setting::TxQueueLen,
         "qdisc" => Setting::Qdisc,
-        other => Setting::Feature(other.to_string()),
+        other => match COALESCE_SETTINGS.iter().find(|c| **c == other) {
+            Some(c) => Setting::Coalesce(c),
+            None => Setting::Feature(other.to_string()),
+        },
     }
 }
 
@@ -211,6 +218,27 @@ fn with_device<T>(
     f(&dev)
 }
 
+/// The number `ETHTOOL_SCOALESCE` takes for a coalescing setting: µs or
+/// frames as a whole number, adaptive-rx/tx as on (1) or off (0).
+fn coalesce_value(setting: &str, value: &str) -> Result<u32, String> {
+    let value = value.trim();
+    if setting.starts_with("adaptive-") {
+        return match value {
+            "on" => Ok(1),
+            "off" => Ok(0),
+            _ => Err("use 'on' or 'off'".into()),
+        };
+    }
+    let unit = if setting.ends_with("usecs") {
+        "microseconds"
+    } else {
+        "frames"
+    };
+    value
+        .parse()
+        .map_err(|_| format!("use a whole number of {unit}, e.g. 50"))
+}
+
 fn on_off(active: bool) -> String {
     if active { "on" } else { "off" }.to_string()
 }
@@ -226,6 +254,12 @@ pub fn get(interface: &str, setting: &str) -> Result<String, NetdevError> {
             .int(libc::SIOCGIFTXQLEN, "reading the transmit queue length")?
             .to_string()),
         Setting::Qdisc => dev.qdisc(),
+        Setting::Coalesce(name) => Ok(dev
+            .req
+            .coalesce()
+            .map_err(|e| dev.io("interrupt coalescing", e))?
+            .get(name)
+            .unwrap_or_default()),
         Setting::Feature(name) => {
             let (names, blocks) = dev.features()?;
             let i = feature_index(&names, &name).ok_or_else(|| NetdevError::UnknownSetting {
@@ -301,6 +335,22 @@ pub fn set(interface: &str, setting: &str, value: &str) -> Result<(), NetdevErro
                 }
                 dev.set_qdisc(kind)?;
             }
+            Setting::Coalesce(name) => {
+                let v = coalesce_value(name, value).map_err(bad)?;
+                let mut c = dev
+                    .req
+                    .coalesce_raw()
+                    .map_err(|e| dev.io("interrupt coalescing", e))?;
+                c.set(name, v);
+                dev.req
+                    .set_coalesce(c)
+                    .map_err(|e| match e.raw_os_error() {
+                        Some(libc::EINVAL) => {
+                            bad("outside what the driver accepts (EINVAL)".into())
+                        }
+                        _ => dev.io("setting interrupt coalescing", e),
+                    })?;
+            }
             Setting::Feature(name) => {
                 let on = match value.trim() {
                     "on" => true,
@@ -369,6 +419,27 @@ mod tests {
         assert_eq!(feature_index(&names, "gro"), Some(1));
         assert_eq!(feature_index(&names, "large-receive-offload"), Some(2));
         assert_eq!(feature_index(&names, "tso"), None);
+        assert_eq!(parse_setting("rx-usecs"), Setting::Coalesce("rx-usecs"));
+        assert_eq!(
+            parse_setting("adaptive-tx"),
+            Setting::Coalesce("adaptive-tx")
+        );
+    }
+
+    #[test]
+    fn coalescing_values() {
+        assert_eq!(coalesce_value("rx-usecs", " 50 "), Ok(50));
+        assert_eq!(coalesce_value("adaptive-rx", "off"), Ok(0));
+        assert_eq!(coalesce_value("adaptive-rx", "on"), Ok(1));
+        assert_eq!(
+            coalesce_value("rx-usecs", "-1"),
+            Err("use a whole number of microseconds, e.g. 50".into())
+        );
+        assert_eq!(
+            coalesce_value("tx-frames", "x"),
+            Err("use a whole number of frames, e.g. 50".into())
+        );
+        assert!(coalesce_value("adaptive-tx", "1").is_err());
     }
 
     /// Deletes the namespace, and the veth pair in it, even when the test fails.
@@ -460,6 +531,14 @@ mod tests {
                 Ok(n) => assert!(n.parse::<u32>().is_ok(), "{n}"),
                 Err(e) => assert!(matches!(e, NetdevError::Unsupported { .. }), "{e}"),
             }
+            // veth has no interrupts to coalesce: a clear "unsupported".
+            let e = get("nva0", "rx-usecs").unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "the driver of 'nva0' does not support interrupt coalescing (EOPNOTSUPP)"
+            );
+            let e = set("nva0", "rx-usecs", "50").unwrap_err();
+            assert!(matches!(e, NetdevError::Unsupported { .. }), "{e}");
             let e = get("nva0", "frobnicate").unwrap_err();
             assert!(matches!(e, NetdevError::UnknownSetting { .. }), "{e}");
             let e = get("nosuch0", "mtu").unwrap_err();

@@ -20,7 +20,7 @@ pub enum PlanError {
     )]
     NoSuchId(String),
     #[error(
-        "--set '{0}' is not SETTING=VALUE with SETTING 'sysctl:KEY', 'sysfs:PATH' (PATH below /sys), 'ethtool:IFACE:SETTING', 'fstab:MOUNTPOINT' (VALUE: options to add, '-option' to remove) or 'smb.conf:SECTION:PARAMETER', e.g. 'sysctl:vm.swappiness=10'"
+        "--set '{0}' is not SETTING=VALUE with SETTING 'sysctl:KEY', 'sysfs:PATH' (PATH below /sys), 'ethtool:IFACE:SETTING', 'irq:N' or 'irq:IFACE' (VALUE: a CPU list), 'rps:IFACE:rx-N' or 'xps:IFACE:tx-N' (VALUE: a hex CPU mask), 'dmcrypt:NAME:no_read_workqueue' or 'dmcrypt:NAME:no_write_workqueue' (VALUE: on or off), 'fstab:MOUNTPOINT' (VALUE: options to add, '-option' to remove) or 'smb.conf:SECTION:PARAMETER', e.g. 'sysctl:vm.swappiness=10'"
     )]
     BadSet(String),
 }
@@ -84,6 +84,8 @@ pub(in crate::tune) enum Persist {
     Udev(Rule),
     /// An in-place edit of a configuration file that is not nastune's own.
     Edit(Edit),
+    /// An IRQ affinity set at boot by nastune's systemd unit.
+    Boot(super::boot_unit::Affinity),
 }
 
 impl PlanItem {

@@ -39,5 +39,6 @@ mod smb_hostile;
 mod smbd;
 mod store;
 mod tune;
+mod tune_kinds;
 mod tune_try;
 mod watch;

@@ -412,7 +412,7 @@ fn verify_reports_drift_and_unsupported_and_rollback_still_restores() {
 
 // ---- for real: a network namespace, a loop device, the dead-man timer ----
 
-struct Netns(String);
+pub(crate) struct Netns(pub(crate) String);
 
 impl Drop for Netns {
     fn drop(&mut self) {
@@ -469,7 +469,7 @@ impl PrivateEtc {
     }
 }
 
-fn netns_setup(tag: &str) -> Option<Netns> {
+pub(crate) fn netns_setup(tag: &str) -> Option<Netns> {
     if !require(&[Need::Root, Need::Tool("ip")]) {
         return None;
     }
@@ -504,7 +504,7 @@ fn ns_write(ns: &str, key: &str, value: &str) {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-fn verify_state(etc: &PrivateEtc, prefix: &[&str], setting: &str) -> String {
+pub(crate) fn verify_state(etc: &PrivateEtc, prefix: &[&str], setting: &str) -> String {
     let v = json_of(&etc.run(prefix, &["tune", "verify", "--json"]));
     v["checks"]
         .as_array()

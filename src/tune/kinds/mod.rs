@@ -1,6 +1,7 @@
 //! Tuning change kinds: one module per kind of [`Change`] (sysctl, sysfs
 //! attribute, udev rule, fstab mount option, smb.conf parameter, network device
-//! setting, root qdisc, advice), each implementing [`ChangeKind`]: its name,
+//! setting, interrupt coalescing, root qdisc, IRQ affinity, RPS/XPS mask,
+//! dm-crypt flag, advice), each implementing [`ChangeKind`]: its name,
 //! the line a person would type, how `tune plan` reads, validates and applies
 //! it (the runtime writes and what persists it), how `tune apply --reload`
 //! makes it take effect, and how `tune export` writes it for other tools.
@@ -15,9 +16,13 @@ use crate::advise::{Change, Risk};
 use crate::root::Root;
 
 mod advice;
+mod coalesce;
+mod dmcrypt;
 mod fstab;
+mod irq;
 mod netdev;
 mod qdisc;
+mod queue_cpus;
 mod smbconf;
 pub mod sysctl;
 mod sysfs;
@@ -144,10 +149,34 @@ pub fn kind(c: &Change) -> Box<dyn ChangeKind + '_> {
             interface,
             setting,
             value,
+        } if coalesce::is_coalesce(setting) => Box::new(coalesce::Coalesce(netdev::Netdev {
+            interface,
+            setting,
+            value,
+        })),
+        Change::Ethtool {
+            interface,
+            setting,
+            value,
         } => Box::new(netdev::Netdev {
             interface,
             setting,
             value,
+        }),
+        Change::IrqAffinity { irq, cpus } => Box::new(irq::IrqAffinity { irq, cpus }),
+        Change::QueueCpus {
+            interface,
+            queue,
+            mask,
+        } => Box::new(queue_cpus::QueueCpus {
+            interface,
+            queue,
+            mask,
+        }),
+        Change::DmCryptFlag { name, flag, on } => Box::new(dmcrypt::DmCryptFlag {
+            name,
+            flag,
+            on: *on,
         }),
         Change::AdviceOnly { action } => Box::new(advice::Advice { action }),
     }
@@ -170,12 +199,16 @@ type ParseSet = fn(&str, String) -> Option<Change>;
 /// The `--set` syntax of each kind: the prefix before the first ':' and the
 /// parser of the rest (`None`: not valid for that kind). Qdisc is an ethtool
 /// setting there.
-const SET_SYNTAX: [(&str, ParseSet); 5] = [
+const SET_SYNTAX: [(&str, ParseSet); 9] = [
     ("sysctl", sysctl::parse_set),
+    ("irq", irq::parse_set),
+    ("rps", queue_cpus::parse_rps),
+    ("xps", queue_cpus::parse_xps),
     ("sysfs", sysfs::parse_set),
     ("fstab", fstab::parse_set),
     ("smb.conf", smbconf::parse_set),
     ("ethtool", netdev::parse_set),
+    ("dmcrypt", dmcrypt::parse_set),
 ];
 
 /// The change of `--set PREFIX:REST=VALUE`, given `PREFIX:REST` and the trimmed
@@ -329,6 +362,19 @@ mod tests {
             action: s("add RAM"),
         };
         assert_eq!(kind(&advice).untryable(), None);
+        // The new runtime kinds can be tried; coalescing unlike other ethtool settings.
+        for set in [
+            "irq:eth0=0",
+            "rps:eth0:rx-0=1",
+            "xps:eth0:tx-0=1",
+            "dmcrypt:data:no_read_workqueue=on",
+            "ethtool:eth0:rx-usecs=50",
+        ] {
+            let (setting, value) = set.split_once('=').unwrap();
+            let c = parse_set(setting, s(value)).unwrap();
+            assert_eq!(kind(&c).untryable(), None, "{set}");
+            assert_eq!(kind(&c).setting(), setting, "{set}");
+        }
         assert!(kind(&advice).edit("x").is_err());
     }
 

@@ -11,6 +11,7 @@ use crate::tune::netdev;
 use crate::tune::plan::PlanItem;
 use crate::tune::udev_rules::Rule;
 
+#[derive(Clone, Copy)]
 pub struct Netdev<'a> {
     pub interface: &'a str,
     pub setting: &'a str,

@@ -1,33 +1,82 @@
-//! The files a plan writes: nastune's own sysctl.d and udev rules files (their
+//! The files a plan writes: nastune's own sysctl.d, udev rules and IRQ affinity
+//! unit files (their
 //! network content deferred to `tune confirm`) and one whole-file write per
 //! edited configuration file, and the order of all steps.
 
 use super::{FilePlan, Persist, PlanItem, Status, read_text};
 use crate::root::Root;
 use crate::tune::action::{Action, Step};
+use crate::tune::boot_unit;
 use crate::tune::edit_file::{self, Edit};
 use crate::tune::sysctl_d;
-use crate::tune::udev_rules::{self, Rule};
+use crate::tune::udev_rules;
+
+/// The files nastune owns, each merged with what a plan's items persist in it.
+#[derive(Clone, Copy, PartialEq)]
+enum Owned {
+    Sysctl,
+    Udev,
+    /// The IRQ affinity unit (and, when it is new, the drop-in that wants it).
+    Boot,
+}
+
+impl Owned {
+    fn path(self) -> &'static str {
+        match self {
+            Owned::Sysctl => sysctl_d::OWNED_FILE,
+            Owned::Udev => udev_rules::OWNED_FILE,
+            Owned::Boot => boot_unit::UNIT_FILE,
+        }
+    }
+
+    fn holds(self, p: &Persist) -> bool {
+        matches!(
+            (self, p),
+            (Owned::Sysctl, Persist::Sysctl(..))
+                | (Owned::Udev, Persist::Udev(_))
+                | (Owned::Boot, Persist::Boot(_))
+        )
+    }
+
+    /// The file with the group's settings merged into `existing`.
+    fn render(self, existing: Option<&str>, group: &[&Persist]) -> Result<String, String> {
+        fn each<T>(group: &[&Persist], f: impl Fn(&Persist) -> Option<T>) -> Vec<T> {
+            group.iter().filter_map(|p| f(p)).collect()
+        }
+        match self {
+            Owned::Sysctl => {
+                let set = each(group, |p| match p {
+                    Persist::Sysctl(k, v) => Some((k.clone(), v.clone())),
+                    _ => None,
+                });
+                sysctl_d::render(existing, &set).map_err(|e| e.to_string())
+            }
+            Owned::Udev => {
+                let rules = each(group, |p| match p {
+                    Persist::Udev(r) => Some(r.clone()),
+                    _ => None,
+                });
+                udev_rules::render(existing, &rules).map_err(|e| e.to_string())
+            }
+            Owned::Boot => {
+                let set = each(group, |p| match p {
+                    Persist::Boot(a) => Some(a.clone()),
+                    _ => None,
+                });
+                boot_unit::render(existing, &set).map_err(|e| e.to_string())
+            }
+        }
+    }
+}
 
 /// Builds the owned files (non-network content first, then network content,
 /// which waits for `tune confirm`) and the ordered steps.
 pub(super) fn persistence(root: &Root, items: &mut [PlanItem]) -> (Vec<FilePlan>, Vec<Step>) {
     let mut files = Vec::new();
     let mut file_steps: [Vec<Step>; 2] = [Vec::new(), Vec::new()];
-    for sysctl in [true, false] {
-        let path = if sysctl {
-            sysctl_d::OWNED_FILE
-        } else {
-            udev_rules::OWNED_FILE
-        };
-        let belongs = |i: &PlanItem| {
-            i.status == Status::Apply
-                && match &i.persist {
-                    Persist::Sysctl(..) => sysctl,
-                    Persist::Udev(_) => !sysctl,
-                    Persist::None | Persist::Edit(_) => false,
-                }
-        };
+    for owned in [Owned::Sysctl, Owned::Udev, Owned::Boot] {
+        let path = owned.path();
+        let belongs = |i: &PlanItem| i.status == Status::Apply && owned.holds(&i.persist);
         if !items.iter().any(belongs) {
             continue;
         }
@@ -40,56 +89,46 @@ pub(super) fn persistence(root: &Root, items: &mut [PlanItem]) -> (Vec<FilePlan>
         };
         let mut content = existing.clone();
         for network in [false, true] {
-            let group: Vec<&PlanItem> = items
+            let group: Vec<&Persist> = items
                 .iter()
                 .filter(|i| belongs(i) && i.network == network)
+                .map(|i| &i.persist)
                 .collect();
             if group.is_empty() {
                 continue;
             }
-            let rendered = if sysctl {
-                let set: Vec<(String, String)> = group
-                    .iter()
-                    .filter_map(|i| match &i.persist {
-                        Persist::Sysctl(k, v) => Some((k.clone(), v.clone())),
-                        _ => None,
-                    })
-                    .collect();
-                sysctl_d::render(content.as_deref(), &set).map_err(|e| e.to_string())
-            } else {
-                let rules: Vec<Rule> = group
-                    .iter()
-                    .filter_map(|i| match &i.persist {
-                        Persist::Udev(r) => Some(r.clone()),
-                        _ => None,
-                    })
-                    .collect();
-                udev_rules::render(content.as_deref(), &rules).map_err(|e| e.to_string())
-            };
-            let text = match rendered {
+            let text = match owned.render(content.as_deref(), &group) {
                 Ok(t) => t,
                 Err(e) => {
                     skip_all(items, &belongs, &e);
                     break;
                 }
             };
-            files.push(FilePlan {
-                path: format!("/{path}"),
-                existed: existing.is_some(),
-                network,
-                deferred: network,
-                content: text.clone(),
-            });
-            file_steps[network as usize].push(Step {
-                action: Action::File {
-                    path: path.to_string(),
-                    content: text.clone().into_bytes(),
-                },
-                setting: format!("file:/{path}"),
-                rule_id: None,
-                network,
-                deferred: network,
-            });
+            let mut write = |path: &str, existed: bool, text: String| {
+                files.push(FilePlan {
+                    path: format!("/{path}"),
+                    existed,
+                    network,
+                    deferred: network,
+                    content: text.clone(),
+                });
+                file_steps[network as usize].push(Step {
+                    action: Action::File {
+                        path: path.to_string(),
+                        content: text.into_bytes(),
+                    },
+                    setting: format!("file:/{path}"),
+                    rule_id: None,
+                    network,
+                    deferred: network,
+                });
+            };
+            write(path, existing.is_some(), text.clone());
+            // The unit runs at boot only when multi-user.target wants it.
+            if owned == Owned::Boot && content.is_none() {
+                let existed = matches!(read_text(root, boot_unit::WANTS_FILE), Ok(Some(_)));
+                write(boot_unit::WANTS_FILE, existed, boot_unit::wants());
+            }
             content = Some(text);
         }
     }
@@ -126,7 +165,8 @@ pub(super) fn persistence(root: &Root, items: &mut [PlanItem]) -> (Vec<FilePlan>
                 },
                 setting: i.setting.clone(),
                 rule_id: i.rule_id.clone(),
-                network: true,
+                // Network device settings are network items; a dm-crypt flag is not.
+                network: i.network,
                 deferred: false,
             })
         })
