@@ -28,6 +28,7 @@ mod storage_boards;
 mod sysctl_conf;
 mod usb;
 mod vm;
+mod what_if;
 
 use serde::{Deserialize, Serialize};
 
@@ -181,6 +182,7 @@ pub static UNMEASURED: Measurements = Measurements {
     network_goodput_measured_by: None,
     shared_disks: Vec::new(),
     services: Vec::new(),
+    tcp: Vec::new(),
 };
 
 impl<'a> Context<'a> {

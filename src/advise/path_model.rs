@@ -132,6 +132,8 @@ pub enum Change {
         stage: String,
         cost: Option<CpuCost>,
     },
+    /// Every cost is another (SMB encryption on: the encrypted run's costs).
+    Costs(Vec<CpuCost>),
 }
 
 /// The CPU ceiling after `change`.
@@ -147,6 +149,7 @@ pub fn with_change(costs: &[CpuCost], cores: f64, change: &Change) -> Option<Cpu
             next.extend(cost.iter().cloned());
             cpu_ceiling(&next, cores)
         }
+        Change::Costs(all) => cpu_ceiling(all, cores),
     }
 }
 
@@ -160,10 +163,11 @@ pub fn miss_pct(predicted: f64, measured: f64) -> Option<f64> {
 pub const MODEL_MISS_PCT: f64 = 25.0;
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn cost(stage: &str, ns: f64, single: bool) -> CpuCost {
+    /// A literal stage cost, for the model's tests and the what-ifs'.
+    pub(crate) fn cost(stage: &str, ns: f64, single: bool) -> CpuCost {
         CpuCost {
             stage: stage.into(),
             ns_per_byte: ns,
@@ -285,6 +289,12 @@ pub struct ServiceFigure {
     pub read_costs: Vec<CpuCost>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write_costs: Vec<CpuCost>,
+    /// The same workloads with SMB encryption on (bench smb --compare-security),
+    /// when the figures above are of a plain run: what encryption would cost.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub encrypted_read_costs: Vec<CpuCost>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub encrypted_write_costs: Vec<CpuCost>,
 }
 
 /// Stages one thread or one flow does: they never use more than one core.
@@ -341,6 +351,16 @@ pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> 
     let of = |w: Workload| run.results.iter().find(|r| r.workload == w);
     let read = of(Workload::SeqRead);
     let write = of(Workload::SeqWrite);
+    let encrypted = doc
+        .runs
+        .iter()
+        .find(|r| r.security == Security::Encrypt && run.security == Security::Plain);
+    let encrypted_costs = |w: Workload| {
+        encrypted
+            .and_then(|e| e.results.iter().find(|r| r.workload == w))
+            .map(|r| smb_costs(r, doc.server_local))
+            .unwrap_or_default()
+    };
     Some(ServiceFigure {
         service: "smb".into(),
         share,
@@ -353,5 +373,147 @@ pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> 
         write_costs: write
             .map(|r| smb_costs(r, doc.server_local))
             .unwrap_or_default(),
+        encrypted_read_costs: encrypted_costs(Workload::SeqRead),
+        encrypted_write_costs: encrypted_costs(Workload::SeqWrite),
     })
+}
+
+/// A one-way TCP transfer bench net ran from this box to a peer, with what
+/// each byte cost this box's CPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TcpFigure {
+    pub peer: String,
+    /// `send` (this box sent: what a client reading from it asks) or `receive`.
+    pub role: String,
+    pub streams: u32,
+    /// Goodput measured end to end.
+    pub bytes_per_sec: f64,
+    /// The cores the cost was measured over.
+    pub cpus: u32,
+    /// User + system + softirq CPU time per byte, all cores (CPU-seconds per GB).
+    pub ns_per_byte: f64,
+    pub softirq_ns_per_byte: f64,
+    /// The stored run this figure comes from; `None`: this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<super::measured::MeasuredBy>,
+}
+
+/// This box's side of a bench net document (a test to a peer, not loopback,
+/// where both ends are this box and their costs add up).
+pub fn tcp_figure(doc: &crate::net::doc::NetReport) -> Option<TcpFigure> {
+    let host = &doc.start.connecting_to.host;
+    if host
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|a| a.is_loopback())
+        || host == "localhost"
+    {
+        return None;
+    }
+    let cost = doc.end.cpu_cost.as_ref()?.host.as_ref()?;
+    let moved = doc
+        .end
+        .sum_received
+        .as_ref()
+        .or(doc.end.sum_sent.as_ref())?;
+    Some(TcpFigure {
+        peer: host.clone(),
+        role: cost.role.clone(),
+        streams: doc.start.test_start.streams,
+        bytes_per_sec: moved.bits_per_second / 8.0,
+        cpus: cost.cpus,
+        ns_per_byte: cost.ns_per_byte,
+        softirq_ns_per_byte: cost.softirq_ns_per_byte,
+        measured_by: None,
+    })
+}
+
+/// The CPU stages of a TCP transfer: the softirq (one flow's packets are
+/// handled on one core) and the rest (the copy into or out of the socket, one
+/// thread per stream).
+pub fn tcp_costs(f: &TcpFigure) -> Vec<CpuCost> {
+    let by = super::measured::origin(f.measured_by.as_ref());
+    let rest = f.ns_per_byte - f.softirq_ns_per_byte;
+    let mut out = Vec::new();
+    if f.softirq_ns_per_byte > 0.0 {
+        out.push(CpuCost {
+            stage: "softirq".into(),
+            ns_per_byte: f.softirq_ns_per_byte,
+            single_threaded: true,
+            basis: format!(
+                "bench net {} to {}, softirq {:.2} CPU-s/GB, measured {by}",
+                f.role, f.peer, f.softirq_ns_per_byte
+            ),
+        });
+    }
+    if rest > 0.0 {
+        out.push(CpuCost {
+            stage: "tcp".into(),
+            ns_per_byte: rest,
+            single_threaded: f.streams <= 1,
+            basis: format!(
+                "bench net {} to {}, user+system {:.2} CPU-s/GB over {} stream(s), measured {by}",
+                f.role, f.peer, rest, f.streams
+            ),
+        });
+    }
+    out
+}
+
+/// dm-crypt's CPU cost per byte from a cipher's rate on one core (one request
+/// in flight): 1e9 / rate. kcryptd spreads requests over the cores, so the
+/// stage is not single-threaded.
+pub fn crypto_cost(cipher: &str, rate_bytes_per_sec: f64, request_bytes: u32) -> Option<CpuCost> {
+    (rate_bytes_per_sec > 0.0).then(|| {
+        let ns = 1e9 / rate_bytes_per_sec;
+        CpuCost {
+            stage: "kcryptd".into(),
+            ns_per_byte: ns,
+            single_threaded: false,
+            basis: format!(
+                "{cipher} at {request_bytes}-byte sectors, {} on one core: 1e9 / rate = {ns:.2} ns/B",
+                mb(rate_bytes_per_sec)
+            ),
+        }
+    })
+}
+
+/// TCP/IPv4 goodput of a link at MTU 1500 with timestamps: 1448 payload bytes
+/// of the 1538 each frame takes on the wire (preamble 8 + header 14 + FCS 4 +
+/// inter-frame gap 12 around the 1500).
+pub fn wire_goodput(mbit_per_sec: u64) -> f64 {
+    mbit_per_sec as f64 * 1e6 / 8.0 * 1448.0 / 1538.0
+}
+
+/// The volume's cipher as dm-crypt runs it: the kernel's figure before user
+/// space's, at the volume's sector size before any other (then 4 KiB).
+pub fn volume_cipher<'m>(
+    figures: &'m [super::bottleneck::CipherFigure],
+    c: &crate::probe::dm::Crypt,
+) -> Option<&'m super::bottleneck::CipherFigure> {
+    figures
+        .iter()
+        .filter(|f| f.cipher == c.cipher && c.key_bits.is_none_or(|k| u64::from(f.key_bits) == k))
+        .min_by_key(|f| {
+            (
+                u64::from(f.request_bytes) != c.sector_bytes,
+                f.request_bytes != 4096,
+                f.path != "kernel",
+            )
+        })
+}
+
+/// A path's CPU costs from stages measured apart: this box's TCP send (a
+/// read from the share) or receive (a write), and dm-crypt's.
+pub fn assembled_costs(tcp: &[TcpFigure], write: bool, crypto: Option<CpuCost>) -> Vec<CpuCost> {
+    let role = if write { "receive" } else { "send" };
+    let mut out: Vec<CpuCost> = tcp
+        .iter()
+        .find(|t| t.role == role)
+        .map(tcp_costs)
+        .unwrap_or_default();
+    // Crypto alone is no shared-CPU model: it already has its own stage.
+    if !out.is_empty() {
+        out.extend(crypto);
+    }
+    out
 }
