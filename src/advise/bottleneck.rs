@@ -268,7 +268,7 @@ pub struct WhatIf {
 
 /// The data paths: every mounted filesystem that holds shares (Samba or NFS) or
 /// was measured by bench disk, or else every data filesystem other than /, /boot*
-/// and bind mounts.
+/// and bind mounts; then each TCP transfer bench net measured to a peer.
 pub fn analyse(snapshot: &Snapshot, m: &Measurements) -> Vec<PathAnalysis> {
     let mut out = Vec::new();
     for mount in data_mounts(snapshot, m) {
@@ -280,6 +280,7 @@ pub fn analyse(snapshot: &Snapshot, m: &Measurements) -> Vec<PathAnalysis> {
             out.push(analyse_path(snapshot, m, &mount, chain, write));
         }
     }
+    out.extend(super::tcp_path::tcp_paths(snapshot, m));
     out
 }
 
@@ -673,7 +674,7 @@ fn analyse_path(
 }
 
 /// Index of the stage with the lowest known ceiling.
-fn lowest(stages: &[Stage]) -> Option<usize> {
+pub(super) fn lowest(stages: &[Stage]) -> Option<usize> {
     stages
         .iter()
         .enumerate()
@@ -697,7 +698,7 @@ fn share_mount(snapshot: &Snapshot, share: &str) -> Option<String> {
 }
 
 /// The limit in the model's words: the CPU stage says which part of it binds.
-fn limit_of(stage: &Stage, cpu: Option<&CpuCeiling>) -> Limit {
+pub(super) fn limit_of(stage: &Stage, cpu: Option<&CpuCeiling>) -> Limit {
     match stage.name.as_str() {
         "network" => Limit::Wire,
         "tcp stack" => Limit::TcpStack,

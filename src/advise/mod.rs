@@ -26,6 +26,7 @@ mod storage;
 #[cfg(test)]
 mod storage_boards;
 mod sysctl_conf;
+mod tcp_path;
 mod usb;
 mod vm;
 mod what_if;

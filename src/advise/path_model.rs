@@ -263,6 +263,125 @@ pub(crate) mod tests {
         assert!((none.bytes_per_sec - 50e6).abs() < 1.0);
     }
 
+    fn sending(ns: f64, softirq: f64, streams: u32) -> TcpFigure {
+        TcpFigure {
+            peer: "192.0.2.7".into(),
+            role: "send".into(),
+            streams,
+            bytes_per_sec: 11.2e6,
+            cpus: 4,
+            ns_per_byte: ns,
+            softirq_ns_per_byte: softirq,
+            measured_by: None,
+        }
+    }
+
+    #[test]
+    fn bench_net_gives_this_boxs_tcp_figure_but_not_over_loopback() {
+        let mut d: crate::net::doc::NetReport = crate::compare::tests::fixture("net.json");
+        d.end.cpu_cost = Some(crate::net::doc::sending_cost(61.2, 20.4));
+        assert_eq!(tcp_figure(&d), None, "loopback: both ends are this box");
+        d.start.connecting_to.host = "192.0.2.7".into();
+        let f = tcp_figure(&d).unwrap();
+        assert_eq!((f.role.as_str(), f.cpus, f.ns_per_byte), ("send", 4, 61.2));
+        let bps = d.end.sum_received.as_ref().unwrap().bits_per_second;
+        assert_eq!(f.bytes_per_sec, bps / 8.0);
+        d.end.cpu_cost = None;
+        assert_eq!(tcp_figure(&d), None);
+    }
+
+    #[test]
+    fn tcp_cost_splits_softirq_from_the_copy_and_crypto_joins_it() {
+        let one = tcp_costs(&sending(61.2, 20.4, 1));
+        let stages: Vec<(&str, bool)> = one
+            .iter()
+            .map(|c| (c.stage.as_str(), c.single_threaded))
+            .collect();
+        assert_eq!(stages, vec![("softirq", true), ("tcp", true)]);
+        assert!((one[1].ns_per_byte - 40.8).abs() < 1e-9);
+        // Four streams spread the copy over cores; one flow's softirq does not spread.
+        assert!(!tcp_costs(&sending(61.2, 20.4, 4))[1].single_threaded);
+        // dm-crypt at 14.6 MB/s on one core: 68.5 ns/B, spread over cores.
+        let k = crypto_cost("aes-xts-plain64", 14.6e6, 512).unwrap();
+        assert!((k.ns_per_byte - 68.49).abs() < 0.01, "{k:?}");
+        assert!(!k.single_threaded);
+        assert!(k.basis.contains("at 512-byte sectors"), "{}", k.basis);
+        assert_eq!(crypto_cost("x", 0.0, 512), None);
+        // A read from the share is this box sending; no receive figure for writes.
+        let tcp = [sending(61.2, 20.4, 1)];
+        assert_eq!(assembled_costs(&tcp, false, Some(k.clone())).len(), 3);
+        assert!(assembled_costs(&tcp, true, Some(k.clone())).is_empty());
+        assert!(assembled_costs(&[], false, Some(k)).is_empty());
+    }
+
+    /// The Pi 2's LUKS volume has 512-byte sectors: the crypto stage takes the
+    /// 512-byte figure over the 4 KiB one and says so, and bench net's cost of
+    /// sending joins dm-crypt's in a CPU stage.
+    #[test]
+    fn pi2_crypto_at_its_sector_size_and_a_cpu_stage_from_bench_net() {
+        use super::super::bottleneck::{CipherFigure, Measurements, analyse};
+        let snap = crate::advise::test_support::snapshot_of("rpi2-luks");
+        let fig = |size: u32, dec: f64| CipherFigure {
+            cipher: "aes-xts-plain64".into(),
+            key_bits: 512,
+            path: "kernel".into(),
+            encrypt_bytes_per_sec: dec,
+            decrypt_bytes_per_sec: dec,
+            request_bytes: size,
+            measured_by: None,
+        };
+        let m = Measurements {
+            crypto: vec![fig(4096, 14.6e6), fig(512, 9.8e6)],
+            tcp: vec![sending(61.2, 20.4, 1)],
+            ..Default::default()
+        };
+        let paths = analyse(&snap, &m);
+        let read = paths
+            .iter()
+            .find(|p| p.name == "read from /srv/nas")
+            .unwrap();
+        let crypto = read.stages.iter().find(|s| s.name == "crypto").unwrap();
+        assert_eq!(crypto.ceiling_bytes_per_sec, Some(9.8e6));
+        assert!(
+            crypto.basis.contains("at 512-byte sectors: 9.8 MB/s"),
+            "{}",
+            crypto.basis
+        );
+        let cpu = read.stages.iter().find(|s| s.name == "cpu").unwrap();
+        // 4 cores / (20.4 + 40.8 + 102.0 ns/B) = 24.5 MB/s; tcp alone 24.5 MB/s.
+        assert!(
+            cpu.basis.contains("(20.4 + 40.8 + 102.0 ns/B)")
+                || cpu.basis.contains("tcp is single-threaded"),
+            "{}",
+            cpu.basis
+        );
+        // Only a 4 KiB figure: used, with the measurement that would decide it.
+        let m = Measurements {
+            crypto: vec![fig(4096, 14.6e6)],
+            ..Default::default()
+        };
+        let read = analyse(&snap, &m)
+            .into_iter()
+            .find(|p| p.name == "read from /srv/nas")
+            .unwrap();
+        let crypto = read.stages.iter().find(|s| s.name == "crypto").unwrap();
+        assert!(
+            crypto
+                .basis
+                .contains("at 4096-byte sectors (the volume's 512 were not measured)"),
+            "{}",
+            crypto.basis
+        );
+        assert!(
+            read.missing
+                .iter()
+                .any(|s| s.contains("bench crypto --size 512")),
+            "{:?}",
+            read.missing
+        );
+        assert!(read.stages.iter().all(|s| s.name != "cpu"));
+    }
+
     #[test]
     fn no_costs_or_no_cores_is_no_ceiling() {
         assert_eq!(cpu_ceiling(&[], 2.0), None);

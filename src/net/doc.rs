@@ -301,6 +301,20 @@ impl crate::store::Document for NetReport {
     }
 }
 
+/// This end sending at a cost, the other end unknown: for tests of what reads it.
+#[cfg(test)]
+pub(crate) fn sending_cost(ns_per_byte: f64, softirq_ns_per_byte: f64) -> CpuCostBothEnds {
+    CpuCostBothEnds {
+        host: Some(EndCost {
+            role: "send".into(),
+            cpus: 4,
+            ns_per_byte,
+            softirq_ns_per_byte,
+        }),
+        remote: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -177,15 +177,7 @@ mod tests {
     #[test]
     fn cpu_per_byte_is_a_metric_where_measured() {
         let mut d: NetReport = fixture("net.json");
-        d.end.cpu_cost = Some(crate::net::doc::CpuCostBothEnds {
-            host: Some(crate::net::doc::EndCost {
-                role: "send".into(),
-                cpus: 4,
-                ns_per_byte: 61.2,
-                softirq_ns_per_byte: 20.4,
-            }),
-            remote: None,
-        });
+        d.end.cpu_cost = Some(crate::net::doc::sending_cost(61.2, 20.4));
         let mut out = Vec::new();
         d.metrics(&mut out);
         let cost: Vec<&Metric> = out.iter().filter(|m| m.unit == "ns/B").collect();
