@@ -474,7 +474,7 @@ fn analyse_path(
         let figure = path_model::volume_cipher(&m.crypto, c);
         if figure.is_some_and(|f| u64::from(f.request_bytes) != c.sector_bytes) {
             missing.push(format!(
-                "{} at the volume's {}-byte sectors: nastune bench crypto --size {}",
+                "{} at the volume's {}-byte sectors: nastune bench crypto --sector-size {}",
                 c.cipher, c.sector_bytes, c.sector_bytes
             ));
         }

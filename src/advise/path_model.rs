@@ -375,7 +375,7 @@ pub(crate) mod tests {
         assert!(
             read.missing
                 .iter()
-                .any(|s| s.contains("bench crypto --size 512")),
+                .any(|s| s.contains("bench crypto --sector-size 512")),
             "{:?}",
             read.missing
         );
