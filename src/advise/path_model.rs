@@ -382,6 +382,57 @@ pub(crate) mod tests {
         assert!(read.stages.iter().all(|s| s.name != "cpu"));
     }
 
+    /// A bench smb --compare-security document on this box: plain and
+    /// encrypted seq-read, each with smbd's and softirq's CPU-s per GB.
+    fn smb_doc(plain_smbd: f64, encrypted_smbd: f64) -> crate::bench::smb::SmbReport {
+        let run = |security: &str, smbd: f64| {
+            serde_json::json!({
+                "security": security,
+                "session": {"dialect": "3.1.1", "signing": null, "cipher": null,
+                    "max_read_bytes": 1048576, "max_write_bytes": 1048576,
+                    "max_transact_bytes": 1048576, "credits_granted": 64, "guest": false},
+                "size_bytes": 1000000000u64, "block_bytes": 1048576,
+                "results": [{"workload": "seq-read", "bytes": 1000000000u64, "ops": 954,
+                    "elapsed_ns": 20000000000u64, "bw_bytes": 50e6, "iops": 47.7,
+                    "clat_ns": null, "client_cpu_ns": 0,
+                    "server": {"stages": [
+                        {"stage": "smbd", "cpu_ns": 1, "cpu_seconds_per_gb": smbd},
+                        {"stage": "softirq", "cpu_ns": 1, "cpu_seconds_per_gb": 9.1},
+                        {"stage": "iowait", "cpu_ns": 1, "cpu_seconds_per_gb": 30.0}]}}]
+            })
+        };
+        serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "tool_version": "0", "server_local": true,
+            "settings": {"target": "//127.0.0.1/data", "user": null,
+                "workloads": ["seq-read"], "securities": ["plain", "encrypt"], "dialects": [],
+                "size_bytes": null, "block_bytes": 1048576, "depth": 1, "small_files": 0,
+                "small_file_bytes": 0, "metadata_dirs": 0, "metadata_files_per_dir": 0},
+            "runs": [run("plain", plain_smbd), run("encrypt", encrypted_smbd)]
+        }))
+        .expect("an SMB document")
+    }
+
+    #[test]
+    fn smb_figures_carry_the_encrypted_runs_costs() {
+        let f = smb_figures(&smb_doc(12.4, 41.0)).unwrap();
+        assert_eq!(f.share, "data");
+        let stages: Vec<(&str, f64)> = f
+            .read_costs
+            .iter()
+            .map(|c| (c.stage.as_str(), c.ns_per_byte))
+            .collect();
+        // iowait is waiting, not work.
+        assert_eq!(stages, vec![("smbd", 12.4), ("softirq", 9.1)]);
+        assert_eq!(f.encrypted_read_costs[0].ns_per_byte, 41.0);
+        assert!(f.encrypted_write_costs.is_empty());
+        // Only an encrypted run: it is the figure, with no "encryption on" to add.
+        let mut doc = smb_doc(12.4, 41.0);
+        doc.runs.remove(0);
+        let f = smb_figures(&doc).unwrap();
+        assert_eq!(f.read_costs[0].ns_per_byte, 41.0);
+        assert!(f.encrypted_read_costs.is_empty());
+    }
+
     #[test]
     fn no_costs_or_no_cores_is_no_ceiling() {
         assert_eq!(cpu_ceiling(&[], 2.0), None);

@@ -504,6 +504,82 @@ mod tests {
         );
     }
 
+    /// From the Pi 2's snapshot and bench crypto's figures: the other ciphers
+    /// at the volume's 512-byte sectors, the fastest key of each, this direction.
+    #[test]
+    fn inputs_gather_other_ciphers_at_the_volumes_sector_size() {
+        use crate::advise::bottleneck::CipherFigure;
+        let snap = crate::advise::test_support::snapshot_of("rpi2-luks");
+        let fig = |cipher: &str, bits: u32, size: u32, dec: f64| CipherFigure {
+            cipher: cipher.into(),
+            key_bits: bits,
+            path: "kernel".into(),
+            encrypt_bytes_per_sec: dec * 1.1,
+            decrypt_bytes_per_sec: dec,
+            request_bytes: size,
+            measured_by: None,
+        };
+        let adiantum = "xchacha12,aes-adiantum-plain64";
+        let m = Measurements {
+            crypto: vec![
+                fig("aes-xts-plain64", 512, 512, 9.8e6),
+                fig(adiantum, 256, 4096, 60e6),
+                fig(adiantum, 256, 512, 40e6),
+                fig("aes-cbc-essiv:sha256", 128, 512, 11e6),
+                fig("aes-cbc-essiv:sha256", 256, 512, 10e6),
+            ],
+            ..Default::default()
+        };
+        let crypt = snap
+            .storage
+            .data()
+            .and_then(|s| s.dm_devices.iter().find_map(|d| d.crypt.as_ref()));
+        let service = ServiceFigure {
+            service: "smb".into(),
+            share: "nas".into(),
+            server_local: true,
+            read_bytes_per_sec: None,
+            write_bytes_per_sec: None,
+            read_costs: vec![],
+            write_costs: vec![],
+            encrypted_read_costs: vec![cost("smbd", 41.0, true)],
+            encrypted_write_costs: vec![],
+        };
+        let i = inputs(&Path {
+            snapshot: &snap,
+            m: &m,
+            service: &service,
+            costs: &[],
+            cores: 4.0,
+            others: &[],
+            write: false,
+            crypt,
+        });
+        assert_eq!(i.volume_cipher.as_deref(), Some("aes-xts-plain64"));
+        let others: Vec<(&str, f64, u32)> = i
+            .other_ciphers
+            .iter()
+            .map(|c| (c.name.as_str(), c.bytes_per_sec, c.request_bytes))
+            .collect();
+        assert_eq!(
+            others,
+            vec![(adiantum, 40e6, 512), ("aes-cbc-essiv:sha256", 11e6, 512)]
+        );
+        assert_eq!(i.smb_encrypted.len(), 1);
+        assert_eq!(i.link_mbit_per_sec, Some(100));
+        // Nothing says where smbd may run, so no IRQ what-if.
+        assert_eq!(i.irq_core_shared_with_smbd, None);
+    }
+
+    /// The RK3399 takes all of eth0's interrupts on CPU0.
+    #[test]
+    fn the_nic_irq_core_is_shared_only_when_it_is_smbds() {
+        let snap = crate::advise::test_support::snapshot_of("rk3399-raid5");
+        assert_eq!(irq_shared_with(&snap, Some(0)), Some(0));
+        assert_eq!(irq_shared_with(&snap, Some(3)), None);
+        assert_eq!(irq_shared_with(&snap, None), None);
+    }
+
     #[test]
     fn the_client_on_this_box_can_move_away() {
         let i = Inputs {
