@@ -21,14 +21,9 @@ use super::path_model::{self, Binding, CpuCeiling, ServiceFigure};
 use crate::probe::Snapshot;
 use crate::probe::storage::Chain;
 
-/// TCP/IPv4 goodput share of the wire at MTU 1500 with timestamps: payload
-/// 1500 − 20 (IP) − 32 (TCP with timestamps) = 1448 of 1538 bytes on the wire
-/// (preamble 8 + header 14 + FCS 4 + inter-frame gap 12 around the 1500).
-const TCP_PAYLOAD_PER_FRAME: f64 = 1448.0;
-const WIRE_BYTES_PER_FRAME: f64 = 1538.0;
-
-/// Request size dm-crypt issues for a 4 KiB-sector volume; the crypto figure used.
-const DM_CRYPT_REQUEST_BYTES: u64 = 4096;
+/// The sector sizes dm-crypt can run at (cryptsetup --sector-size): each is
+/// the request size its cipher sees, so each has its own crypto figure.
+const DM_CRYPT_SECTOR_BYTES: [u32; 4] = [512, 1024, 2048, 4096];
 
 /// What the benches measured, extracted from their documents.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -54,6 +49,9 @@ pub struct Measurements {
     /// per-byte stage costs when the server is this box.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<ServiceFigure>,
+    /// One-way TCP transfers to a peer with this box's CPU cost per byte (bench net).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp: Vec<path_model::TcpFigure>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -78,9 +76,16 @@ pub struct CipherFigure {
     pub path: String,
     pub encrypt_bytes_per_sec: f64,
     pub decrypt_bytes_per_sec: f64,
+    /// The request size measured: the dm-crypt sector size it stands for.
+    #[serde(default = "four_kib")]
+    pub request_bytes: u32,
     /// The stored run this figure comes from; `None`: this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_by: Option<MeasuredBy>,
+}
+
+fn four_kib() -> u32 {
+    4096
 }
 
 /// Reads the figures this analysis needs from a run's bench documents (`disk`,
@@ -98,6 +103,7 @@ pub fn measurements_from(docs: &RunDocs) -> Measurements {
     for n in docs.nets() {
         read_net(n, &mut m);
     }
+    m.tcp.extend(docs.nets().filter_map(path_model::tcp_figure));
     m.services
         .extend(docs.smbs().filter_map(super::path_model::smb_figures));
     m
@@ -138,22 +144,23 @@ fn cipher_figures(doc: &CryptoReport) -> Vec<CipherFigure> {
     let mut out = Vec::new();
     for (list, path) in [(&doc.kernel, "kernel"), (&doc.user_space, "user space")] {
         for c in list {
-            // One request at a time at dm-crypt's size: what a single stream sees.
-            let Some(point) = c
+            // One request at a time at each of dm-crypt's sector sizes: what a
+            // single stream sees on a volume of that sector size.
+            for point in c
                 .points
                 .iter()
-                .find(|p| u64::from(p.request_bytes) == DM_CRYPT_REQUEST_BYTES && p.in_flight <= 1)
-            else {
-                continue;
-            };
-            out.push(CipherFigure {
-                cipher: c.cipher.clone(),
-                key_bits: c.key_bits,
-                path: path.to_string(),
-                encrypt_bytes_per_sec: point.encrypt.bytes_per_sec,
-                decrypt_bytes_per_sec: point.decrypt.bytes_per_sec,
-                measured_by: None,
-            });
+                .filter(|p| DM_CRYPT_SECTOR_BYTES.contains(&p.request_bytes) && p.in_flight <= 1)
+            {
+                out.push(CipherFigure {
+                    cipher: c.cipher.clone(),
+                    key_bits: c.key_bits,
+                    path: path.to_string(),
+                    encrypt_bytes_per_sec: point.encrypt.bytes_per_sec,
+                    decrypt_bytes_per_sec: point.decrypt.bytes_per_sec,
+                    request_bytes: point.request_bytes,
+                    measured_by: None,
+                });
+            }
         }
     }
     out
@@ -261,7 +268,8 @@ pub struct WhatIf {
 
 /// The data paths: every mounted filesystem that holds shares (Samba or NFS) or
 /// was measured by bench disk, or else every data filesystem other than /, /boot*
-/// and bind mounts; and each share of another box measured from here.
+/// and bind mounts; each share of another box measured from here; then each
+/// TCP transfer bench net measured to a peer.
 pub fn analyse(snapshot: &Snapshot, m: &Measurements) -> Vec<PathAnalysis> {
     let mut out = Vec::new();
     for mount in data_mounts(snapshot, m) {
@@ -278,6 +286,7 @@ pub fn analyse(snapshot: &Snapshot, m: &Measurements) -> Vec<PathAnalysis> {
             out.push(remote_path(snapshot, m, s, write));
         }
     }
+    out.extend(super::tcp_path::tcp_paths(snapshot, m));
     out
 }
 
@@ -352,6 +361,17 @@ fn unrated_link(snapshot: &Snapshot) -> Option<String> {
     })
 }
 
+/// The fastest physical link with a carrier: name and Mbit/s.
+pub(super) fn fastest_link(snapshot: &Snapshot) -> Option<(String, u64)> {
+    snapshot.network.data().and_then(|n| {
+        n.interfaces
+            .iter()
+            .filter(|i| !i.is_virtual && i.carrier == Some(true))
+            .filter_map(|i| i.speed_mbit_per_sec.map(|s| (i.name.clone(), s)))
+            .max_by_key(|(_, s)| *s)
+    })
+}
+
 /// The lowest USB bus ceiling under the chain's disks, with its arithmetic.
 fn usb_ceiling(snapshot: &Snapshot, devices: &[&str]) -> Option<(f64, String)> {
     snapshot
@@ -385,15 +405,8 @@ fn network_stage(snapshot: &Snapshot, m: &Measurements, missing: &mut Vec<String
     if let Some(g) = m.network_goodput_bytes_per_sec {
         return stage(Some(g), format!("measured goodput {}", mb(g)));
     }
-    let link = snapshot.network.data().and_then(|n| {
-        n.interfaces
-            .iter()
-            .filter(|i| !i.is_virtual && i.carrier == Some(true))
-            .filter_map(|i| i.speed_mbit_per_sec.map(|s| (i.name.clone(), s)))
-            .max_by_key(|(_, s)| *s)
-    });
-    if let Some((name, mbit)) = link {
-        let ceiling = mbit as f64 * 1e6 / 8.0 * TCP_PAYLOAD_PER_FRAME / WIRE_BYTES_PER_FRAME;
+    if let Some((name, mbit)) = fastest_link(snapshot) {
+        let ceiling = path_model::wire_goodput(mbit);
         missing.push("network goodput: nastune bench net HOST from a client".into());
         return stage(
             Some(ceiling),
@@ -457,14 +470,15 @@ fn analyse_path(
             .filter(|d| devices.contains(&d.device.as_str()))
             .find_map(|d| d.crypt.as_ref())
     });
+    let mut crypto_cost = None;
     if let Some(c) = crypt {
-        let figure = m
-            .crypto
-            .iter()
-            .filter(|f| {
-                f.cipher == c.cipher && c.key_bits.is_none_or(|k| u64::from(f.key_bits) == k)
-            })
-            .min_by_key(|f| if f.path == "kernel" { 0 } else { 1 });
+        let figure = path_model::volume_cipher(&m.crypto, c);
+        if figure.is_some_and(|f| u64::from(f.request_bytes) != c.sector_bytes) {
+            missing.push(format!(
+                "{} at the volume's {}-byte sectors: nastune bench crypto --sector-size {}",
+                c.cipher, c.sector_bytes, c.sector_bytes
+            ));
+        }
         stages.push(match figure {
             Some(f) => {
                 let rate = if write {
@@ -472,15 +486,22 @@ fn analyse_path(
                 } else {
                     f.decrypt_bytes_per_sec
                 };
+                crypto_cost = path_model::crypto_cost(&c.cipher, rate, f.request_bytes);
                 Stage {
                     name: "crypto".into(),
                     ceiling_bytes_per_sec: Some(rate),
                     basis: format!(
-                        "{} {}-bit {} ({}) at 4 KiB requests: {}",
+                        "{} {}-bit {} ({}) at {}-byte sectors{}: {}",
                         c.cipher,
                         f.key_bits,
                         if write { "encrypt" } else { "decrypt" },
                         f.path,
+                        f.request_bytes,
+                        if u64::from(f.request_bytes) == c.sector_bytes {
+                            String::new()
+                        } else {
+                            format!(" (the volume's {} were not measured)", c.sector_bytes)
+                        },
                         mb(rate)
                     ),
                 }
@@ -581,13 +602,21 @@ fn analyse_path(
         )
     });
     let cores = path_cores.count;
-    let costs = service.map_or(&[][..], |s| {
+    let service_costs = service.map_or(&[][..], |s| {
         if write {
             &s.write_costs[..]
         } else {
             &s.read_costs[..]
         }
     });
+    // Without bench smb's server sampling, the stages measured apart: TCP
+    // (bench net from this box) and dm-crypt (bench crypto).
+    let assembled = path_model::assembled_costs(&m.tcp, write, crypto_cost);
+    let costs = if service_costs.is_empty() {
+        &assembled[..]
+    } else {
+        service_costs
+    };
     // What other processes took of those cores during the transfer is CPU
     // the path never had; the what-ifs below still predict for a quiet box.
     let load = service.and_then(|s| {
@@ -622,7 +651,20 @@ fn analyse_path(
             .filter(|st| st.name != "cpu")
             .cloned()
             .collect();
-        let what_ifs = what_ifs(costs, cores, &others);
+        let what_ifs = super::what_if::what_ifs(&super::what_if::Path {
+            snapshot,
+            m,
+            service: s,
+            costs,
+            cores,
+            smbd_core: match path_cores.cpus[..] {
+                [only] => Some(only),
+                _ => None,
+            },
+            others: &others,
+            write,
+            crypt,
+        });
         model_of(s, write, &stages, cpu.clone(), what_ifs)
     });
     PathAnalysis {
@@ -698,7 +740,7 @@ fn remote_path(
 }
 
 /// Index of the stage with the lowest known ceiling.
-fn lowest(stages: &[Stage]) -> Option<usize> {
+pub(super) fn lowest(stages: &[Stage]) -> Option<usize> {
     stages
         .iter()
         .enumerate()
@@ -727,7 +769,7 @@ fn share_mount(snapshot: &Snapshot, service: &ServiceFigure) -> Option<String> {
 }
 
 /// The limit in the model's words: the CPU stage says which part of it binds.
-fn limit_of(stage: &Stage, cpu: Option<&CpuCeiling>) -> Limit {
+pub(super) fn limit_of(stage: &Stage, cpu: Option<&CpuCeiling>) -> Limit {
     match stage.name.as_str() {
         "network" => Limit::Wire,
         "tcp stack" => Limit::TcpStack,
@@ -743,48 +785,6 @@ fn limit_of(stage: &Stage, cpu: Option<&CpuCeiling>) -> Limit {
     }
 }
 
-/// Predictions from the same costs: fewer cores, and a client elsewhere.
-fn what_ifs(costs: &[path_model::CpuCost], cores: f64, others: &[Stage]) -> Vec<WhatIf> {
-    let floor = lowest(others).and_then(|i| others[i].ceiling_bytes_per_sec);
-    let mut changes: Vec<(String, path_model::Change)> = Vec::new();
-    if cores > 1.0 {
-        changes.push(("only one core".into(), path_model::Change::Cores(1.0)));
-    }
-    if cores > 2.0 {
-        changes.push((
-            "one core fewer".into(),
-            path_model::Change::Cores(cores - 1.0),
-        ));
-    }
-    if let Some(c) = costs.iter().find(|c| c.stage.starts_with("client")) {
-        changes.push((
-            "the client on another machine".into(),
-            path_model::Change::Stage {
-                stage: c.stage.clone(),
-                cost: None,
-            },
-        ));
-    }
-    changes
-        .into_iter()
-        .filter_map(|(change, ch)| {
-            let c = path_model::with_change(costs, cores, &ch)?;
-            let (predicted, arithmetic) = match floor {
-                Some(f) if f < c.bytes_per_sec => (
-                    f,
-                    format!("{}; another stage stays lower at {}", c.arithmetic, mb(f)),
-                ),
-                _ => (c.bytes_per_sec, c.arithmetic),
-            };
-            Some(WhatIf {
-                change,
-                predicted_bytes_per_sec: predicted,
-                arithmetic,
-            })
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -797,6 +797,7 @@ mod tests {
             path: "user space".into(),
             encrypt_bytes_per_sec: enc,
             decrypt_bytes_per_sec: dec,
+            request_bytes: 4096,
             measured_by: None,
         }
     }
@@ -921,6 +922,8 @@ mod tests {
                 taken_by_others: 0.0,
             }),
             share_path: share_path.map(str::to_string),
+            encrypted_read_costs: Vec::new(),
+            encrypted_write_costs: Vec::new(),
         }
     }
 

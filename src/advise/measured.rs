@@ -50,7 +50,7 @@ pub fn kernel_cipher<'m>(
     let mut kernel = m
         .crypto
         .iter()
-        .filter(|c| c.path == "kernel" && c.cipher == cipher);
+        .filter(|c| c.path == "kernel" && c.cipher == cipher && c.request_bytes == 4096);
     let first = kernel.clone().next();
     kernel
         .find(|c| key_bits.is_some_and(|k| u64::from(c.key_bits) == k))
@@ -135,6 +135,9 @@ fn attributed(mut m: Measurements, run: &RunRecord) -> Measurements {
     if m.tcp_loopback_bytes_per_sec.is_some() {
         m.tcp_loopback_measured_by = Some(by.clone());
     }
+    for t in &mut m.tcp {
+        t.measured_by = Some(by.clone());
+    }
     if m.network_goodput_bytes_per_sec.is_some() {
         m.network_goodput_measured_by = Some(by);
     }
@@ -147,6 +150,7 @@ pub fn is_empty(m: &Measurements) -> bool {
         && m.shared_disks.is_empty()
         && m.tcp_loopback_bytes_per_sec.is_none()
         && m.network_goodput_bytes_per_sec.is_none()
+        && m.tcp.is_empty()
 }
 
 /// Adds the figures of an older run that a newer one (already in `into`) did
@@ -162,17 +166,23 @@ fn merge(into: &mut Measurements, older: Measurements) {
         }
     }
     for c in older.crypto {
-        if !into
-            .crypto
-            .iter()
-            .any(|n| n.cipher == c.cipher && n.key_bits == c.key_bits && n.path == c.path)
-        {
+        if !into.crypto.iter().any(|n| {
+            n.cipher == c.cipher
+                && n.key_bits == c.key_bits
+                && n.path == c.path
+                && n.request_bytes == c.request_bytes
+        }) {
             into.crypto.push(c);
         }
     }
     for t in older.shared_disks {
         if !into.shared_disks.iter().any(|n| n.devices == t.devices) {
             into.shared_disks.push(t);
+        }
+    }
+    for t in older.tcp {
+        if !into.tcp.iter().any(|n| n.role == t.role) {
+            into.tcp.push(t);
         }
     }
     if into.tcp_loopback_bytes_per_sec.is_none() {
@@ -194,6 +204,7 @@ pub(crate) fn kernel_figure(cipher: &str, key_bits: u32, enc: f64, dec: f64) -> 
         path: "kernel".into(),
         encrypt_bytes_per_sec: enc,
         decrypt_bytes_per_sec: dec,
+        request_bytes: 4096,
         measured_by: Some(MeasuredBy {
             run_id: 3,
             run_kind: "bench-crypto".into(),

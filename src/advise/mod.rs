@@ -26,8 +26,10 @@ mod storage;
 #[cfg(test)]
 mod storage_boards;
 mod sysctl_conf;
+mod tcp_path;
 mod usb;
 mod vm;
+mod what_if;
 
 use serde::{Deserialize, Serialize};
 
@@ -201,6 +203,7 @@ pub static UNMEASURED: Measurements = Measurements {
     network_goodput_measured_by: None,
     shared_disks: Vec::new(),
     services: Vec::new(),
+    tcp: Vec::new(),
 };
 
 impl<'a> Context<'a> {

@@ -276,6 +276,8 @@ pub enum Change {
         stage: String,
         cost: Option<CpuCost>,
     },
+    /// Every cost is another (SMB encryption on: the encrypted run's costs).
+    Costs(Vec<CpuCost>),
 }
 
 /// The CPU ceiling after `change`.
@@ -291,6 +293,7 @@ pub fn with_change(costs: &[CpuCost], cores: f64, change: &Change) -> Option<Cpu
             next.extend(cost.iter().cloned());
             cpu_ceiling(&next, cores)
         }
+        Change::Costs(all) => cpu_ceiling(all, cores),
     }
 }
 
@@ -304,10 +307,11 @@ pub fn miss_pct(predicted: f64, measured: f64) -> Option<f64> {
 pub const MODEL_MISS_PCT: f64 = 25.0;
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn cost(stage: &str, ns: f64, single: bool) -> CpuCost {
+    /// A literal stage cost, for the model's tests and the what-ifs'.
+    pub(crate) fn cost(stage: &str, ns: f64, single: bool) -> CpuCost {
         CpuCost {
             stage: stage.into(),
             ns_per_byte: ns,
@@ -473,6 +477,176 @@ mod tests {
         assert_eq!(parse_cpus_allowed("Name:\tsmbd\n"), None);
     }
 
+    fn sending(ns: f64, softirq: f64, streams: u32) -> TcpFigure {
+        TcpFigure {
+            peer: "192.0.2.7".into(),
+            role: "send".into(),
+            streams,
+            bytes_per_sec: 11.2e6,
+            cpus: 4,
+            ns_per_byte: ns,
+            softirq_ns_per_byte: softirq,
+            measured_by: None,
+        }
+    }
+
+    #[test]
+    fn bench_net_gives_this_boxs_tcp_figure_but_not_over_loopback() {
+        let mut d: crate::net::doc::NetReport = crate::compare::tests::fixture("net.json");
+        d.end.cpu_cost = Some(crate::net::doc::sending_cost(61.2, 20.4));
+        assert_eq!(tcp_figure(&d), None, "loopback: both ends are this box");
+        d.start.connecting_to.host = "192.0.2.7".into();
+        let f = tcp_figure(&d).unwrap();
+        assert_eq!((f.role.as_str(), f.cpus, f.ns_per_byte), ("send", 4, 61.2));
+        let bps = d.end.sum_received.as_ref().unwrap().bits_per_second;
+        assert_eq!(f.bytes_per_sec, bps / 8.0);
+        d.end.cpu_cost = None;
+        assert_eq!(tcp_figure(&d), None);
+    }
+
+    #[test]
+    fn tcp_cost_splits_softirq_from_the_copy_and_crypto_joins_it() {
+        let one = tcp_costs(&sending(61.2, 20.4, 1));
+        let stages: Vec<(&str, bool)> = one
+            .iter()
+            .map(|c| (c.stage.as_str(), c.single_threaded))
+            .collect();
+        assert_eq!(stages, vec![("softirq", true), ("tcp", true)]);
+        assert!((one[1].ns_per_byte - 40.8).abs() < 1e-9);
+        // Four streams spread the copy over cores; one flow's softirq does not spread.
+        assert!(!tcp_costs(&sending(61.2, 20.4, 4))[1].single_threaded);
+        // dm-crypt at 14.6 MB/s on one core: 68.5 ns/B, spread over cores.
+        let k = crypto_cost("aes-xts-plain64", 14.6e6, 512).unwrap();
+        assert!((k.ns_per_byte - 68.49).abs() < 0.01, "{k:?}");
+        assert!(!k.single_threaded);
+        assert!(k.basis.contains("at 512-byte sectors"), "{}", k.basis);
+        assert_eq!(crypto_cost("x", 0.0, 512), None);
+        // A read from the share is this box sending; no receive figure for writes.
+        let tcp = [sending(61.2, 20.4, 1)];
+        assert_eq!(assembled_costs(&tcp, false, Some(k.clone())).len(), 3);
+        assert!(assembled_costs(&tcp, true, Some(k.clone())).is_empty());
+        assert!(assembled_costs(&[], false, Some(k)).is_empty());
+    }
+
+    /// The Pi 2's LUKS volume has 512-byte sectors: the crypto stage takes the
+    /// 512-byte figure over the 4 KiB one and says so, and bench net's cost of
+    /// sending joins dm-crypt's in a CPU stage.
+    #[test]
+    fn pi2_crypto_at_its_sector_size_and_a_cpu_stage_from_bench_net() {
+        use super::super::bottleneck::{CipherFigure, Measurements, analyse};
+        let snap = crate::advise::test_support::snapshot_of("rpi2-luks");
+        let fig = |size: u32, dec: f64| CipherFigure {
+            cipher: "aes-xts-plain64".into(),
+            key_bits: 512,
+            path: "kernel".into(),
+            encrypt_bytes_per_sec: dec,
+            decrypt_bytes_per_sec: dec,
+            request_bytes: size,
+            measured_by: None,
+        };
+        let m = Measurements {
+            crypto: vec![fig(4096, 14.6e6), fig(512, 9.8e6)],
+            tcp: vec![sending(61.2, 20.4, 1)],
+            ..Default::default()
+        };
+        let paths = analyse(&snap, &m);
+        let read = paths
+            .iter()
+            .find(|p| p.name == "read from /srv/nas")
+            .unwrap();
+        let crypto = read.stages.iter().find(|s| s.name == "crypto").unwrap();
+        assert_eq!(crypto.ceiling_bytes_per_sec, Some(9.8e6));
+        assert!(
+            crypto.basis.contains("at 512-byte sectors: 9.8 MB/s"),
+            "{}",
+            crypto.basis
+        );
+        let cpu = read.stages.iter().find(|s| s.name == "cpu").unwrap();
+        // 4 cores / (20.4 + 40.8 + 102.0 ns/B) = 24.5 MB/s; tcp alone 24.5 MB/s.
+        assert!(
+            cpu.basis.contains("(20.4 + 40.8 + 102.0 ns/B)")
+                || cpu.basis.contains("tcp is single-threaded"),
+            "{}",
+            cpu.basis
+        );
+        // Only a 4 KiB figure: used, with the measurement that would decide it.
+        let m = Measurements {
+            crypto: vec![fig(4096, 14.6e6)],
+            ..Default::default()
+        };
+        let read = analyse(&snap, &m)
+            .into_iter()
+            .find(|p| p.name == "read from /srv/nas")
+            .unwrap();
+        let crypto = read.stages.iter().find(|s| s.name == "crypto").unwrap();
+        assert!(
+            crypto
+                .basis
+                .contains("at 4096-byte sectors (the volume's 512 were not measured)"),
+            "{}",
+            crypto.basis
+        );
+        assert!(
+            read.missing
+                .iter()
+                .any(|s| s.contains("bench crypto --sector-size 512")),
+            "{:?}",
+            read.missing
+        );
+        assert!(read.stages.iter().all(|s| s.name != "cpu"));
+    }
+
+    /// A bench smb --compare-security document on this box: plain and
+    /// encrypted seq-read, each with smbd's and softirq's CPU-s per GB.
+    fn smb_doc(plain_smbd: f64, encrypted_smbd: f64) -> crate::bench::smb::SmbReport {
+        let run = |security: &str, smbd: f64| {
+            serde_json::json!({
+                "security": security,
+                "session": {"dialect": "3.1.1", "signing": null, "cipher": null,
+                    "max_read_bytes": 1048576, "max_write_bytes": 1048576,
+                    "max_transact_bytes": 1048576, "credits_granted": 64, "guest": false},
+                "size_bytes": 1000000000u64, "block_bytes": 1048576,
+                "results": [{"workload": "seq-read", "bytes": 1000000000u64, "ops": 954,
+                    "elapsed_ns": 20000000000u64, "bw_bytes": 50e6, "iops": 47.7,
+                    "clat_ns": null, "client_cpu_ns": 0,
+                    "server": {"stages": [
+                        {"stage": "smbd", "cpu_ns": 1, "cpu_seconds_per_gb": smbd},
+                        {"stage": "softirq", "cpu_ns": 1, "cpu_seconds_per_gb": 9.1},
+                        {"stage": "iowait", "cpu_ns": 1, "cpu_seconds_per_gb": 30.0}]}}]
+            })
+        };
+        serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "tool_version": "0", "server_local": true,
+            "settings": {"target": "//127.0.0.1/data", "user": null,
+                "workloads": ["seq-read"], "securities": ["plain", "encrypt"], "dialects": [],
+                "size_bytes": null, "block_bytes": 1048576, "depth": 1, "small_files": 0,
+                "small_file_bytes": 0, "metadata_dirs": 0, "metadata_files_per_dir": 0},
+            "runs": [run("plain", plain_smbd), run("encrypt", encrypted_smbd)]
+        }))
+        .expect("an SMB document")
+    }
+
+    #[test]
+    fn smb_figures_carry_the_encrypted_runs_costs() {
+        let f = smb_figures(&smb_doc(12.4, 41.0)).unwrap();
+        assert_eq!(f.share, "data");
+        let stages: Vec<(&str, f64)> = f
+            .read_costs
+            .iter()
+            .map(|c| (c.stage.as_str(), c.ns_per_byte))
+            .collect();
+        // iowait is waiting, not work.
+        assert_eq!(stages, vec![("smbd", 12.4), ("softirq", 9.1)]);
+        assert_eq!(f.encrypted_read_costs[0].ns_per_byte, 41.0);
+        assert!(f.encrypted_write_costs.is_empty());
+        // Only an encrypted run: it is the figure, with no "encryption on" to add.
+        let mut doc = smb_doc(12.4, 41.0);
+        doc.runs.remove(0);
+        let f = smb_figures(&doc).unwrap();
+        assert_eq!(f.read_costs[0].ns_per_byte, 41.0);
+        assert!(f.encrypted_read_costs.is_empty());
+    }
+
     #[test]
     fn no_costs_or_no_cores_is_no_ceiling() {
         assert_eq!(cpu_ceiling(&[], 2.0), None);
@@ -515,6 +689,12 @@ pub struct ServiceFigure {
     /// smbd that owns the benched port (another smbd may serve another one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share_path: Option<String>,
+    /// The same workloads with SMB encryption on (bench smb --compare-security),
+    /// when the figures above are of a plain run: what encryption would cost.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub encrypted_read_costs: Vec<CpuCost>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub encrypted_write_costs: Vec<CpuCost>,
 }
 
 /// Stages one thread or one flow does: they never use more than one core.
@@ -583,6 +763,16 @@ pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> 
     let of = |w: Workload| run.results.iter().find(|r| r.workload == w);
     let read = of(Workload::SeqRead);
     let write = of(Workload::SeqWrite);
+    let encrypted = doc
+        .runs
+        .iter()
+        .find(|r| r.security == Security::Encrypt && run.security == Security::Plain);
+    let encrypted_costs = |w: Workload| {
+        encrypted
+            .and_then(|e| e.results.iter().find(|r| r.workload == w))
+            .map(|r| smb_costs(r, doc.server_local))
+            .unwrap_or_default()
+    };
     Some(ServiceFigure {
         service: "smb".into(),
         share: target.share.clone(),
@@ -600,5 +790,147 @@ pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> 
         write_load: write.and_then(|r| core_load(r, doc.server_local)),
         cores: None,
         share_path: None,
+        encrypted_read_costs: encrypted_costs(Workload::SeqRead),
+        encrypted_write_costs: encrypted_costs(Workload::SeqWrite),
     })
+}
+
+/// A one-way TCP transfer bench net ran from this box to a peer, with what
+/// each byte cost this box's CPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TcpFigure {
+    pub peer: String,
+    /// `send` (this box sent: what a client reading from it asks) or `receive`.
+    pub role: String,
+    pub streams: u32,
+    /// Goodput measured end to end.
+    pub bytes_per_sec: f64,
+    /// The cores the cost was measured over.
+    pub cpus: u32,
+    /// User + system + softirq CPU time per byte, all cores (CPU-seconds per GB).
+    pub ns_per_byte: f64,
+    pub softirq_ns_per_byte: f64,
+    /// The stored run this figure comes from; `None`: this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<super::measured::MeasuredBy>,
+}
+
+/// This box's side of a bench net document (a test to a peer, not loopback,
+/// where both ends are this box and their costs add up).
+pub fn tcp_figure(doc: &crate::net::doc::NetReport) -> Option<TcpFigure> {
+    let host = &doc.start.connecting_to.host;
+    if host
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|a| a.is_loopback())
+        || host == "localhost"
+    {
+        return None;
+    }
+    let cost = doc.end.cpu_cost.as_ref()?.host.as_ref()?;
+    let moved = doc
+        .end
+        .sum_received
+        .as_ref()
+        .or(doc.end.sum_sent.as_ref())?;
+    Some(TcpFigure {
+        peer: host.clone(),
+        role: cost.role.clone(),
+        streams: doc.start.test_start.streams,
+        bytes_per_sec: moved.bits_per_second / 8.0,
+        cpus: cost.cpus,
+        ns_per_byte: cost.ns_per_byte,
+        softirq_ns_per_byte: cost.softirq_ns_per_byte,
+        measured_by: None,
+    })
+}
+
+/// The CPU stages of a TCP transfer: the softirq (one flow's packets are
+/// handled on one core) and the rest (the copy into or out of the socket, one
+/// thread per stream).
+pub fn tcp_costs(f: &TcpFigure) -> Vec<CpuCost> {
+    let by = super::measured::origin(f.measured_by.as_ref());
+    let rest = f.ns_per_byte - f.softirq_ns_per_byte;
+    let mut out = Vec::new();
+    if f.softirq_ns_per_byte > 0.0 {
+        out.push(CpuCost {
+            stage: "softirq".into(),
+            ns_per_byte: f.softirq_ns_per_byte,
+            single_threaded: true,
+            basis: format!(
+                "bench net {} to {}, softirq {:.2} CPU-s/GB, measured {by}",
+                f.role, f.peer, f.softirq_ns_per_byte
+            ),
+        });
+    }
+    if rest > 0.0 {
+        out.push(CpuCost {
+            stage: "tcp".into(),
+            ns_per_byte: rest,
+            single_threaded: f.streams <= 1,
+            basis: format!(
+                "bench net {} to {}, user+system {:.2} CPU-s/GB over {} stream(s), measured {by}",
+                f.role, f.peer, rest, f.streams
+            ),
+        });
+    }
+    out
+}
+
+/// dm-crypt's CPU cost per byte from a cipher's rate on one core (one request
+/// in flight): 1e9 / rate. kcryptd spreads requests over the cores, so the
+/// stage is not single-threaded.
+pub fn crypto_cost(cipher: &str, rate_bytes_per_sec: f64, request_bytes: u32) -> Option<CpuCost> {
+    (rate_bytes_per_sec > 0.0).then(|| {
+        let ns = 1e9 / rate_bytes_per_sec;
+        CpuCost {
+            stage: "kcryptd".into(),
+            ns_per_byte: ns,
+            single_threaded: false,
+            basis: format!(
+                "{cipher} at {request_bytes}-byte sectors, {} on one core: 1e9 / rate = {ns:.2} ns/B",
+                mb(rate_bytes_per_sec)
+            ),
+        }
+    })
+}
+
+/// TCP/IPv4 goodput of a link at MTU 1500 with timestamps: 1448 payload bytes
+/// of the 1538 each frame takes on the wire (preamble 8 + header 14 + FCS 4 +
+/// inter-frame gap 12 around the 1500).
+pub fn wire_goodput(mbit_per_sec: u64) -> f64 {
+    mbit_per_sec as f64 * 1e6 / 8.0 * 1448.0 / 1538.0
+}
+
+/// The volume's cipher as dm-crypt runs it: the kernel's figure before user
+/// space's, at the volume's sector size before any other (then 4 KiB).
+pub fn volume_cipher<'m>(
+    figures: &'m [super::bottleneck::CipherFigure],
+    c: &crate::probe::dm::Crypt,
+) -> Option<&'m super::bottleneck::CipherFigure> {
+    figures
+        .iter()
+        .filter(|f| f.cipher == c.cipher && c.key_bits.is_none_or(|k| u64::from(f.key_bits) == k))
+        .min_by_key(|f| {
+            (
+                u64::from(f.request_bytes) != c.sector_bytes,
+                f.request_bytes != 4096,
+                f.path != "kernel",
+            )
+        })
+}
+
+/// A path's CPU costs from stages measured apart: this box's TCP send (a
+/// read from the share) or receive (a write), and dm-crypt's.
+pub fn assembled_costs(tcp: &[TcpFigure], write: bool, crypto: Option<CpuCost>) -> Vec<CpuCost> {
+    let role = if write { "receive" } else { "send" };
+    let mut out: Vec<CpuCost> = tcp
+        .iter()
+        .find(|t| t.role == role)
+        .map(tcp_costs)
+        .unwrap_or_default();
+    // Crypto alone is no shared-CPU model: it already has its own stage.
+    if !out.is_empty() {
+        out.extend(crypto);
+    }
+    out
 }

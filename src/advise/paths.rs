@@ -15,10 +15,11 @@ static MODEL_MISS: Rule = Rule {
         title: "The bottleneck model does not explain a measured transfer",
         severity: Severity::Notice,
         risk: Risk::AdviceOnly,
-        checks: "A path with an end-to-end figure (bench smb, check --smb) whose predicted \
-                 ceiling — the lowest of the wire, storage, crypto and the shared CPU from \
-                 the measured per-byte costs — is more than 25 % from what was measured: \
-                 something the model does not see limits (or helps) the transfer.",
+        checks: "A path with an end-to-end figure (bench smb, check --smb, or bench net from \
+                 this box to a peer) whose predicted ceiling — the lowest of the wire, \
+                 storage, crypto and the shared CPU from the measured per-byte costs — is \
+                 more than 25 % from what was measured: something the model does not see \
+                 limits (or helps) the transfer.",
         // CM4 with LUKS: SMB 5-30x slower than the parts suggested — one CPU doing every stage.
         references: &["https://github.com/kubesail/pibox-os/issues/17"],
     },

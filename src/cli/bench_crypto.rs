@@ -25,7 +25,8 @@ Tests run in memory only (no storage I/O).\n\n\
 --self-test runs published known-answer vectors (IEEE 1619 XTS, NIST CBC and GCM, RFC 8439, \
 RFC 6070, RFC 7914, RFC 9106) through every available path, kernel included, and exits 1 on \
 any mismatch.\n\nExamples:\n  nastune bench crypto\n  nastune bench crypto --duration 1 \
---size 4096,65536 --cipher xts\n  nastune bench crypto --json --no-kdf\n  \
+--size 4096,65536 --cipher xts\n  nastune bench crypto --size 65536 --sector-size 512\n  \
+nastune bench crypto --json --no-kdf\n  \
 nastune bench crypto --self-test --require-afalg";
 
 #[derive(Debug, Args)]
@@ -42,6 +43,11 @@ pub struct BenchCryptoArgs {
         value_parser = parse_size
     )]
     pub sizes: Vec<usize>,
+    /// A dm-crypt volume's sector size (512, 1024, 2048 or 4096: cryptsetup's --sector-size;
+    /// `probe` shows it): measured whatever --size says, so check and advise find the
+    /// figure at the request size the volume's cipher sees
+    #[arg(long, value_name = "BYTES", value_parser = parse_sector_size)]
+    pub sector_size: Option<usize>,
     /// Kernel requests in flight for the second run of each size (1 = single run only)
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = crate::cli::values::whole("requests", 1..=64))]
     pub depth: u32,
@@ -100,12 +106,23 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     Ok(bytes)
 }
 
+/// A dm-crypt sector size: a power of two from 512 to 4096.
+fn parse_sector_size(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n @ (512 | 1024 | 2048 | 4096)) => Ok(n),
+        _ => Err(format!(
+            "'{}' is not a dm-crypt sector size: use 512, 1024, 2048 or 4096",
+            s.trim()
+        )),
+    }
+}
+
 impl BenchCryptoArgs {
     /// What to measure; a --cipher filter must match at least one cipher.
     pub fn plan(&self) -> anyhow::Result<Settings> {
         let settings = Settings {
             duration: self.duration,
-            sizes: dedup(&self.sizes),
+            sizes: dedup(&self.sizes, self.sector_size),
             depth: self.depth,
             filters: self.ciphers.clone(),
             argon2_max_kib: self.argon2_memory_kib,
@@ -122,9 +139,10 @@ impl BenchCryptoArgs {
     }
 }
 
-fn dedup(sizes: &[usize]) -> Vec<usize> {
+/// The sizes in the order given, each once, with the sector size added if absent.
+fn dedup(sizes: &[usize], sector: Option<usize>) -> Vec<usize> {
     let mut out: Vec<usize> = Vec::new();
-    for &s in sizes {
+    for &s in sizes.iter().chain(sector.as_ref()) {
         if !out.contains(&s) {
             out.push(s);
         }
@@ -165,6 +183,15 @@ mod tests {
         assert!(parse_size("100").unwrap_err().contains("multiples of 16"));
         assert!(parse_size("128k").unwrap_err().contains("'128k'"));
         assert!(parse_size("lots").unwrap_err().contains("not a size"));
+    }
+
+    #[test]
+    fn a_sector_size_is_measured_whatever_the_sizes() {
+        assert_eq!(parse_sector_size("512"), Ok(512));
+        assert!(parse_sector_size("768").unwrap_err().contains("'768'"));
+        assert_eq!(dedup(&[65536], Some(512)), vec![65536, 512]);
+        assert_eq!(dedup(&[512, 4096, 512], Some(4096)), vec![512, 4096]);
+        assert_eq!(dedup(&[4096], None), vec![4096]);
     }
 
     #[test]

@@ -105,6 +105,7 @@ impl ClientConfig {
             udp_counters_64bit: self.udp_counters_64bit.then_some(1),
             zerocopy: (self.send == SendMethod::Sendfile).then_some(1),
             client_version: Some(concat!("nastune ", env!("CARGO_PKG_VERSION")).into()),
+            nastune_results: Some(super::results::RESULTS_VERSION),
             nastune: self.rr.map(|r| Extension {
                 version: 1,
                 rr: Some(r),
@@ -319,7 +320,10 @@ pub fn run(
             .as_ref()
             .map(|n| n.interval_system_cpu.clone())
             .unwrap_or_default(),
+        host_cpus: super::cpu::online_cpus(&Root::live()),
+        remote_cpus: theirs.nastune.as_ref().and_then(|n| n.cpus),
     };
+    end.cpu_cost = doc::cpu_costs(&plan, &end);
     Ok(NetReport {
         schema_version: doc::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").into(),

@@ -107,6 +107,66 @@ pub struct SystemCpuBothEnds {
     /// The server's per-interval view (a nastune server only; ours is in `intervals[].cpu`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remote_intervals: Vec<SystemCpu>,
+    /// The online CPUs each end's percentages are of (runs before 0.3 lack them;
+    /// a nastune server older than that does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpus: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_cpus: Option<u32>,
+}
+
+/// The CPU time each end spent per byte of a one-way TCP transfer, system-wide
+/// (user + system + softirq of all its cores): what moving a byte over TCP
+/// costs that box, to add to a path's other stages.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuCostBothEnds {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<EndCost>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<EndCost>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndCost {
+    /// `send` or `receive`: what this end did.
+    pub role: String,
+    pub cpus: u32,
+    /// CPU-seconds per GB (nanoseconds per byte), softirq included.
+    pub ns_per_byte: f64,
+    /// The softirq part of it (the kernel's receive and transmit completion work).
+    pub softirq_ns_per_byte: f64,
+}
+
+/// Each end's cost per byte of a TCP test in one direction; `None` for UDP,
+/// request/response, both directions at once, or without the CPU figures.
+pub fn cpu_costs(plan: &TestPlan, end: &End) -> Option<CpuCostBothEnds> {
+    use super::params::{Direction, Protocol};
+    if plan.protocol != Protocol::Tcp || plan.rr.is_some() || end.rr.is_some() {
+        return None;
+    }
+    let host_sends = match plan.direction {
+        Direction::Send => true,
+        Direction::Reverse => false,
+        Direction::Bidir => return None,
+    };
+    // The bytes that arrived, over the time the CPU was metered.
+    let moved = end.sum_received.as_ref().or(end.sum_sent.as_ref())?;
+    let cost = |cpu: Option<SystemCpu>, cpus: Option<u32>, sends: bool| {
+        let cpus = cpus?;
+        let (all, softirq) = super::cpu::ns_per_byte(&cpu?, cpus, moved.seconds, moved.bytes)?;
+        Some(EndCost {
+            role: if sends { "send" } else { "receive" }.into(),
+            cpus,
+            ns_per_byte: all,
+            softirq_ns_per_byte: softirq,
+        })
+    };
+    let c = &end.system_cpu_percent;
+    let out = CpuCostBothEnds {
+        host: cost(c.host, c.host_cpus, host_sends),
+        remote: cost(c.remote, c.remote_cpus, !host_sends),
+    };
+    (out.host.is_some() || out.remote.is_some()).then_some(out)
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -122,6 +182,9 @@ pub struct End {
     pub sum_received_bidir_reverse: Option<Side>,
     pub cpu_utilization_percent: CpuPercent,
     pub system_cpu_percent: SystemCpuBothEnds,
+    /// CPU time per byte on each end nastune ran on (absent before 0.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_cost: Option<CpuCostBothEnds>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rr: Option<RrResult>,
     /// Stream errors seen locally (a reset connection, say); empty when clean.
@@ -235,5 +298,96 @@ impl crate::store::Document for NetReport {
 
     fn validity(&self) -> Option<&crate::bench::validity::Validity> {
         self.validity.as_ref()
+    }
+}
+
+/// This end sending at a cost, the other end unknown: for tests of what reads it.
+#[cfg(test)]
+pub(crate) fn sending_cost(ns_per_byte: f64, softirq_ns_per_byte: f64) -> CpuCostBothEnds {
+    CpuCostBothEnds {
+        host: Some(EndCost {
+            role: "send".into(),
+            cpus: 4,
+            ns_per_byte,
+            softirq_ns_per_byte,
+        }),
+        remote: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::params::{Direction, Protocol};
+
+    fn plan(direction: Direction) -> TestPlan {
+        TestPlan {
+            protocol: Protocol::Tcp,
+            direction,
+            streams: 1,
+            duration_secs: 10,
+            omit_secs: 0,
+            block_bytes: 131_072,
+            rate_bits_per_sec: 0,
+            window_bytes: 0,
+            mss_bytes: 0,
+            nodelay: false,
+            udp_counters_64bit: false,
+            zerocopy: false,
+            rr: None,
+        }
+    }
+
+    fn busy(user: f64, system: f64, softirq: f64) -> Option<SystemCpu> {
+        Some(SystemCpu {
+            busy_percent: user + system + softirq,
+            user_percent: user,
+            system_percent: system,
+            softirq_percent: softirq,
+            irq_percent: 0.0,
+        })
+    }
+
+    /// A Pi 2 (four cores) sends to a PC over 100 Mbit/s: 117.7 MB in 10 s.
+    #[test]
+    fn each_end_gets_its_cost_per_byte_and_role() {
+        let mut end = End {
+            sum_received: Some(Side {
+                seconds: 10.0,
+                bytes: 117_700_000,
+                ..Side::default()
+            }),
+            ..End::default()
+        };
+        end.system_cpu_percent = SystemCpuBothEnds {
+            host: busy(2.0, 10.0, 6.0),
+            remote: busy(0.1, 0.3, 0.2),
+            host_cpus: Some(4),
+            remote_cpus: Some(8),
+            ..SystemCpuBothEnds::default()
+        };
+        let c = cpu_costs(&plan(Direction::Send), &end).unwrap();
+        let host = c.host.unwrap();
+        assert_eq!((host.role.as_str(), host.cpus), ("send", 4));
+        // 18 % of 4 cores x 10 s = 7.2 CPU-s over 0.1177 GB = 61.2 ns/B.
+        assert!((host.ns_per_byte - 61.17).abs() < 0.01, "{host:?}");
+        assert!((host.softirq_ns_per_byte - 20.39).abs() < 0.01);
+        let remote = c.remote.unwrap();
+        assert_eq!(remote.role, "receive");
+        // 0.6 % of 8 cores x 10 s = 0.48 CPU-s: 4.08 ns/B.
+        assert!((remote.ns_per_byte - 4.078).abs() < 0.01, "{remote:?}");
+
+        let reverse = cpu_costs(&plan(Direction::Reverse), &end).unwrap();
+        assert_eq!(reverse.host.unwrap().role, "receive");
+        // A server that did not say its CPU count: only our end.
+        end.system_cpu_percent.remote_cpus = None;
+        assert_eq!(
+            cpu_costs(&plan(Direction::Send), &end).unwrap().remote,
+            None
+        );
+        assert_eq!(cpu_costs(&plan(Direction::Bidir), &end), None);
+        let mut udp = plan(Direction::Send);
+        udp.protocol = Protocol::Udp;
+        assert_eq!(cpu_costs(&udp, &end), None);
     }
 }

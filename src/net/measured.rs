@@ -97,6 +97,28 @@ impl Measured for NetReport {
                 });
             }
         }
+        // What each byte cost each end's CPU: a change that keeps the rate but
+        // burns more CPU shows here.
+        let costs = self.end.cpu_cost.as_ref();
+        for (quantity, cost) in [
+            ("CPU per byte, local", costs.and_then(|c| c.host.as_ref())),
+            (
+                "CPU per byte, remote",
+                costs.and_then(|c| c.remote.as_ref()),
+            ),
+        ] {
+            if let Some(summary) = cost.and_then(|c| Summary::of(&[c.ns_per_byte])) {
+                out.push(Metric {
+                    benchmark: id.clone(),
+                    label: label.clone(),
+                    quantity,
+                    unit: "ns/B",
+                    higher_is_better: false,
+                    summary,
+                    samples_from: "single value",
+                });
+            }
+        }
     }
 }
 
@@ -136,6 +158,7 @@ mod tests {
         })
         .collect();
         let mut out = Vec::new();
+        d.end.cpu_cost = None;
         d.metrics(&mut out);
         assert_eq!(out.len(), 1, "no received side: {out:?}");
         let m = &out[0];
@@ -149,6 +172,19 @@ mod tests {
             "{}",
             m.benchmark
         );
+    }
+
+    #[test]
+    fn cpu_per_byte_is_a_metric_where_measured() {
+        let mut d: NetReport = fixture("net.json");
+        d.end.cpu_cost = Some(crate::net::doc::sending_cost(61.2, 20.4));
+        let mut out = Vec::new();
+        d.metrics(&mut out);
+        let cost: Vec<&Metric> = out.iter().filter(|m| m.unit == "ns/B").collect();
+        assert_eq!(cost.len(), 1, "{out:?}");
+        assert_eq!(cost[0].quantity, "CPU per byte, local");
+        assert_eq!(cost[0].summary.mean, 61.2);
+        assert!(!cost[0].higher_is_better);
     }
 
     #[test]

@@ -84,6 +84,11 @@ pub struct Params {
     pub authtoken: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_version: Option<String>,
+    /// The results extension fields this client reads
+    /// ([`super::results::RESULTS_VERSION`]); a top-level key, so older servers
+    /// and iperf3 ignore it as an unknown key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nastune_results: Option<u32>,
     /// Our extension; plain iperf3 never sends it and ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nastune: Option<Extension>,

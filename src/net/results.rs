@@ -57,6 +57,23 @@ pub struct ResultsExtension {
     pub send_method: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receive_method: Option<String>,
+    /// The online CPUs `system_cpu` is a percentage of; sent only to a client
+    /// that asked for it (`nastune_results` 2 in its parameters), since older
+    /// nastune clients reject unknown keys here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
+}
+
+/// What a client that sets `nastune_results` to this (or more) reads in
+/// [`ResultsExtension`]: 2 adds `cpus`.
+pub const RESULTS_VERSION: u32 = 2;
+
+/// The server's extras for its results: per-interval CPU and, for a client
+/// that reads it, its CPU count.
+#[derive(Debug, Default)]
+pub struct ServerExtra {
+    pub interval_system_cpu: Vec<SystemCpu>,
+    pub cpus: Option<u32>,
 }
 
 /// iperf3 before 3.14 printed -1 as 18446744073709551615 (esnet/iperf#1435);
@@ -108,6 +125,8 @@ mod tests {
         assert!(decode(br#"{"cpu_util_total":1,"cpu_util_user":1,"cpu_util_system":1,"sender_has_retransmits":0,"streams":[{"id":"1","bytes":1,"retransmits":0,"jitter":0,"errors":0,"packets":0}]}"#).is_err());
         assert!(decode(br#"{"cpu_util_total":1,"cpu_util_user":1,"cpu_util_system":1,"sender_has_retransmits":0,"streams":[]}"#).is_ok());
         assert!(decode(br#"{"cpu_util_total":1,"cpu_util_user":1,"cpu_util_system":1,"sender_has_retransmits":0,"streams":[],"nastune":{"version":1,"x":1}}"#).is_err());
+        let with_cpus = decode(br#"{"cpu_util_total":1,"cpu_util_user":1,"cpu_util_system":1,"sender_has_retransmits":0,"streams":[],"nastune":{"version":1,"cpus":4}}"#).unwrap();
+        assert_eq!(with_cpus.nastune.and_then(|n| n.cpus), Some(4));
         assert!(
             decode(br#"{"cpu_util_total":1,"cpu_util_user":1,"cpu_util_system":1,"streams":[]}"#)
                 .is_err()

@@ -28,7 +28,7 @@ use super::engine::{
 use super::handshake::{Deadline, Limits, Pending, Timed};
 use super::params::{self, Caps, Params, Protocol, RrMode, TestPlan};
 use super::protocol::{self as proto, COOKIE_SIZE, ProtocolError, State};
-use super::results::{ExchangeResults, ExchangeStream, ResultsExtension};
+use super::results::{ExchangeResults, ExchangeStream, ResultsExtension, ServerExtra};
 use super::rr;
 use super::sockopt;
 use super::udp;
@@ -552,12 +552,20 @@ fn run_session(
     let (totals, cpu, _errors) = engine.finish(Duration::from_secs(1));
     report.streams = totals.clone();
     report.system_cpu = cpu.system;
+    let reads_cpus = params
+        .nastune_results
+        .is_some_and(|v| v >= super::results::RESULTS_VERSION);
     exchange_results(
         sock,
         t,
         totals,
         Some(cpu),
-        cpu_intervals,
+        ServerExtra {
+            interval_system_cpu: cpu_intervals,
+            cpus: reads_cpus
+                .then(|| super::cpu::online_cpus(&Root::live()))
+                .flatten(),
+        },
         send,
         plan.protocol,
     )
@@ -680,7 +688,7 @@ fn finish_latency_test(
         t,
         Vec::new(),
         Some(cpu),
-        Vec::new(),
+        ServerExtra::default(),
         send,
         plan.protocol,
     )
@@ -754,7 +762,7 @@ fn exchange_results(
     t: Timeouts,
     totals: Vec<StreamTotals>,
     cpu: Option<super::cpu::CpuUse>,
-    cpu_intervals: Vec<SystemCpu>,
+    extra: ServerExtra,
     send: SendMethod,
     protocol: Protocol,
 ) -> Result<(), SessionError> {
@@ -765,7 +773,8 @@ fn exchange_results(
     super::results::decode(&theirs).map_err(|e| SessionError::Results(e.to_string()))?;
     let mut ours = local_results(&totals, cpu, send, ReceiveMethod::MsgTrunc, protocol);
     if let Some(n) = &mut ours.nastune {
-        n.interval_system_cpu = cpu_intervals;
+        n.interval_system_cpu = extra.interval_system_cpu;
+        n.cpus = extra.cpus;
     }
     let text = serde_json::to_vec(&ours).map_err(ProtocolError::Json)?;
     proto::write_message(sock, &text)?;
@@ -826,6 +835,7 @@ pub fn local_results(
             interval_system_cpu: Vec::new(),
             send_method: Some(format!("{send:?}").to_lowercase()),
             receive_method: Some(format!("{receive:?}").to_lowercase()),
+            cpus: None,
         }),
     }
 }

@@ -17,6 +17,7 @@ pub mod exports;
 pub mod file_services;
 pub mod filesystems;
 pub mod host;
+pub mod irq;
 pub mod kernel_log;
 pub mod links;
 pub mod md;
@@ -204,6 +205,7 @@ sections! {
     usb: usb::Usb = |p| usb::read_usb(p.root);
     links: links::Links = |p| links::read_links(p.root);
     kernel_log: kernel_log::KernelLog = |p| kernel_log::read_kernel_log(p.root);
+    irq: irq::Irq = |p| irq::read_irq(p.root);
 }
 
 /// The snapshot fields that are not sections.

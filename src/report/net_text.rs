@@ -156,6 +156,17 @@ pub fn summary(r: &NetReport) -> String {
             );
         }
     }
+    if let Some(cost) = &e.cpu_cost {
+        for (label, c) in [("local", &cost.host), ("remote", &cost.remote)] {
+            if let Some(c) = c {
+                let _ = writeln!(
+                    out,
+                    "cpu per byte ({label} {}s, {} cores): {:.2} ns/B (CPU-s per GB), softirq {:.2}",
+                    c.role, c.cpus, c.ns_per_byte, c.softirq_ns_per_byte
+                );
+            }
+        }
+    }
     let _ = writeln!(
         out,
         "method: send {}, receive {}{}",

@@ -36,6 +36,7 @@ bodies! {
     usb: "USB" => doctors::usb,
     links: "Links" => doctors::links,
     kernel_log: "Kernel log" => kernel_log,
+    irq: "IRQ placement" => doctors::irq,
 }
 
 pub fn render(s: &Snapshot) -> String {

@@ -99,7 +99,11 @@ fn within_25_pct(run: impl Fn() -> Vec<Modelled>) -> Vec<Modelled> {
     for attempt in 1..=3 {
         last = run();
         assert!(!last.is_empty(), "no path was modelled");
-        if last.iter().all(|m| m.miss_pct.abs() <= 25.0) {
+        // NaN: a path without a prediction (nothing to miss).
+        if last
+            .iter()
+            .all(|m| m.miss_pct.is_nan() || m.miss_pct.abs() <= 25.0)
+        {
             return last;
         }
         eprintln!("attempt {attempt}: a path missed by more than 25 %");
@@ -304,6 +308,18 @@ fn shaped_link_is_the_wire_limit() {
             ],
         )
     });
-    assert_eq!(models.len(), 2, "{models:?}");
-    assert_explained(&models, &["wire"]);
+    // The share's read and write, and the TCP transfer --peer measured.
+    let shares = models.iter().filter(|m| m.path.contains("//")).count();
+    assert_eq!(shares, 2, "{models:?}");
+    assert!(
+        models.iter().any(|m| m.path.starts_with("tcp ")),
+        "{models:?}"
+    );
+    // The veth has no rated speed: the TCP path names what it lacks rather
+    // than predicting from the CPU alone.
+    let share_models: Vec<Modelled> = models
+        .into_iter()
+        .filter(|m| m.path.contains("//"))
+        .collect();
+    assert_explained(&share_models, &["wire"]);
 }

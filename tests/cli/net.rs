@@ -303,6 +303,19 @@ fn loopback_rr_crr_and_store() {
         v["end"]
     );
     assert!(v["end"]["streams"][0]["sender"]["max_rtt"].is_number());
+    // Our server tells a client that asks its CPU count, so both ends get a
+    // cost per byte; over loopback each end's view is the whole box's.
+    let cpus = v["end"]["system_cpu_percent"]["host_cpus"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(v["end"]["system_cpu_percent"]["remote_cpus"], cpus);
+    let cost = &v["end"]["cpu_cost"];
+    assert_eq!(cost["host"]["role"], "send", "{cost}");
+    assert_eq!(cost["remote"]["role"], "receive", "{cost}");
+    assert!(
+        cost["host"]["ns_per_byte"].as_f64().unwrap() > 0.0,
+        "{cost}"
+    );
     assert!(
         !v["end"]["system_cpu_percent"]["remote_intervals"]
             .as_array()

@@ -91,6 +91,10 @@ fn every_probe_section_and_doctor_field_is_in_the_schema_document() {
         &v["links"]["data"]["nics"][0]["ethtool"]["data"]["modes"]["data"],
         &v["links"]["data"]["nics"][0]["ethtool"]["data"]["eee"]["data"],
         &rk["links"]["data"]["pcie"][0],
+        &rk["irq"]["data"],
+        &rk["irq"]["data"]["nics"][0],
+        &rk["irq"]["data"]["nics"][0]["queues"][0],
+        &rk["irq"]["data"]["nics"][0]["rps"][0],
     ];
     for o in objects {
         for key in o.as_object().expect("an object").keys() {

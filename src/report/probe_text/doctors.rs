@@ -1,9 +1,11 @@
-//! Text for the `usb` and `links` sections: each disk's USB link and each
-//! NIC's and PCIe controller's negotiated link against what it could be.
+//! Text for the `usb`, `links` and `irq` sections: each disk's USB link, each
+//! NIC's and PCIe controller's negotiated link against what it could be, and
+//! which cores take each NIC's interrupts.
 
 use std::fmt::Write;
 
 use crate::probe::Outcome;
+use crate::probe::irq::Irq;
 use crate::probe::links::{Links, NicLink};
 use crate::probe::usb::{Usb, bus_ceiling, format_mbit};
 
@@ -156,5 +158,70 @@ pub fn links(out: &mut String, l: &Links) {
             w(p.port_max_width),
             if p.downgraded { ": downgraded" } else { "" }
         );
+    }
+}
+
+/// `0-3,6` for a sorted CPU list.
+fn cpu_list(cpus: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}-{}", cpus[i], cpus[j])
+        } else {
+            cpus[i].to_string()
+        });
+        i = j + 1;
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(",")
+    }
+}
+
+pub fn irq(out: &mut String, irq: &Irq) {
+    if irq.nics.is_empty() {
+        let _ = writeln!(out, "  no physical NIC");
+    }
+    for n in &irq.nics {
+        if n.queues.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {:<13} no interrupt line of its own (a USB or virtual NIC)",
+                n.interface
+            );
+        }
+        for q in &n.queues {
+            let _ = writeln!(
+                out,
+                "  {:<13} irq {} ({}): {}; may go to {}",
+                n.interface,
+                q.irq,
+                q.action,
+                if q.cores_taking.is_empty() {
+                    "none taken yet".to_string()
+                } else {
+                    format!("taken by CPU {}", cpu_list(&q.cores_taking))
+                },
+                q.affinity.as_deref().map_or("?".into(), cpu_list)
+            );
+        }
+        let rps: Vec<String> = n
+            .rps
+            .iter()
+            .filter(|r| !r.cpus.is_empty())
+            .map(|r| format!("{} -> CPU {}", r.queue, cpu_list(&r.cpus)))
+            .collect();
+        if !rps.is_empty() {
+            let _ = writeln!(out, "                rps {}", rps.join("; "));
+        }
+    }
+    for p in &irq.problems {
+        let _ = writeln!(out, "  problem       {p}");
     }
 }
