@@ -6,8 +6,8 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use crate::tune::export::ExportFormat;
-use crate::tune::trial::workload::TrialWorkload;
-use crate::tune::trial::{PlanError, TrialPlan};
+use crate::tune::trial::judge::{Judge, JudgeOptions, MetricName};
+use crate::tune::trial::{Better, PlanError, TrialPlan};
 
 pub const LONG_ABOUT: &str = "Turn findings into changes, apply them journaled, verify \
 and roll them back.\n\n\
@@ -157,15 +157,43 @@ pub struct TryArgs {
     /// The change to try: a rule id or finding number (from 'tune plan') that recommends one change
     #[arg(required_unless_present = "set", conflicts_with = "set")]
     pub id: Option<String>,
-    /// Or a change of your own: sysctl:KEY=VALUE or sysfs:PATH=VALUE (PATH below /sys)
+    /// Or a change of your own: sysctl:KEY=VALUE, sysfs:PATH=VALUE (PATH below /sys) or
+    /// smb.conf:SECTION:PARAMETER=VALUE
     #[arg(long, value_name = "SETTING=VALUE")]
     pub set: Option<String>,
-    /// What to measure, KIND:PATH: seq-read or rand-read (direct I/O, which read-ahead does not
-    /// touch), or buffered-seq-read (through the emptied page cache: the one a
-    /// queue/read_ahead_kb change needs); PATH is a block device, a file or a directory, on
-    /// the device the change touches
-    #[arg(long, value_name = "KIND:PATH")]
-    pub bench: TrialWorkload,
+    /// The judge. A disk workload KIND:PATH: seq-read or rand-read (direct I/O, which
+    /// read-ahead does not touch), buffered-seq-read (through the emptied page cache: the one a
+    /// queue/read_ahead_kb change needs), on a block device, file or directory; seq-write,
+    /// rand-write (direct I/O) or rand-write-fsync (buffered, fsync after each write) on a
+    /// directory (a temporary file there, never a device). Or net:HOST[:PORT] (bench net to a
+    /// peer running 'nastune net serve'), smb://HOST[:PORT]/SHARE[/DIR] (bench smb) or
+    /// http:URL (bench http)
+    #[arg(long, value_name = "JUDGE")]
+    pub bench: Judge,
+    /// The judge's number to decide by: bw, iops, p99 or cpu_per_gb [default: the judge's own:
+    /// bw for sequential disk, net and smb; iops for random disk and http; p99 with --rr]
+    #[arg(long, value_enum)]
+    pub metric: Option<MetricName>,
+    /// net judge: request/response latency (transactions/s and p99) instead of throughput
+    #[arg(long)]
+    pub rr: bool,
+    /// smb judge: user to log on as (NAME or DOMAIN\NAME; password from NASTUNE_SMB_PASSWORD,
+    /// --password-file or a prompt); without it, a guest session
+    #[arg(short = 'U', long)]
+    pub user: Option<String>,
+    /// smb judge: read the password from the first line of this file
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+    /// smb judge: bytes written (or read) per run
+    #[arg(long, default_value = "64M", value_name = "SIZE", value_parser = parse_smb_size)]
+    pub smb_size: u64,
+    /// smb judge: time a sequential read (of a file written first) instead of a write
+    #[arg(long)]
+    pub smb_read: bool,
+    /// Keep a change that lowers security (SMB signing or encryption weaker, TCP timestamps
+    /// off) when it wins; without it such a change is always reverted
+    #[arg(long)]
+    pub allow_weaker_security: bool,
     /// Measurements on each side (without and with the change)
     #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::cli::values::whole("runs", 2..=1000))]
     pub runs: u32,
@@ -210,11 +238,37 @@ pub struct ExportArgs {
     pub output: PathBuf,
 }
 
+fn parse_smb_size(s: &str) -> Result<u64, String> {
+    let n = crate::bench::disk::workload::parse_size(s).map_err(|e| e.to_string())?;
+    if !((1 << 20)..=(64 << 30)).contains(&n) {
+        return Err(format!("'{s}' is out of range: use 1M to 64G"));
+    }
+    Ok(n)
+}
+
 impl TryArgs {
+    /// The judge's options; credentials are asked for only by an smb judge.
+    pub fn judge_options(&self) -> Result<JudgeOptions, crate::cli::bench_smb::SmbArgsError> {
+        let smb_credentials = match self.bench {
+            Judge::Smb(_) => Some(crate::cli::bench_smb::credentials(
+                self.user.as_deref(),
+                self.password_file.as_deref(),
+            )?),
+            _ => None,
+        };
+        Ok(JudgeOptions {
+            runtime: self.runtime,
+            rr: self.rr,
+            smb_credentials,
+            smb_size: self.smb_size,
+            smb_read: self.smb_read,
+        })
+    }
+
     /// The trial: --runs on each side in ABBA blocks, judged at --confidence
-    /// in the direction the workload's metric improves.
-    pub fn plan(&self) -> Result<TrialPlan, PlanError> {
-        let mut plan = TrialPlan::new(self.runs, true, self.bench.kind.metric().better);
+    /// in the direction the metric improves.
+    pub fn plan(&self, better: Better) -> Result<TrialPlan, PlanError> {
+        let mut plan = TrialPlan::new(self.runs, true, better);
         plan.confidence = self.confidence;
         plan.min_gain_pct = self.min_gain;
         plan.validate()?;
