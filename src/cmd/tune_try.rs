@@ -168,12 +168,13 @@ fn check_same_interface(
     })
 }
 
-/// Refuses an smb.conf change judged by anything but this box's smbd.
-fn check_samba_here(judge: &PreparedJudge, name: &str, setting: &str) -> Result<(), TryError> {
-    let why = match judge {
-        PreparedJudge::Smb(s) if s.local => return Ok(()),
-        PreparedJudge::Smb(_) => "measures a server that is not this box",
-        _ => "is not an smb judge",
+/// Refuses an smb.conf change judged by anything but this box's smbd
+/// (`smb_local`: whether an smb judge's server is this box; `None`: no smb judge).
+fn check_samba_here(smb_local: Option<bool>, name: &str, setting: &str) -> Result<(), TryError> {
+    let why = match smb_local {
+        Some(true) => return Ok(()),
+        Some(false) => "measures a server that is not this box",
+        None => "is not an smb judge",
     };
     Err(TryError::SambaElsewhere {
         judge: name.to_string(),
@@ -202,7 +203,11 @@ fn check_exercised(
         .map(|a| (a.ip(), exercise::peer_interface(&Root::live(), a.ip())));
     check_same_interface(name, via, setting, &touched_interfaces(plan, setting))?;
     if switched_file(plan).is_some() {
-        check_samba_here(judge, name, setting)?;
+        let smb_local = match judge {
+            PreparedJudge::Smb(s) => Some(s.local),
+            _ => None,
+        };
+        check_samba_here(smb_local, name, setting)?;
     }
     Ok(())
 }
@@ -673,6 +678,145 @@ mod tests {
         assert!(e.to_string().contains("is on no block device"), "{e}");
         // A sysctl touches no device: any path will do.
         assert!(check_same_device("/tmp/f", &s(&["vda"]), "sysctl:vm.swappiness", &[]).is_ok());
+    }
+
+    #[test]
+    fn an_interface_change_is_tried_only_through_that_interface() {
+        let d = crate::tune::test_tree::tree(&[
+            ("proc/sys/net/ipv4/conf/eth1/rp_filter", "1\n"),
+            ("sys/class/net/eth0/tx_queue_len", "1000\n"),
+        ]);
+        let root = Root::tree(d.path()).unwrap();
+        let setting = "sysfs:class/net/eth0/tx_queue_len";
+        let plan = plan_of(&root, &[&format!("{setting}=5000")]);
+        let touched = touched_interfaces(&plan, setting);
+        assert_eq!(touched, ["eth0"]);
+        let ip: std::net::IpAddr = "192.168.1.5".parse().unwrap();
+        let via = |i: &str| Some((ip, Some(i.to_string())));
+        assert!(check_same_interface("net:nas", via("eth0"), setting, &touched).is_ok());
+        let e = check_same_interface("net:nas:5201", via("eth1"), setting, &touched).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the judge 'net:nas:5201' reaches '192.168.1.5' through 'eth1', but \
+             'sysfs:class/net/eth0/tx_queue_len' changes 'eth0': the trial would measure traffic \
+             the change does not touch; judge it with a peer reached through 'eth0'"
+        );
+        let e = check_same_interface("seq-read:/srv", None, setting, &touched).unwrap_err();
+        assert!(
+            e.to_string().contains("sends nothing over the network"),
+            "{e}"
+        );
+        let rp = "sysctl:net.ipv4.conf.eth1.rp_filter";
+        let plan = plan_of(&root, &[&format!("{rp}=2")]);
+        assert_eq!(touched_interfaces(&plan, rp), ["eth1"]);
+        // A change of no interface passes with any judge.
+        assert!(check_same_interface("seq-read:/srv", None, "sysctl:vm.swappiness", &[]).is_ok());
+    }
+
+    #[test]
+    fn an_smb_conf_change_needs_this_box_as_the_smb_judge() {
+        let d = crate::tune::test_tree::tree(&[(
+            "etc/samba/smb.conf",
+            "[global]\n  smb encrypt = required\n",
+        )]);
+        let root = Root::tree(d.path()).unwrap();
+        let plan = plan_of(&root, &["smb.conf:global:smb encrypt=off"]);
+        assert_eq!(switched_file(&plan), Some("etc/samba/smb.conf"));
+        let item = the_change(&plan, "x").unwrap();
+        assert_eq!(
+            crate::tune::kinds::kind(&item.change)
+                .lowers_security(&root)
+                .as_deref(),
+            Some(
+                "SMB encryption: file data crosses the network readable by anyone on the path \
+                 ('smb encrypt' 'required' -> 'off')"
+            )
+        );
+        assert!(check_samba_here(Some(true), "smb://127.0.0.1/rw", &item.setting).is_ok());
+        let e = check_samba_here(Some(false), "smb://nas/rw", &item.setting).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("measures a server that is not this box"),
+            "{e}"
+        );
+        let e = check_samba_here(None, "seq-read:/", &item.setting).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "'smb.conf:[global]:smb encrypt' changes this box's Samba, but the judge 'seq-read:/' \
+             is not an smb judge: the trial would measure a server the change does not touch; \
+             judge it with smb://HOST/SHARE served here (e.g. smb://127.0.0.1/SHARE)"
+        );
+    }
+
+    fn outcome(verdict: Verdict, effect: Effect, runs: Vec<(Side, f64)>) -> TrialOutcome {
+        let mut o = trial::decide(&trial::TrialPlan::new(2, true, Better::Lower), runs);
+        o.verdict = verdict;
+        o.effect = Some(effect);
+        o
+    }
+
+    #[test]
+    fn a_weaker_change_is_kept_only_when_allowed_and_says_what_it_trades() {
+        let runs = vec![(Side::Baseline, 1.0), (Side::Changed, 2.0)];
+        let mut o = outcome(Verdict::Keep, Effect::Helps, runs.clone());
+        review_security(&mut o, Some("SMB encryption"), false);
+        assert_eq!(o.verdict, Verdict::Revert);
+        assert!(
+            o.reason.ends_with(
+                "; not kept: it lowers security, trading SMB encryption; pass \
+                 --allow-weaker-security to keep it"
+            ),
+            "{}",
+            o.reason
+        );
+        let mut o = outcome(Verdict::Keep, Effect::Helps, runs.clone());
+        review_security(&mut o, Some("SMB encryption"), true);
+        assert_eq!(o.verdict, Verdict::Keep);
+        assert!(
+            o.reason
+                .ends_with("kept with --allow-weaker-security: it trades SMB encryption")
+        );
+        let mut o = outcome(Verdict::Keep, Effect::Helps, runs);
+        review_security(&mut o, None, false);
+        assert_eq!(o.verdict, Verdict::Keep);
+    }
+
+    #[test]
+    fn a_cpu_gain_is_kept_only_with_throughput_kept() {
+        let plan = trial::TrialPlan::new(3, true, Better::Lower);
+        let sides = [
+            Side::Baseline,
+            Side::Changed,
+            Side::Changed,
+            Side::Baseline,
+            Side::Baseline,
+            Side::Changed,
+        ];
+        let cpu = [2.0, 1.0, 1.1, 2.1, 1.9, 0.9];
+        let runs: Vec<(Side, f64)> = sides.iter().copied().zip(cpu).collect();
+        let o = trial::decide(&plan, runs.clone());
+        assert_eq!(o.verdict, Verdict::Keep, "{}", o.reason);
+        // Throughput the same within the noise: kept, for its CPU.
+        let mut kept = o.clone();
+        let same = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2].map(Some);
+        review_throughput(&mut kept, &plan, &same, "MiB/s");
+        assert_eq!(kept.verdict, Verdict::Keep);
+        assert!(
+            kept.reason.starts_with("kept for its lower CPU per GB, throughput kept (100.1 vs 100.0 MiB/s): better beyond the noise"),
+            "{}",
+            kept.reason
+        );
+        // Throughput fell: reverted, and said why.
+        let mut fell = o;
+        let slower = [100.0, 80.0, 81.0, 101.0, 99.0, 79.0].map(Some);
+        review_throughput(&mut fell, &plan, &slower, "MiB/s");
+        assert_eq!(fell.verdict, Verdict::Revert);
+        assert!(
+            fell.reason
+                .ends_with("but throughput fell beyond the noise (80.0 vs 100.0 MiB/s): not kept"),
+            "{}",
+            fell.reason
+        );
     }
 
     #[test]
