@@ -26,20 +26,30 @@ store; 'rollback' restores exactly that, also after a crash. 'verify' says, per 
 applied, drifted (changed by someone else: reported, not fought) or unsupported.\n\n\
 Network changes (net.* sysctls, network device attributes and settings) revert by themselves unless 'tune \
 confirm' arrives within --confirm-within; their persistence is written only at confirm.\n\n\
-'try' measures one runtime change (sysctl, sysfs or udev attribute): a warm-up run, then \
+'try' measures one change (sysctl, sysfs, udev attribute or smb.conf parameter): a warm-up run, then \
 --runs measurements on each side in ABBA order, the change applied as a journaled session and \
-switched back and forth; it stays only if Welch's confidence interval of the difference lies \
+switched back and forth (an smb.conf edit rewritten and Samba reloaded between runs, the file \
+restored byte for byte on each revert); it stays only if Welch's confidence interval of the difference lies \
 wholly on the better side (and the mean gains --min-gain), otherwise the session is rolled \
-back. The runs, interval and verdict are stored as a 'tune-try' run. A read_ahead_kb change \
+back. The verdict names the effect (helps, no effect, hurts). The runs, interval and verdict are stored as a 'tune-try' run. \
+The judge (--bench) is a disk workload (reads on a device, file or directory; seq-write, \
+rand-write and rand-write-fsync on a temporary file in a directory), net:HOST[:PORT] (a \
+'nastune net serve' peer; --rr for latency), smb://HOST/SHARE (--user, --smb-size, --smb-read) \
+or http:URL; --metric picks bw, iops, p99 or cpu_per_gb (a CPU gain is kept only with \
+throughput kept, and says so). A read_ahead_kb change \
 needs the buffered-seq-read workload: seq-read and rand-read use direct I/O, which read-ahead \
-does not touch. A block device change is tried only on a --bench PATH whose I/O passes through \
-that device (its partition, or dm or md over it); any other PATH is refused. 'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
+does not touch. The judge must exercise the change: a block device change needs a --bench PATH \
+whose I/O passes through that device (its partition, or dm or md over it), a network interface \
+change a peer routed out of that interface, an smb.conf change an smb judge served by this box; \
+anything else is refused. A change that lowers security (SMB signing or encryption weaker, TCP \
+timestamps off) is reverted, saying what it trades, unless --allow-weaker-security. 'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
 a TuneD profile or Ansible tasks, without touching the system.\n\nExamples:\n  \
 nastune tune plan\n  nastune tune apply swappiness-for-swap-kind\n  \
 nastune tune apply --set sysctl:vm.swappiness=10 --yes\n  \
 nastune tune apply --set ethtool:eth0:rx-gro=on --confirm-within 2m\n  nastune tune confirm\n  \
 nastune tune verify\n  nastune tune rollback\n  \
 nastune tune try --set sysfs:block/sda/queue/read_ahead_kb=1024 --bench buffered-seq-read:/dev/sda\n  \
+nastune tune try --set 'smb.conf:global:use sendfile=yes' --bench smb://127.0.0.1/data --user alice\n  \
 nastune tune export --format tuned --output /etc/tuned";
 
 #[derive(Debug, Args)]

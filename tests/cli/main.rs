@@ -39,4 +39,5 @@ mod smbd;
 mod store;
 mod tune;
 mod tune_try;
+mod tune_try_judges;
 mod watch;
