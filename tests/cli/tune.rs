@@ -412,7 +412,7 @@ fn verify_reports_drift_and_unsupported_and_rollback_still_restores() {
 
 // ---- for real: a network namespace, a loop device, the dead-man timer ----
 
-struct Netns(String);
+pub(crate) struct Netns(pub(crate) String);
 
 impl Drop for Netns {
     fn drop(&mut self) {
@@ -469,7 +469,7 @@ impl PrivateEtc {
     }
 }
 
-fn netns_setup(tag: &str) -> Option<Netns> {
+pub(crate) fn netns_setup(tag: &str) -> Option<Netns> {
     if !require(&[Need::Root, Need::Tool("ip")]) {
         return None;
     }
@@ -482,7 +482,7 @@ fn netns_setup(tag: &str) -> Option<Netns> {
     Some(Netns(ns))
 }
 
-fn ns_read(ns: &str, key: &str) -> String {
+pub(crate) fn ns_read(ns: &str, key: &str) -> String {
     let o = Command::new("ip")
         .args(["netns", "exec", ns, "cat"])
         .arg(format!("/proc/sys/{}", key.replace('.', "/")))

@@ -268,7 +268,7 @@ fn etc_db(etc: &PrivateEtc) -> std::path::PathBuf {
 }
 
 /// A data file for the workload when the change goes to a tree.
-fn data_file(dir: &Path) -> String {
+pub(crate) fn data_file(dir: &Path) -> String {
     let p = dir.join("data.bin");
     std::fs::write(&p, vec![0x5a_u8; 4 << 20]).unwrap();
     p.to_str().unwrap().to_string()

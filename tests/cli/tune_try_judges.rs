@@ -122,8 +122,7 @@ fn try_smb_encryption_on_costs_and_is_reverted() {
 fn try_refuses_an_smb_conf_change_judged_elsewhere() {
     let (t, dir) = crate::tune::copy_box("oldguide");
     let before = tree_state(&dir);
-    let data = t.path().join("data.bin");
-    std::fs::write(&data, vec![0x5a_u8; 1 << 20]).unwrap();
+    let data = crate::tune_try::data_file(t.path());
     let o = run_with_db(
         t.path(),
         &[
@@ -135,7 +134,7 @@ fn try_refuses_an_smb_conf_change_judged_elsewhere() {
             "--set",
             "smb.conf:global:smb encrypt=off",
             "--bench",
-            &format!("buffered-seq-read:{}", data.display()),
+            &format!("buffered-seq-read:{data}"),
         ],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -288,4 +287,83 @@ fn a_change_without_effect_is_reported_as_no_effect() {
     }
     let none = effects.iter().filter(|e| *e == "no_effect").count();
     assert!(none >= 9, "no effect in only {none} of 10: {effects:?}");
+}
+
+/// Kills the server on drop.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// TCP timestamps off, judged by bench net to a `net serve` peer, in a
+/// network namespace of its own: whatever it measures, the change lowers
+/// security, so without --allow-weaker-security it is reverted and the
+/// verdict says what it trades.
+#[test]
+fn try_tcp_timestamps_off_with_a_net_judge_is_never_kept_without_the_flag() {
+    let Some(ns) = crate::tune::netns_setup("judge") else {
+        return;
+    };
+    let exec = ["ip", "netns", "exec", ns.0.as_str()];
+    let up = Command::new("ip")
+        .args(["-n", &ns.0, "link", "set", "lo", "up"])
+        .status()
+        .unwrap();
+    assert!(up.success());
+    let _server = Server(
+        Command::new("ip")
+            .args(["netns", "exec", &ns.0])
+            .arg(env!("CARGO_BIN_EXE_nastune"))
+            .args(["net", "serve", "-B", "127.0.0.1", "-p", "5201"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let before = crate::tune::ns_read(&ns.0, "net.ipv4.tcp_timestamps");
+    assert_ne!(before, "0");
+    let etc = PrivateEtc::new();
+    let args = [
+        "tune",
+        "try",
+        "--yes",
+        "--json",
+        "--set",
+        "sysctl:net.ipv4.tcp_timestamps=0",
+        "--bench",
+        "net:127.0.0.1:5201",
+        "--runs",
+        "2",
+        "--runtime",
+        "1s",
+    ];
+    let doc = json_of(&etc.run(&exec, &args));
+    assert_eq!(doc["metric"]["name"], "mbit_per_sec", "{doc}");
+    assert_eq!(doc["workload"], "net:127.0.0.1:5201");
+    assert!(
+        doc["security_trade"]
+            .as_str()
+            .unwrap()
+            .starts_with("TCP timestamps (net.ipv4.tcp_timestamps '1' -> '0')"),
+        "{doc}"
+    );
+    assert_eq!(doc["verdict"], "revert", "{doc}");
+    let reason = doc["reason"].as_str().unwrap();
+    if doc["effect"] == "helps" {
+        assert!(
+            reason.contains("pass --allow-weaker-security to keep it"),
+            "{reason}"
+        );
+    } else {
+        assert!(reason.contains("it would trade TCP timestamps"), "{reason}");
+    }
+    assert_eq!(
+        crate::tune::ns_read(&ns.0, "net.ipv4.tcp_timestamps"),
+        before
+    );
 }
