@@ -204,20 +204,12 @@ pub fn check_plan(
 ) -> Result<Plan, SmbArgsError> {
     let parsed = Target::parse(target)?;
     Ok(Plan {
-        settings: Settings {
-            target: parsed.display(),
-            user: user.map(str::to_string),
-            workloads: vec![Workload::SeqWrite, Workload::SeqRead],
-            securities: vec![Security::Plain],
-            dialects: Dialect::ALL.to_vec(),
-            size_bytes: Some(size),
-            block_bytes: 1 << 20,
-            depth: 4,
-            small_files: 0,
-            small_file_bytes: 64 << 10,
-            metadata_dirs: 0,
-            metadata_files_per_dir: 0,
-        },
+        settings: Settings::sequential(
+            &parsed,
+            user.map(str::to_string),
+            vec![Workload::SeqWrite, Workload::SeqRead],
+            size,
+        ),
         target: parsed,
         credentials: credentials(user, password_file)?,
         timeout: Duration::from_secs(30),

@@ -6,8 +6,8 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use crate::tune::export::ExportFormat;
-use crate::tune::trial::workload::TrialWorkload;
-use crate::tune::trial::{PlanError, TrialPlan};
+use crate::tune::trial::judge::{Judge, JudgeOptions, MetricName};
+use crate::tune::trial::{Better, PlanError, TrialPlan};
 
 pub const LONG_ABOUT: &str = "Turn findings into changes, apply them journaled, verify \
 and roll them back.\n\n\
@@ -26,20 +26,31 @@ store; 'rollback' restores exactly that, also after a crash. 'verify' says, per 
 applied, drifted (changed by someone else: reported, not fought) or unsupported.\n\n\
 Network changes (net.* sysctls, network device attributes and settings) revert by themselves unless 'tune \
 confirm' arrives within --confirm-within; their persistence is written only at confirm.\n\n\
-'try' measures one runtime change (sysctl, sysfs or udev attribute): a warm-up run, then \
+'try' measures one change (sysctl, sysfs, udev attribute, interrupt coalescing, IRQ affinity, \
+RPS/XPS mask, dm-crypt flag or smb.conf parameter): a warm-up run, then \
 --runs measurements on each side in ABBA order, the change applied as a journaled session and \
-switched back and forth; it stays only if Welch's confidence interval of the difference lies \
+switched back and forth (an smb.conf edit rewritten and Samba reloaded between runs, the file \
+restored byte for byte on each revert); it stays only if Welch's confidence interval of the difference lies \
 wholly on the better side (and the mean gains --min-gain), otherwise the session is rolled \
-back. The runs, interval and verdict are stored as a 'tune-try' run. A read_ahead_kb change \
+back. The verdict names the effect (helps, no effect, hurts). The runs, interval and verdict are stored as a 'tune-try' run. \
+The judge (--bench) is a disk workload (reads on a device, file or directory; seq-write, \
+rand-write and rand-write-fsync on a temporary file in a directory), net:HOST[:PORT] (a \
+'nastune net serve' peer; --rr for latency), smb://HOST/SHARE (--user, --smb-size, --smb-read) \
+or http:URL; --metric picks bw, iops, p99 or cpu_per_gb (a CPU gain is kept only with \
+throughput kept, and says so). A read_ahead_kb change \
 needs the buffered-seq-read workload: seq-read and rand-read use direct I/O, which read-ahead \
-does not touch. A block device change is tried only on a --bench PATH whose I/O passes through \
-that device (its partition, or dm or md over it); any other PATH is refused. 'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
+does not touch. The judge must exercise the change: a block device change needs a --bench PATH \
+whose I/O passes through that device (its partition, or dm or md over it), a network interface \
+change a peer routed out of that interface, an smb.conf change an smb judge served by this box; \
+anything else is refused. A change that lowers security (SMB signing or encryption weaker, TCP \
+timestamps off) is reverted, saying what it trades, unless --allow-weaker-security. 'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
 a TuneD profile or Ansible tasks, without touching the system.\n\nExamples:\n  \
 nastune tune plan\n  nastune tune apply swappiness-for-swap-kind\n  \
 nastune tune apply --set sysctl:vm.swappiness=10 --yes\n  \
 nastune tune apply --set ethtool:eth0:rx-gro=on --confirm-within 2m\n  nastune tune confirm\n  \
 nastune tune verify\n  nastune tune rollback\n  \
 nastune tune try --set sysfs:block/sda/queue/read_ahead_kb=1024 --bench buffered-seq-read:/dev/sda\n  \
+nastune tune try --set 'smb.conf:global:use sendfile=yes' --bench smb://127.0.0.1/data --user alice\n  \
 nastune tune export --format tuned --output /etc/tuned";
 
 #[derive(Debug, Args)]
@@ -161,15 +172,45 @@ pub struct TryArgs {
     /// The change to try: a rule id or finding number (from 'tune plan') that recommends one change
     #[arg(required_unless_present = "set", conflicts_with = "set")]
     pub id: Option<String>,
-    /// Or a change of your own: sysctl:KEY=VALUE or sysfs:PATH=VALUE (PATH below /sys)
+    /// Or a change of your own: sysctl:KEY=VALUE, sysfs:PATH=VALUE (PATH below /sys),
+    /// ethtool:IFACE:rx-usecs=N (coalescing), irq:N|IFACE=CPULIST, rps:IFACE:rx-N=MASK,
+    /// xps:IFACE:tx-N=MASK, dmcrypt:NAME:no_read_workqueue=on or
+    /// smb.conf:SECTION:PARAMETER=VALUE
     #[arg(long, value_name = "SETTING=VALUE")]
     pub set: Option<String>,
-    /// What to measure, KIND:PATH: seq-read or rand-read (direct I/O, which read-ahead does not
-    /// touch), or buffered-seq-read (through the emptied page cache: the one a
-    /// queue/read_ahead_kb change needs); PATH is a block device, a file or a directory, on
-    /// the device the change touches
-    #[arg(long, value_name = "KIND:PATH")]
-    pub bench: TrialWorkload,
+    /// The judge. A disk workload KIND:PATH: seq-read or rand-read (direct I/O, which
+    /// read-ahead does not touch), buffered-seq-read (through the emptied page cache: the one a
+    /// queue/read_ahead_kb change needs), on a block device, file or directory; seq-write,
+    /// rand-write (direct I/O) or rand-write-fsync (buffered, fsync after each write) on a
+    /// directory (a temporary file there, never a device). Or net:HOST[:PORT] (bench net to a
+    /// peer running 'nastune net serve'), smb://HOST[:PORT]/SHARE[/DIR] (bench smb) or
+    /// http:URL (bench http)
+    #[arg(long, value_name = "JUDGE")]
+    pub bench: Judge,
+    /// The judge's number to decide by: bw, iops, p99 or cpu_per_gb [default: the judge's own:
+    /// bw for sequential disk, net and smb; iops for random disk and http; p99 with --rr]
+    #[arg(long, value_enum)]
+    pub metric: Option<MetricName>,
+    /// net judge: request/response latency (transactions/s and p99) instead of throughput
+    #[arg(long)]
+    pub rr: bool,
+    /// smb judge: user to log on as (NAME or DOMAIN\NAME; password from NASTUNE_SMB_PASSWORD,
+    /// --password-file or a prompt); without it, a guest session
+    #[arg(short = 'U', long)]
+    pub user: Option<String>,
+    /// smb judge: read the password from the first line of this file
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+    /// smb judge: bytes written (or read) per run
+    #[arg(long, default_value = "64M", value_name = "SIZE", value_parser = parse_smb_size)]
+    pub smb_size: u64,
+    /// smb judge: time a sequential read (of a file written first) instead of a write
+    #[arg(long)]
+    pub smb_read: bool,
+    /// Keep a change that lowers security (SMB signing or encryption weaker, TCP timestamps
+    /// off) when it wins; without it such a change is always reverted
+    #[arg(long)]
+    pub allow_weaker_security: bool,
     /// Measurements on each side (without and with the change)
     #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::cli::values::whole("runs", 2..=1000))]
     pub runs: u32,
@@ -214,11 +255,37 @@ pub struct ExportArgs {
     pub output: PathBuf,
 }
 
+fn parse_smb_size(s: &str) -> Result<u64, String> {
+    let n = crate::bench::disk::workload::parse_size(s).map_err(|e| e.to_string())?;
+    if !((1 << 20)..=(64 << 30)).contains(&n) {
+        return Err(format!("'{s}' is out of range: use 1M to 64G"));
+    }
+    Ok(n)
+}
+
 impl TryArgs {
+    /// The judge's options; credentials are asked for only by an smb judge.
+    pub fn judge_options(&self) -> Result<JudgeOptions, crate::cli::bench_smb::SmbArgsError> {
+        let smb_credentials = match self.bench {
+            Judge::Smb(_) => Some(crate::cli::bench_smb::credentials(
+                self.user.as_deref(),
+                self.password_file.as_deref(),
+            )?),
+            _ => None,
+        };
+        Ok(JudgeOptions {
+            runtime: self.runtime,
+            rr: self.rr,
+            smb_credentials,
+            smb_size: self.smb_size,
+            smb_read: self.smb_read,
+        })
+    }
+
     /// The trial: --runs on each side in ABBA blocks, judged at --confidence
-    /// in the direction the workload's metric improves.
-    pub fn plan(&self) -> Result<TrialPlan, PlanError> {
-        let mut plan = TrialPlan::new(self.runs, true, self.bench.kind.metric().better);
+    /// in the direction the metric improves.
+    pub fn plan(&self, better: Better) -> Result<TrialPlan, PlanError> {
+        let mut plan = TrialPlan::new(self.runs, true, better);
         plan.confidence = self.confidence;
         plan.min_gain_pct = self.min_gain;
         plan.validate()?;

@@ -18,8 +18,11 @@ use crate::root::Root;
 use crate::store::Store;
 use crate::tune::action::{self, Action, read_entry, restore_runtime, selected_value};
 use crate::tune::plan::{Plan, PlanItem, Status};
-use crate::tune::trial::{self, TrialError, TryReport, Verdict};
-use crate::tune::{apply, deadman, rollback};
+use crate::tune::trial::judge::{JudgeError, MetricName, PreparedJudge, Sample};
+use crate::tune::trial::{
+    self, Better, Effect, Side, TrialError, TrialOutcome, TryReport, Verdict, exercise,
+};
+use crate::tune::{apply, deadman, reload, rollback};
 use anyhow::Context as _;
 
 #[derive(Debug, thiserror::Error)]
@@ -36,7 +39,8 @@ pub enum TryError {
     },
     #[error(
         "'{setting}' is {kind} change, which cannot be switched back and forth at runtime; \
-         tune try measures sysctl, sysfs and udev attribute changes only: use 'nastune tune apply'"
+         tune try measures sysctl, sysfs, udev attribute and smb.conf changes only: use \
+         'nastune tune apply'"
     )]
     NotRuntime { setting: String, kind: &'static str },
     #[error("'{0}' writes no runtime value now (no device matches): there is nothing to measure")]
@@ -56,6 +60,28 @@ pub enum TryError {
         setting: String,
         touched: String,
     },
+    #[error(
+        "the judge '{judge}' {via}, but '{setting}' changes {touched}: the trial would measure \
+         traffic the change does not touch; judge it with a peer reached through {touched}"
+    )]
+    OtherInterface {
+        judge: String,
+        via: String,
+        setting: String,
+        touched: String,
+    },
+    #[error(
+        "'{setting}' changes this box's Samba, but the judge '{judge}' {why}: the trial would \
+         measure a server the change does not touch; judge it with smb://HOST/SHARE served here \
+         (e.g. smb://127.0.0.1/SHARE)"
+    )]
+    SambaElsewhere {
+        judge: String,
+        why: &'static str,
+        setting: String,
+    },
+    #[error("{0}; the change was rolled back")]
+    Reload(String),
 }
 
 /// The block devices a plan's runtime writes touch (`sys/block/NAME/…`).
@@ -96,6 +122,96 @@ fn check_same_device(
     })
 }
 
+/// The in-place edit `tune try` switches back and forth (with a reload
+/// between runs): smb.conf, when the plan edits it.
+fn switched_file(plan: &Plan) -> Option<&'static str> {
+    plan.items
+        .iter()
+        .filter(|i| i.status == Status::Apply)
+        .filter_map(|i| crate::tune::kinds::kind(&i.change).edited_file())
+        .find(|f| *f == crate::tune::edit_file::SMB_CONF)
+}
+
+/// The network interfaces a plan's writes of `setting` touch.
+fn touched_interfaces(plan: &Plan, setting: &str) -> Vec<String> {
+    let mut out: Vec<String> = plan
+        .steps
+        .iter()
+        .filter(|s| s.setting == setting && s.action.kind() != action::KIND_FILE)
+        .filter_map(|s| exercise::touched_interface(s.action.path()))
+        .collect();
+    out.dedup();
+    out
+}
+
+/// Refuses a network interface change judged by traffic that does not leave
+/// through that interface (`via`: the peer's route, `None` for a judge that
+/// sends nothing).
+fn check_same_interface(
+    judge: &str,
+    via: Option<(std::net::IpAddr, Option<String>)>,
+    setting: &str,
+    touched: &[String],
+) -> Result<(), TryError> {
+    let via = match via {
+        _ if touched.is_empty() => return Ok(()),
+        Some((_, Some(iface))) if touched.contains(&iface) => return Ok(()),
+        Some((ip, Some(iface))) => format!("reaches '{ip}' through '{iface}'"),
+        Some((ip, None)) => format!("reaches '{ip}' through no interface the routing table names"),
+        None => "sends nothing over the network".to_string(),
+    };
+    Err(TryError::OtherInterface {
+        judge: judge.to_string(),
+        via,
+        setting: setting.to_string(),
+        touched: format!("'{}'", touched.join("', '")),
+    })
+}
+
+/// Refuses an smb.conf change judged by anything but this box's smbd
+/// (`smb_local`: whether an smb judge's server is this box; `None`: no smb judge).
+fn check_samba_here(smb_local: Option<bool>, name: &str, setting: &str) -> Result<(), TryError> {
+    let why = match smb_local {
+        Some(true) => return Ok(()),
+        Some(false) => "measures a server that is not this box",
+        None => "is not an smb judge",
+    };
+    Err(TryError::SambaElsewhere {
+        judge: name.to_string(),
+        why,
+        setting: setting.to_string(),
+    })
+}
+
+/// Refuses a trial whose judge does not exercise the change: the benched
+/// file off the changed device, the peer not behind the changed interface,
+/// an smb.conf change not judged against this box's Samba.
+fn check_exercised(
+    name: &str,
+    judge: &PreparedJudge,
+    plan: &Plan,
+    setting: &str,
+) -> Result<(), TryError> {
+    check_same_device(
+        name,
+        &judge.device_stack().unwrap_or_default(),
+        setting,
+        &touched_block_devices(plan, setting),
+    )?;
+    let via = judge
+        .peer()
+        .map(|a| (a.ip(), exercise::peer_interface(&Root::live(), a.ip())));
+    check_same_interface(name, via, setting, &touched_interfaces(plan, setting))?;
+    if switched_file(plan).is_some() {
+        let smb_local = match judge {
+            PreparedJudge::Smb(s) => Some(s.local),
+            _ => None,
+        };
+        check_samba_here(smb_local, name, setting)?;
+    }
+    Ok(())
+}
+
 /// The one change a plan holds, or why it cannot be tried.
 fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> {
     for i in &plan.items {
@@ -115,13 +231,15 @@ fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> 
         .collect();
     match chosen.as_slice() {
         [one] => {
-            if !plan.steps.iter().any(|s| {
+            let runtime = plan.steps.iter().any(|s| {
                 s.setting == one.setting
                     && matches!(
                         s.action,
                         Action::Runtime { value: Some(_), .. } | Action::Netdev { .. }
                     )
-            }) {
+            });
+            let edit = switched_file(plan).is_some();
+            if !runtime && !edit {
                 return Err(TryError::NoRuntimeValue(one.setting.clone()));
             }
             Ok(one)
@@ -160,6 +278,8 @@ struct Switch<'a> {
     plan: &'a Plan,
     confirm_within: Duration,
     started: std::cell::Cell<bool>,
+    /// The edited file switched with the runtime values (smb.conf), reloaded after each switch.
+    file: Option<&'static str>,
 }
 
 impl Switch<'_> {
@@ -180,18 +300,28 @@ impl Switch<'_> {
                 self.confirm_within,
                 &spawn,
             )?;
-            return Ok(());
+            return self.reload();
         }
         self.check_deadman()?;
-        for e in self.runtime_entries()? {
-            if let Some(new) = &e.new {
-                let new = String::from_utf8_lossy(new);
-                if e.kind == action::KIND_NETDEV {
-                    action::write_netdev(&e.path, &new)?;
-                } else {
-                    action::write_runtime(self.root, &e.path, &new)?;
+        for e in self.switched_entries()? {
+            match (&e.new, e.kind.as_str()) {
+                (Some(new), action::KIND_FILE) => action::write_file(self.root, &e.path, new)?,
+                (Some(new), action::KIND_NETDEV) => {
+                    action::write_netdev(&e.path, &String::from_utf8_lossy(new))?
                 }
+                (Some(new), _) => {
+                    action::write_runtime(self.root, &e.path, &String::from_utf8_lossy(new))?
+                }
+                (None, _) => {}
             }
+        }
+        self.reload()
+    }
+
+    /// Makes Samba read the switched smb.conf.
+    fn reload(&self) -> anyhow::Result<()> {
+        if self.file.is_some() {
+            reload::samba(self.root).map_err(TryError::Reload)?;
         }
         Ok(())
     }
@@ -201,25 +331,32 @@ impl Switch<'_> {
         if self.plan.has_network() {
             self.check_deadman()?;
         }
-        for e in self.runtime_entries()?.iter().rev() {
-            match &e.old {
-                Some(old) if e.kind == action::KIND_NETDEV => {
-                    action::write_netdev(&e.path, &String::from_utf8_lossy(old))?;
+        for e in self.switched_entries()?.iter().rev() {
+            match (&e.old, e.kind.as_str()) {
+                // Byte for byte what was there: the journaled old file.
+                (Some(old), action::KIND_FILE) => action::write_file(self.root, &e.path, old)?,
+                (None, action::KIND_FILE) => action::remove_file(self.root, &e.path)?,
+                (Some(old), action::KIND_NETDEV) => {
+                    action::write_netdev(&e.path, &String::from_utf8_lossy(old))?
                 }
-                Some(old) => restore_runtime(self.root, &e.path, old)?,
-                None => {}
+                (Some(old), _) => restore_runtime(self.root, &e.path, old)?,
+                (None, _) => {}
             }
         }
-        Ok(())
+        self.reload()
     }
 
-    fn runtime_entries(&self) -> anyhow::Result<Vec<crate::store::tune::EntryRecord>> {
+    /// The journaled runtime writes, and the switched file's.
+    fn switched_entries(&self) -> anyhow::Result<Vec<crate::store::tune::EntryRecord>> {
         Ok(self
             .store
             .tune_entries(self.run)?
             .into_iter()
             // Device settings (coalescing, dm-crypt flags) switch like runtime values.
-            .filter(|e| matches!(e.kind.as_str(), action::KIND_RUNTIME | action::KIND_NETDEV))
+            .filter(|e| {
+                matches!(e.kind.as_str(), action::KIND_RUNTIME | action::KIND_NETDEV)
+                    || (e.kind == action::KIND_FILE && Some(e.path.as_str()) == self.file)
+            })
             .filter(|e| matches!(e.state.as_str(), "journaled" | "applied"))
             .collect())
     }
@@ -244,6 +381,7 @@ impl Switch<'_> {
             && s.state != "rolled_back"
         {
             rollback::rollback_session(self.store, &s, false)?;
+            return self.reload();
         }
         Ok(())
     }
@@ -251,8 +389,10 @@ impl Switch<'_> {
 
 pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let store = need_store(global, "try")?;
-    let metric = a.bench.kind.metric();
-    let trial_plan = a.plan()?;
+    let opts = a.judge_options()?;
+    let metric_name = a.bench.pick(&opts, a.metric)?;
+    let metric = a.bench.metric(metric_name);
+    let trial_plan = a.plan(metric.better)?;
     let root = open_root(&a.root)?;
     let select = SelectArgs {
         ids: a.id.iter().cloned().collect(),
@@ -262,6 +402,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let what = a.id.clone().or_else(|| a.set.clone()).unwrap_or_default();
     let plan = make_plan(&select, &root, Some(&store))?;
     let item = the_change(&plan, &what)?;
+    let trade = crate::tune::kinds::kind(&item.change).lowers_security(&root);
     if !a.json {
         crate::output::write_stdout(tune_text::render_plan(&plan).as_bytes())?;
     }
@@ -269,21 +410,24 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         eprintln!("nastune: nothing tried");
         return Ok(ExitCode::SUCCESS);
     }
-    // The workload reads the real device, whatever tree the change goes to.
-    let workload = a.bench.prepare(Root::live(), a.runtime, None)?;
-    check_same_device(
-        &a.bench.path.display().to_string(),
-        &workload.device_stack(&Root::live()),
-        &item.setting,
-        &touched_block_devices(&plan, &item.setting),
-    )?;
+    // The judge measures the real system, whatever tree the change goes to.
+    let judge = a.bench.prepare(&opts)?;
+    check_exercised(&a.bench.to_string(), &judge, &plan, &item.setting)?;
+    let pick = |s: Sample| {
+        s.get(metric_name).ok_or_else(|| JudgeError::Missing {
+            judge: a.bench.kind(),
+            target: a.bench.to_string(),
+            metric: metric_name.name(),
+            why: "the run measured none",
+        })
+    };
     // The first run after a pause is slow (cold caches and queues below the
     // page cache, a disk spinning up): one unused run keeps it out of the baseline.
     let warmup = {
-        let guard = Guard::start(&Root::live(), GuardPlan::cpu(a.guard.settle));
-        let v = workload.measure()?;
+        let guard = Guard::start(&Root::live(), guard_plan(&judge, a.guard.settle));
+        let v = judge.measure()?;
         guard.finish(&Root::live(), Outcome::default());
-        v
+        pick(v)?
     };
     let host = crate::probe::host::read_host_id(&root);
     let run = store.begin_run(
@@ -302,17 +446,22 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         plan: &plan,
         confirm_within: per_run * (4 * a.runs) + Duration::from_secs(60),
         started: std::cell::Cell::new(false),
+        file: switched_file(&plan),
     };
     let progress = std::io::stderr().is_terminal();
     let total = 2 * a.runs;
     let mut taken = 0;
     let mut disturbed_runs = Vec::new();
     let mut reruns = 0;
-    let result = trial::run_trial(
+    // Throughput beside the metric, for a CPU-per-GB verdict.
+    let bw = std::cell::RefCell::new(Vec::new());
+    let result = trial::run_trial_reviewed(
         &trial_plan,
         || {
             taken += 1;
-            let (v, validity) = guarded_measure(&workload, &mut reruns)?;
+            let (sample, validity) = guarded_measure(&judge, &mut reruns)?;
+            let v = pick(sample)?;
+            bw.borrow_mut().push(sample.bw);
             if !validity.is_clean() {
                 let why = format!("run {taken}: {}", validity.reasons.join("; "));
                 if a.guard.strict {
@@ -327,6 +476,13 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         },
         || switch.apply(),
         || switch.revert(),
+        |o| {
+            if metric_name == MetricName::CpuPerGb {
+                let unit = a.bench.metric(MetricName::Bw).unit;
+                review_throughput(o, &trial_plan, &bw.borrow(), unit);
+            }
+            review_security(o, trade.as_deref(), a.allow_weaker_security);
+        },
     );
     let outcome = match result {
         Ok(o) => o,
@@ -348,19 +504,26 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         switch.roll_back()?;
     }
-    let final_value = plan
-        .steps
-        .iter()
-        .find(|s| {
-            s.setting == item.setting
-                && matches!(s.action, Action::Runtime { .. } | Action::Netdev { .. })
-        })
-        .and_then(|s| {
-            read_entry(&root, s.action.kind(), s.action.path())
-                .ok()
-                .flatten()
-        })
-        .map(|b| selected_value(&String::from_utf8_lossy(&b)));
+    let final_value = match switch.file {
+        Some(_) => item
+            .new
+            .clone()
+            .filter(|_| kept)
+            .or_else(|| item.old.clone()),
+        None => plan
+            .steps
+            .iter()
+            .find(|s| {
+                s.setting == item.setting
+                    && matches!(s.action, Action::Runtime { .. } | Action::Netdev { .. })
+            })
+            .and_then(|s| {
+                read_entry(&root, s.action.kind(), s.action.path())
+                    .ok()
+                    .flatten()
+            })
+            .map(|b| selected_value(&String::from_utf8_lossy(&b))),
+    };
     let report = TryReport {
         change: item.clone(),
         workload: a.bench.to_string(),
@@ -376,6 +539,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         final_value,
         disturbed_runs,
         reruns,
+        security_trade: trade,
     };
     store.save(run, &report)?;
     store.finish_run(run, "ok")?;
@@ -388,20 +552,95 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A CPU-per-GB gain is kept only when throughput did not fall beyond the
+/// noise, and the verdict says it was kept for its CPU.
+fn review_throughput(
+    o: &mut TrialOutcome,
+    plan: &trial::TrialPlan,
+    bw: &[Option<f64>],
+    unit: &str,
+) {
+    if o.verdict != Verdict::Keep {
+        return;
+    }
+    let runs: Option<Vec<(Side, f64)>> = o
+        .runs
+        .iter()
+        .zip(bw)
+        .map(|((side, _), b)| b.map(|b| (*side, b)))
+        .collect();
+    let Some(runs) = runs else {
+        return;
+    };
+    let t = trial::decide(
+        &trial::TrialPlan {
+            better: Better::Higher,
+            min_gain_pct: 0.0,
+            ..plan.clone()
+        },
+        runs,
+    );
+    let (with, without) = (t.changed.mean, t.baseline.mean);
+    if t.effect == Some(Effect::Hurts) {
+        o.verdict = Verdict::Revert;
+        o.reason = format!(
+            "{}; but throughput fell beyond the noise ({with:.1} vs {without:.1} {unit}): \
+             not kept",
+            o.reason
+        );
+    } else {
+        o.reason = format!(
+            "kept for its lower CPU per GB, throughput kept ({with:.1} vs {without:.1} {unit}): {}",
+            o.reason
+        );
+    }
+}
+
+/// A change that lowers security is kept only with `--allow-weaker-security`,
+/// and the verdict says what it trades either way.
+fn review_security(o: &mut TrialOutcome, trade: Option<&str>, allowed: bool) {
+    let Some(trade) = trade else {
+        return;
+    };
+    if o.verdict != Verdict::Keep {
+        o.reason = format!("{}; it would trade {trade}", o.reason);
+    } else if allowed {
+        o.reason = format!(
+            "{}; kept with --allow-weaker-security: it trades {trade}",
+            o.reason
+        );
+    } else {
+        o.verdict = Verdict::Revert;
+        o.reason = format!(
+            "{}; not kept: it lowers security, trading {trade}; pass --allow-weaker-security \
+             to keep it",
+            o.reason
+        );
+    }
+}
+
+/// What the validity guard watches: a local server's processes are part of
+/// the work; a disk judge's runs are judged on CPU as before.
+fn guard_plan(judge: &PreparedJudge, settle_s: f64) -> GuardPlan {
+    let mut p = match judge {
+        PreparedJudge::Disk(_) => GuardPlan::cpu(0.0),
+        other => other.guard_plan(),
+    };
+    p.settle_s = settle_s;
+    p
+}
+
 /// A disturbed measurement is taken again up to this many times.
 const MAX_RERUNS: u32 = 2;
 
 /// One measurement under the validity guard, re-taken while disturbed (up to
-/// [`MAX_RERUNS`] times); the last value and its verdict.
-fn guarded_measure(
-    workload: &trial::workload::PreparedWorkload,
-    reruns: &mut u32,
-) -> anyhow::Result<(f64, Validity)> {
+/// [`MAX_RERUNS`] times); the last sample and its verdict.
+fn guarded_measure(judge: &PreparedJudge, reruns: &mut u32) -> anyhow::Result<(Sample, Validity)> {
     let root = Root::live();
     let mut tries = 0;
     loop {
-        let guard = Guard::start(&root, GuardPlan::cpu(0.0));
-        let v = workload.measure()?;
+        let guard = Guard::start(&root, guard_plan(judge, 0.0));
+        let v = judge.measure()?;
         let validity = guard.finish(&root, Outcome::default());
         if validity.is_clean() || tries == MAX_RERUNS {
             return Ok((v, validity));
@@ -456,6 +695,145 @@ mod tests {
         assert!(e.to_string().contains("is on no block device"), "{e}");
         // A sysctl touches no device: any path will do.
         assert!(check_same_device("/tmp/f", &s(&["vda"]), "sysctl:vm.swappiness", &[]).is_ok());
+    }
+
+    #[test]
+    fn an_interface_change_is_tried_only_through_that_interface() {
+        let d = crate::tune::test_tree::tree(&[
+            ("proc/sys/net/ipv4/conf/eth1/rp_filter", "1\n"),
+            ("sys/class/net/eth0/tx_queue_len", "1000\n"),
+        ]);
+        let root = Root::tree(d.path()).unwrap();
+        let setting = "sysfs:class/net/eth0/tx_queue_len";
+        let plan = plan_of(&root, &[&format!("{setting}=5000")]);
+        let touched = touched_interfaces(&plan, setting);
+        assert_eq!(touched, ["eth0"]);
+        let ip: std::net::IpAddr = "192.168.1.5".parse().unwrap();
+        let via = |i: &str| Some((ip, Some(i.to_string())));
+        assert!(check_same_interface("net:nas", via("eth0"), setting, &touched).is_ok());
+        let e = check_same_interface("net:nas:5201", via("eth1"), setting, &touched).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the judge 'net:nas:5201' reaches '192.168.1.5' through 'eth1', but \
+             'sysfs:class/net/eth0/tx_queue_len' changes 'eth0': the trial would measure traffic \
+             the change does not touch; judge it with a peer reached through 'eth0'"
+        );
+        let e = check_same_interface("seq-read:/srv", None, setting, &touched).unwrap_err();
+        assert!(
+            e.to_string().contains("sends nothing over the network"),
+            "{e}"
+        );
+        let rp = "sysctl:net.ipv4.conf.eth1.rp_filter";
+        let plan = plan_of(&root, &[&format!("{rp}=2")]);
+        assert_eq!(touched_interfaces(&plan, rp), ["eth1"]);
+        // A change of no interface passes with any judge.
+        assert!(check_same_interface("seq-read:/srv", None, "sysctl:vm.swappiness", &[]).is_ok());
+    }
+
+    #[test]
+    fn an_smb_conf_change_needs_this_box_as_the_smb_judge() {
+        let d = crate::tune::test_tree::tree(&[(
+            "etc/samba/smb.conf",
+            "[global]\n  smb encrypt = required\n",
+        )]);
+        let root = Root::tree(d.path()).unwrap();
+        let plan = plan_of(&root, &["smb.conf:global:smb encrypt=off"]);
+        assert_eq!(switched_file(&plan), Some("etc/samba/smb.conf"));
+        let item = the_change(&plan, "x").unwrap();
+        assert_eq!(
+            crate::tune::kinds::kind(&item.change)
+                .lowers_security(&root)
+                .as_deref(),
+            Some(
+                "SMB encryption: file data crosses the network readable by anyone on the path \
+                 ('smb encrypt' 'required' -> 'off')"
+            )
+        );
+        assert!(check_samba_here(Some(true), "smb://127.0.0.1/rw", &item.setting).is_ok());
+        let e = check_samba_here(Some(false), "smb://nas/rw", &item.setting).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("measures a server that is not this box"),
+            "{e}"
+        );
+        let e = check_samba_here(None, "seq-read:/", &item.setting).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "'smb.conf:[global]:smb encrypt' changes this box's Samba, but the judge 'seq-read:/' \
+             is not an smb judge: the trial would measure a server the change does not touch; \
+             judge it with smb://HOST/SHARE served here (e.g. smb://127.0.0.1/SHARE)"
+        );
+    }
+
+    fn outcome(verdict: Verdict, effect: Effect, runs: Vec<(Side, f64)>) -> TrialOutcome {
+        let mut o = trial::decide(&trial::TrialPlan::new(2, true, Better::Lower), runs);
+        o.verdict = verdict;
+        o.effect = Some(effect);
+        o
+    }
+
+    #[test]
+    fn a_weaker_change_is_kept_only_when_allowed_and_says_what_it_trades() {
+        let runs = vec![(Side::Baseline, 1.0), (Side::Changed, 2.0)];
+        let mut o = outcome(Verdict::Keep, Effect::Helps, runs.clone());
+        review_security(&mut o, Some("SMB encryption"), false);
+        assert_eq!(o.verdict, Verdict::Revert);
+        assert!(
+            o.reason.ends_with(
+                "; not kept: it lowers security, trading SMB encryption; pass \
+                 --allow-weaker-security to keep it"
+            ),
+            "{}",
+            o.reason
+        );
+        let mut o = outcome(Verdict::Keep, Effect::Helps, runs.clone());
+        review_security(&mut o, Some("SMB encryption"), true);
+        assert_eq!(o.verdict, Verdict::Keep);
+        assert!(
+            o.reason
+                .ends_with("kept with --allow-weaker-security: it trades SMB encryption")
+        );
+        let mut o = outcome(Verdict::Keep, Effect::Helps, runs);
+        review_security(&mut o, None, false);
+        assert_eq!(o.verdict, Verdict::Keep);
+    }
+
+    #[test]
+    fn a_cpu_gain_is_kept_only_with_throughput_kept() {
+        let plan = trial::TrialPlan::new(3, true, Better::Lower);
+        let sides = [
+            Side::Baseline,
+            Side::Changed,
+            Side::Changed,
+            Side::Baseline,
+            Side::Baseline,
+            Side::Changed,
+        ];
+        let cpu = [2.0, 1.0, 1.1, 2.1, 1.9, 0.9];
+        let runs: Vec<(Side, f64)> = sides.iter().copied().zip(cpu).collect();
+        let o = trial::decide(&plan, runs.clone());
+        assert_eq!(o.verdict, Verdict::Keep, "{}", o.reason);
+        // Throughput the same within the noise: kept, for its CPU.
+        let mut kept = o.clone();
+        let same = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2].map(Some);
+        review_throughput(&mut kept, &plan, &same, "MiB/s");
+        assert_eq!(kept.verdict, Verdict::Keep);
+        assert!(
+            kept.reason.starts_with("kept for its lower CPU per GB, throughput kept (100.1 vs 100.0 MiB/s): better beyond the noise"),
+            "{}",
+            kept.reason
+        );
+        // Throughput fell: reverted, and said why.
+        let mut fell = o;
+        let slower = [100.0, 80.0, 81.0, 101.0, 99.0, 79.0].map(Some);
+        review_throughput(&mut fell, &plan, &slower, "MiB/s");
+        assert_eq!(fell.verdict, Verdict::Revert);
+        assert!(
+            fell.reason
+                .ends_with("but throughput fell beyond the noise (80.0 vs 100.0 MiB/s): not kept"),
+            "{}",
+            fell.reason
+        );
     }
 
     #[test]

@@ -60,7 +60,13 @@ pub fn render(r: &TryReport) -> String {
         Verdict::Keep => "keep",
         Verdict::Revert => "revert",
     };
+    if let Some(e) = o.effect {
+        let _ = writeln!(out, "effect: {}", e.name());
+    }
     let _ = writeln!(out, "verdict: {verdict}: {}", o.reason);
+    if let Some(t) = &r.security_trade {
+        let _ = writeln!(out, "security: this change lowers it: {t}");
+    }
     if r.reruns > 0 {
         let _ = writeln!(
             out,

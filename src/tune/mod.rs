@@ -31,6 +31,7 @@ pub mod netdev;
 pub mod plan;
 pub mod reload;
 pub mod rollback;
+pub mod security;
 pub mod sysctl_d;
 #[cfg(test)]
 pub mod test_tree;

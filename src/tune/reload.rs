@@ -3,7 +3,10 @@
 //! on remount) and one Samba configuration reload. Only ever when asked: a
 //! remount of a busy data disk is the user's call.
 
+use std::path::PathBuf;
 use std::process::Command;
+
+use crate::root::Root;
 
 use serde::{Deserialize, Serialize};
 
@@ -53,8 +56,111 @@ pub fn run(command: Vec<String>) -> Reload {
     Reload { command, error }
 }
 
+/// Samba's configuration file when smbd is started without `-s`.
+pub const DEFAULT_SMB_CONF: &str = "/etc/samba/smb.conf";
+
+/// The configuration file an smbd command line names (`-s FILE`, `-sFILE`,
+/// `--configfile=FILE`, `--configfile FILE`), or Samba's default.
+pub fn smbd_config(args: &[String]) -> PathBuf {
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
+        if a == "-s" || a == "--configfile" {
+            if let Some(f) = it.next() {
+                return PathBuf::from(f);
+            }
+        } else if let Some(f) = a.strip_prefix("--configfile=") {
+            return PathBuf::from(f);
+        } else if let Some(f) = a
+            .strip_prefix("-s")
+            .filter(|f| !f.is_empty() && !a.starts_with("--"))
+        {
+            return PathBuf::from(f);
+        }
+    }
+    PathBuf::from(DEFAULT_SMB_CONF)
+}
+
+/// Makes the smbd that reads `root`'s smb.conf reload it now: SIGHUP to each
+/// smbd process started with that file (a private smbd of a tree too);
+/// `smbcontrol smbd reload-config` on a live root when none is found by its
+/// command line. Samba reloads asynchronously, so this waits a moment: the
+/// next connection then gets the new configuration. Says what it did.
+pub fn samba(root: &Root) -> Result<String, String> {
+    let conf = root.path(crate::tune::edit_file::SMB_CONF);
+    let conf = std::fs::canonicalize(&conf).unwrap_or(conf);
+    let mut signalled = Vec::new();
+    for pid in smbd_pids() {
+        let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = raw
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let theirs = smbd_config(&args);
+        if std::fs::canonicalize(&theirs).unwrap_or(theirs) != conf {
+            continue;
+        }
+        // SAFETY: kill(2) with a pid read from /proc; at worst it is gone (ESRCH).
+        if unsafe { libc::kill(pid, libc::SIGHUP) } == 0 {
+            signalled.push(pid);
+        }
+    }
+    if signalled.is_empty() {
+        if !root.is_live() {
+            return Err(format!(
+                "no smbd runs with '{}': start it with '-s {0}' or try on the live system",
+                conf.display()
+            ));
+        }
+        let r = run(["smbcontrol", "smbd", "reload-config"]
+            .map(String::from)
+            .to_vec());
+        if let Some(e) = r.error {
+            return Err(format!("Samba did not reload: {e}"));
+        }
+        std::thread::sleep(SAMBA_SETTLE);
+        return Ok("smbcontrol smbd reload-config".into());
+    }
+    std::thread::sleep(SAMBA_SETTLE);
+    Ok(format!("SIGHUP to smbd {signalled:?}"))
+}
+
+/// Time for smbd to re-read its configuration after the signal.
+const SAMBA_SETTLE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Processes named `smbd` (the daemon and its per-client children).
+fn smbd_pids() -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "smbd")
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn smbd_command_lines_name_their_config() {
+        let a = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        for (line, conf) in [
+            (
+                "/usr/sbin/smbd --foreground --no-process-group",
+                DEFAULT_SMB_CONF,
+            ),
+            ("smbd --foreground -s /tmp/x/smb.conf", "/tmp/x/smb.conf"),
+            ("smbd -s/tmp/y.conf -D", "/tmp/y.conf"),
+            ("smbd --configfile=/srv/s.conf", "/srv/s.conf"),
+            ("smbd --configfile /srv/t.conf", "/srv/t.conf"),
+        ] {
+            assert_eq!(smbd_config(&a(line)), PathBuf::from(conf), "{line}");
+        }
+    }
+
     use super::*;
     use crate::root::Root;
     use crate::tune::plan::{build, manual, parse_set};

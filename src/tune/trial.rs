@@ -8,6 +8,11 @@
 //! instead of on the second one, and the change is toggled only every two runs.
 
 pub mod buffered;
+pub mod exercise;
+pub mod http;
+pub mod judge;
+pub mod net;
+pub mod smb;
 pub mod workload;
 
 use std::fmt;
@@ -103,6 +108,28 @@ pub enum Verdict {
     Revert,
 }
 
+/// What the measurements say of the change, whatever was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effect {
+    /// Better beyond the noise.
+    Helps,
+    /// The interval includes no change.
+    NoEffect,
+    /// Worse beyond the noise.
+    Hurts,
+}
+
+impl Effect {
+    pub fn name(self) -> &'static str {
+        match self {
+            Effect::Helps => "helps",
+            Effect::NoEffect => "no effect",
+            Effect::Hurts => "hurts",
+        }
+    }
+}
+
 /// What a trial measured and decided.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrialOutcome {
@@ -125,6 +152,9 @@ pub struct TrialOutcome {
     pub verdict: Verdict,
     /// Why, in one sentence with the numbers.
     pub reason: String,
+    /// The measured effect (absent in documents stored before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<Effect>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -236,9 +266,23 @@ pub fn schedule(runs: u32, alternate: bool) -> Vec<Side> {
 /// after a failed apply, revert is called to undo a half-applied change.
 pub fn run_trial<E>(
     plan: &TrialPlan,
+    measure: impl FnMut() -> Result<f64, E>,
+    apply: impl FnMut() -> Result<(), E>,
+    revert: impl FnMut() -> Result<(), E>,
+) -> Result<TrialOutcome, TrialError<E>> {
+    run_trial_reviewed(plan, measure, apply, revert, |_| {})
+}
+
+/// [`run_trial`] with a `review` of the outcome before the verdict is carried
+/// out: it may turn a keep into a revert (a change that lowers security, a CPU
+/// gain bought with throughput) or add to the reason; it sees the measured
+/// effect, which it must not change.
+pub fn run_trial_reviewed<E>(
+    plan: &TrialPlan,
     mut measure: impl FnMut() -> Result<f64, E>,
     mut apply: impl FnMut() -> Result<(), E>,
     mut revert: impl FnMut() -> Result<(), E>,
+    review: impl FnOnce(&mut TrialOutcome),
 ) -> Result<TrialOutcome, TrialError<E>> {
     plan.validate().map_err(TrialError::Plan)?;
     let mut applied = false;
@@ -258,7 +302,8 @@ pub fn run_trial<E>(
             Err(e) => return Err(stop(Step::Measure, Cause::Error(e), applied, &mut revert)),
         }
     }
-    let outcome = decide(plan, runs);
+    let mut outcome = decide(plan, runs);
+    review(&mut outcome);
     switch(
         outcome.verdict == Verdict::Keep,
         &mut applied,
@@ -339,6 +384,7 @@ pub fn decide(plan: &TrialPlan, runs: Vec<(Side, f64)>) -> TrialOutcome {
             verdict: Verdict::Revert,
             reason: "fewer than two measurements on a side: no noise estimate, so no verdict"
                 .into(),
+            effect: None,
         };
     };
     // Positive `gain` is an improvement, whichever way the metric points.
@@ -360,6 +406,13 @@ pub fn decide(plan: &TrialPlan, runs: Vec<(Side, f64)>) -> TrialOutcome {
         signed(w.ci_low),
         signed(w.ci_high),
     );
+    let effect = if gain_low > 0.0 {
+        Effect::Helps
+    } else if gain_high < 0.0 {
+        Effect::Hurts
+    } else {
+        Effect::NoEffect
+    };
     let (verdict, why) = if gain_low > 0.0 {
         match gain_pct {
             Some(g) if g < plan.min_gain_pct => (
@@ -391,6 +444,7 @@ pub fn decide(plan: &TrialPlan, runs: Vec<(Side, f64)>) -> TrialOutcome {
         diff_pct: pct_of_baseline(w.diff),
         verdict,
         reason: format!("{why}: {numbers}"),
+        effect: Some(effect),
     }
 }
 
@@ -424,6 +478,7 @@ fn signed_pct(p: Option<f64>) -> String {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TryReport {
     pub change: crate::tune::plan::PlanItem,
+    /// The judge as written: a disk workload, `net:…`, `smb://…` or `http:…`.
     pub workload: String,
     pub metric: workload::StoredMetric,
     pub runs_per_side: u32,
@@ -450,6 +505,9 @@ pub struct TryReport {
     /// Measurements taken again because the box was disturbed.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reruns: u32,
+    /// What the change gives up in security, when it lowers it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_trade: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -565,6 +623,7 @@ mod tests {
         let o = run(&fake, &TrialPlan::new(5, false, Better::Higher)).unwrap();
         assert_eq!(o.verdict, Verdict::Revert);
         assert!(o.ci_low < 0.0 && o.ci_high > 0.0, "{o:?}");
+        assert_eq!(o.effect, Some(Effect::NoEffect));
         assert!(
             o.reason.starts_with("the interval includes no change"),
             "{}",
@@ -584,12 +643,46 @@ mod tests {
             "{}",
             o.reason
         );
+        assert_eq!(o.effect, Some(Effect::Hurts));
         assert!(!fake.borrow().applied);
         // The same numbers as latency: lower is better, so now it is a gain.
         let fake = Fake::new(&NOISY, &[80.0, 82.0, 79.0, 81.0, 80.0]);
         let o = run(&fake, &TrialPlan::new(5, false, Better::Lower)).unwrap();
         assert_eq!(o.verdict, Verdict::Keep, "{}", o.reason);
         assert!(fake.borrow().applied);
+    }
+
+    /// A review can refuse a measured gain: the change is then reverted and
+    /// the effect still says what was measured.
+    #[test]
+    fn a_review_can_refuse_a_gain() {
+        let fake = Fake::new(&NOISY, &[120.0, 118.0, 123.0, 121.0]);
+        let f = &fake;
+        let o = run_trial_reviewed(
+            &TrialPlan::new(4, true, Better::Higher),
+            || {
+                let mut f = f.borrow_mut();
+                f.taken.0 += 1;
+                Ok::<f64, String>(if f.applied { 120.0 } else { 100.0 } + (f.taken.0 % 3) as f64)
+            },
+            || {
+                f.borrow_mut().applied = true;
+                Ok(())
+            },
+            || {
+                f.borrow_mut().applied = false;
+                Ok(())
+            },
+            |o| {
+                o.verdict = Verdict::Revert;
+                o.reason.push_str("; refused");
+            },
+        )
+        .unwrap();
+        assert_eq!(o.effect, Some(Effect::Helps));
+        assert_eq!(o.verdict, Verdict::Revert);
+        assert!(o.reason.ends_with("; refused"), "{}", o.reason);
+        assert!(!fake.borrow().applied, "reverted after the review");
     }
 
     #[test]

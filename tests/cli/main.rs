@@ -41,4 +41,5 @@ mod store;
 mod tune;
 mod tune_kinds;
 mod tune_try;
+mod tune_try_judges;
 mod watch;

@@ -36,6 +36,12 @@ impl Smbd {
         format!("//{}:{}/{share}", self.ip, self.port)
     }
 
+    /// The configuration smbd was started with (`-s`): `etc/samba/smb.conf`
+    /// below [`Smbd::dir`], so that directory is a tree for `tune --root`.
+    pub fn conf(&self) -> PathBuf {
+        self.dir.path().join("etc/samba/smb.conf")
+    }
+
     pub fn share_path(&self, share: &str) -> PathBuf {
         self.dir.path().join(share)
     }
@@ -135,7 +141,9 @@ impl Smbd {
             .success();
         assert!(mounted, "mounting a tmpfs on {}", small.display());
         let port = free_port();
-        let conf = d.join("smb.conf");
+        // Where a tree's smb.conf is, so `tune --root DIR` edits the one smbd reads.
+        std::fs::create_dir_all(d.join("etc/samba")).unwrap();
+        let conf = d.join("etc/samba/smb.conf");
         let p = d.display();
         std::fs::write(
             &conf,

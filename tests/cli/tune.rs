@@ -482,7 +482,7 @@ pub(crate) fn netns_setup(tag: &str) -> Option<Netns> {
     Some(Netns(ns))
 }
 
-fn ns_read(ns: &str, key: &str) -> String {
+pub(crate) fn ns_read(ns: &str, key: &str) -> String {
     let o = Command::new("ip")
         .args(["netns", "exec", ns, "cat"])
         .arg(format!("/proc/sys/{}", key.replace('.', "/")))

@@ -246,8 +246,10 @@ fn rps_on_a_veth_queue_for_real_and_coalescing_unsupported() {
 }
 
 /// The new kinds are runtime values `tune try` can switch: an RPS mask on a
-/// tree is tried (a mask no workload here notices) and the tree is
-/// byte-identical once the trial is over.
+/// tree is tried with bench net to a `net serve` peer in a namespace, reached
+/// through a veth named eth0 like the tree's NIC, and the tree is byte-identical once the
+/// trial is over. A disk judge, which sends nothing over the network, is
+/// refused first, the tree untouched.
 #[test]
 fn tune_try_switches_an_rps_mask_and_leaves_the_tree_as_it_was() {
     let t = tempfile::tempdir().unwrap();
@@ -256,9 +258,60 @@ fn tune_try_switches_an_rps_mask_and_leaves_the_tree_as_it_was() {
     let before = tree_state(&dir);
     let data = t.path().join("data.bin");
     std::fs::write(&data, vec![0x5a_u8; 4 << 20]).unwrap();
-    let o = run_with_db(
-        t.path(),
-        &[
+    let try_with = |judge: &str| {
+        run_with_db(
+            t.path(),
+            &[
+                "tune",
+                "try",
+                "--root",
+                dir.to_str().unwrap(),
+                "--yes",
+                "--json",
+                "--set",
+                "rps:eth0:rx-0=3",
+                "--bench",
+                judge,
+                "--runs",
+                "2",
+                "--runtime",
+                "300ms",
+            ],
+        )
+    };
+    let refused = try_with(&format!("buffered-seq-read:{}", data.display()));
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("sends nothing over the network"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_same_tree(&before, &dir, "after a refused trial");
+
+    // A real peer reached through a veth from a namespace of its own; the
+    // tree's routing table names the route's interface eth0.
+    let _serial = crate::net::heavy();
+    let Some(ns) = crate::net_netns::shaped_pair_or_skip("rps", "1gbit", "1mb") else {
+        return;
+    };
+    // The client's end of the veth is its eth0, the tree's NIC.
+    let vc = format!("vcrps{}", std::process::id() % 100_000);
+    for args in [
+        vec!["link", "set", vc.as_str(), "down"],
+        vec!["link", "set", vc.as_str(), "name", "eth0"],
+        vec!["link", "set", "eth0", "up"],
+    ] {
+        let st = Command::new("ip")
+            .args(["-n", ns.client.as_str()])
+            .args(&args)
+            .status()
+            .unwrap();
+        assert!(st.success(), "ip {args:?}");
+    }
+    let _server = crate::net_netns::serve(&ns, 50);
+    let o = Command::new("ip")
+        .args(["netns", "exec", &ns.client, env!("CARGO_BIN_EXE_nastune")])
+        .args([
             "tune",
             "try",
             "--root",
@@ -268,13 +321,16 @@ fn tune_try_switches_an_rps_mask_and_leaves_the_tree_as_it_was() {
             "--set",
             "rps:eth0:rx-0=3",
             "--bench",
-            &format!("buffered-seq-read:{}", data.display()),
+            "net:10.77.0.1",
             "--runs",
-            "3",
+            "2",
             "--runtime",
-            "50ms",
-        ],
-    );
+            "300ms",
+            "--db",
+        ])
+        .arg(t.path().join("nastune.db"))
+        .output()
+        .unwrap();
     let doc = json_of(&o);
     assert_eq!(doc["change"]["setting"], "rps:eth0:rx-0", "{doc}");
     assert_eq!(doc["change"]["new"], "3", "{doc}");

@@ -268,7 +268,7 @@ fn etc_db(etc: &PrivateEtc) -> std::path::PathBuf {
 }
 
 /// A data file for the workload when the change goes to a tree.
-fn data_file(dir: &Path) -> String {
+pub(crate) fn data_file(dir: &Path) -> String {
     let p = dir.join("data.bin");
     std::fs::write(&p, vec![0x5a_u8; 4 << 20]).unwrap();
     p.to_str().unwrap().to_string()
@@ -340,7 +340,7 @@ fn try_on_a_tree_refuses_what_it_cannot_switch_and_survives_a_crash() {
     };
     refused(
         "smb1-enabled",
-        "'smb.conf:[global]:server min protocol' is an smb.conf change, which cannot be switched",
+        "'smb.conf:[global]:server min protocol' is skipped (advice only",
     );
     refused("tcp-buffer-max-lowered", "selects 2 changes");
     refused("no-such-rule", "'no-such-rule' matches no finding");

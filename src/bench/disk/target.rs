@@ -84,7 +84,7 @@ fn io_err(path: &Path) -> impl Fn(io::Error) -> TargetError + '_ {
 }
 
 /// Free bytes for an unprivileged writer in the filesystem holding `dir`.
-fn free_bytes(dir: &Path) -> io::Result<u64> {
+pub fn free_bytes(dir: &Path) -> io::Result<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes())?;
     // SAFETY: c is a valid C string and st a zeroed out-parameter.

@@ -135,6 +135,32 @@ pub struct Settings {
     pub metadata_files_per_dir: u32,
 }
 
+impl Settings {
+    /// Sequential workloads only, the client plain, every dialect, four 1 MiB
+    /// requests in flight, `size` bytes: what `check --smb` and `tune try` run.
+    pub fn sequential(
+        target: &Target,
+        user: Option<String>,
+        workloads: Vec<Workload>,
+        size: u64,
+    ) -> Settings {
+        Settings {
+            target: target.display(),
+            user,
+            workloads,
+            securities: vec![Security::Plain],
+            dialects: Dialect::ALL.to_vec(),
+            size_bytes: Some(size),
+            block_bytes: 1 << 20,
+            depth: 4,
+            small_files: 0,
+            small_file_bytes: 64 << 10,
+            metadata_dirs: 0,
+            metadata_files_per_dir: 0,
+        }
+    }
+}
+
 /// One workload (or one phase of small-files) under one security mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadResult {

@@ -59,6 +59,13 @@ pub trait ChangeKind {
         None
     }
 
+    /// What the change gives up in security when it lowers it (SMB signing or
+    /// encryption weaker, TCP timestamps off), judged against the current
+    /// setting under `root`; `tune try` keeps such a change only when asked.
+    fn lowers_security(&self, _root: &Root) -> Option<String> {
+        None
+    }
+
     /// The file an in-place edit changes, relative to the root.
     fn edited_file(&self) -> Option<&'static str> {
         None

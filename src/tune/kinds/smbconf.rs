@@ -9,7 +9,7 @@ use crate::root::Root;
 use crate::tune::edit_file;
 use crate::tune::edit_smbconf;
 use crate::tune::export::{SMB_CONF, yaml_str};
-use crate::tune::plan::PlanItem;
+use crate::tune::plan::{PlanItem, read_text};
 
 pub struct SmbConf<'a> {
     pub section: &'a str,
@@ -62,8 +62,9 @@ impl ChangeKind for SmbConf<'_> {
         Ok(())
     }
 
-    fn untryable(&self) -> Option<&'static str> {
-        Some("an smb.conf")
+    fn lowers_security(&self, root: &Root) -> Option<String> {
+        let text = read_text(root, edit_file::SMB_CONF).ok()??;
+        crate::tune::security::smb_trade(&text, self.section, self.parameter, self.value)
     }
 
     fn edited_file(&self) -> Option<&'static str> {

@@ -80,6 +80,11 @@ impl ChangeKind for Sysctl<'_> {
         Ok(())
     }
 
+    fn lowers_security(&self, root: &Root) -> Option<String> {
+        let old = read_text(root, &sysctl_path(self.key)).ok()??;
+        crate::tune::security::sysctl_trade(self.key, &old, self.value)
+    }
+
     fn as_applied(&self, new: &str) -> Option<Change> {
         Some(Change::Sysctl {
             key: self.key.to_string(),

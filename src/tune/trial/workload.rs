@@ -1,11 +1,14 @@
-//! What `tune try` measures: a disk workload run in-process by the `bench disk`
-//! engine on a path (block device, file, or directory for a temporary file),
-//! reads only, so a trial never writes to the device it measures.
+//! The disk judge of `tune try`: a workload run in-process by the `bench disk`
+//! engine on a path.
 //!
-//! Written as `KIND:PATH`: `seq-read:/dev/sda` (1 MiB sequential reads, MiB/s)
-//! or `rand-read:/srv/data` (4 KiB random reads at queue depth 32, IOPS), both
-//! direct I/O, or `buffered-seq-read:/dev/sda` ([`super::buffered`]: through the
-//! page cache, emptied before each run, so read-ahead counts; MiB/s).
+//! Written as `KIND:PATH`. Reads (`seq-read`: 1 MiB sequential, `rand-read`:
+//! 4 KiB random at queue depth 32, both direct I/O, or `buffered-seq-read`
+//! ([`super::buffered`]: through the page cache, emptied before each run, so
+//! read-ahead counts) take a block device, a file or a directory. Writes
+//! (`seq-write`, `rand-write`, direct I/O, and `rand-write-fsync`: buffered 4 KiB
+//! writes each followed by fsync, the write-back path a `vm.dirty_*` change
+//! touches) take a directory only: they write a temporary file there, never a
+//! device or an existing file.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -16,12 +19,16 @@ use serde::{Deserialize, Serialize};
 
 use super::Better;
 use super::buffered::BufferedRead;
+use super::judge::{Metric, MetricName, Sample, p99_ns};
 use crate::bench::disk::engine::{self, EngineKind};
 use crate::bench::disk::run::{Bench, run_test};
 use crate::bench::disk::target::{self, Target};
 use crate::bench::disk::{Rw, TestStatus, Workload};
 use crate::bench::diskstats::{self, Layer};
 use crate::root::Root;
+
+/// The temporary file a write judge writes, at most (half the free space if less).
+const WRITE_FILE_BYTES: u64 = 256 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -32,13 +39,22 @@ pub enum WorkloadKind {
     RandRead,
     /// 64 KiB buffered sequential reads from a cold page cache: MiB/s.
     BufferedSeqRead,
+    /// 1 MiB sequential direct writes at queue depth 8: MiB/s.
+    SeqWrite,
+    /// 4 KiB random direct writes at queue depth 32: IOPS.
+    RandWrite,
+    /// 4 KiB random buffered writes, each followed by fsync: IOPS.
+    RandWriteFsync,
 }
 
 impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 3] = [
+    pub const ALL: [WorkloadKind; 6] = [
         WorkloadKind::SeqRead,
         WorkloadKind::RandRead,
         WorkloadKind::BufferedSeqRead,
+        WorkloadKind::SeqWrite,
+        WorkloadKind::RandWrite,
+        WorkloadKind::RandWriteFsync,
     ];
 
     pub fn name(self) -> &'static str {
@@ -46,22 +62,51 @@ impl WorkloadKind {
             WorkloadKind::SeqRead => "seq-read",
             WorkloadKind::RandRead => "rand-read",
             WorkloadKind::BufferedSeqRead => "buffered-seq-read",
+            WorkloadKind::SeqWrite => "seq-write",
+            WorkloadKind::RandWrite => "rand-write",
+            WorkloadKind::RandWriteFsync => "rand-write-fsync",
         }
     }
 
-    /// The metric's name with its unit, its unit alone, and its better direction.
-    pub fn metric(self) -> Metric {
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            WorkloadKind::SeqWrite | WorkloadKind::RandWrite | WorkloadKind::RandWriteFsync
+        )
+    }
+
+    /// The metrics it measures, the default first (the buffered read has
+    /// no latency histogram).
+    pub fn metrics(self) -> &'static [MetricName] {
+        use MetricName::*;
         match self {
-            WorkloadKind::SeqRead | WorkloadKind::BufferedSeqRead => Metric {
-                name: "read_mib_per_sec",
-                unit: "MiB/s",
-                better: Better::Higher,
-            },
-            WorkloadKind::RandRead => Metric {
-                name: "read_iops",
-                unit: "IOPS",
-                better: Better::Higher,
-            },
+            WorkloadKind::SeqRead | WorkloadKind::SeqWrite => &[Bw, Iops, P99],
+            WorkloadKind::RandRead | WorkloadKind::RandWrite | WorkloadKind::RandWriteFsync => {
+                &[Iops, Bw, P99]
+            }
+            WorkloadKind::BufferedSeqRead => &[Bw],
+        }
+    }
+
+    /// The default metric's name with its unit, its unit alone, and its better direction.
+    pub fn metric(self) -> Metric {
+        self.metric_of(self.metrics()[0])
+    }
+
+    /// Names of `bw` and `iops` for this kind (p99 and CPU are the judge's).
+    pub fn metric_of(self, m: MetricName) -> Metric {
+        let (name, unit) = match (m, self.writes()) {
+            (MetricName::Iops, false) => ("read_iops", "IOPS"),
+            (MetricName::Iops, true) => ("write_iops", "IOPS"),
+            (MetricName::Bw, false) => ("read_mib_per_sec", "MiB/s"),
+            (MetricName::Bw, true) => ("write_mib_per_sec", "MiB/s"),
+            (MetricName::P99, _) => return super::judge::P99_US,
+            (MetricName::CpuPerGb, _) => return super::judge::CPU_PER_GB,
+        };
+        Metric {
+            name,
+            unit,
+            better: Better::Higher,
         }
     }
 
@@ -70,31 +115,29 @@ impl WorkloadKind {
         let (rw, bs, iodepth) = match self {
             WorkloadKind::SeqRead => (Rw::Read, 1 << 20, 8),
             WorkloadKind::RandRead => (Rw::Randread, 4096, 32),
+            WorkloadKind::SeqWrite => (Rw::Write, 1 << 20, 8),
+            WorkloadKind::RandWrite => (Rw::Randwrite, 4096, 32),
+            WorkloadKind::RandWriteFsync => (Rw::Randwrite, 4096, 1),
             WorkloadKind::BufferedSeqRead => return None,
         };
+        let fsync = u32::from(self == WorkloadKind::RandWriteFsync);
         Some(Workload {
             rw,
-            rwmixread: 100,
+            rwmixread: if self.writes() { 0 } else { 100 },
             bs,
             iodepth,
             numjobs: 1,
-            // Direct I/O: the page cache would measure memory, not the change.
-            direct: true,
+            // Direct I/O: the page cache would measure memory, not the change;
+            // the fsync'd writes go through it, as a file server's do.
+            direct: fsync == 0,
             runtime,
             ramp_time: Duration::ZERO,
-            fsync: 0,
+            fsync,
             fdatasync: 0,
             end_fsync: false,
             verify: false,
         })
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Metric {
-    pub name: &'static str,
-    pub unit: &'static str,
-    pub better: Better,
 }
 
 /// A [`Metric`] as stored in a `tune-try` document.
@@ -128,8 +171,16 @@ pub enum WorkloadError {
         "workload '{0}' is not KIND:PATH; use e.g. 'seq-read:/dev/sda', 'rand-read:/srv/data' or 'buffered-seq-read:/dev/sda'"
     )]
     Syntax(String),
-    #[error("unknown workload kind '{0}'; use 'seq-read', 'rand-read' or 'buffered-seq-read'")]
+    #[error(
+        "unknown workload kind '{0}'; use 'seq-read', 'rand-read', 'buffered-seq-read', \
+         'seq-write', 'rand-write' or 'rand-write-fsync'"
+    )]
     Kind(String),
+    #[error(
+        "'{path}' is not a directory: a {kind} judge writes a temporary file in a directory \
+         on the device, never to a device or an existing file"
+    )]
+    WriteNeedsDirectory { kind: &'static str, path: String },
     #[error(transparent)]
     Target(#[from] target::TargetError),
     #[error(transparent)]
@@ -188,7 +239,27 @@ impl TrialWorkload {
         if let Some(w) = &workload {
             w.validate()?;
         }
-        let target = target::open(&root, &self.path, size, false, None)?;
+        let writes = self.kind.writes();
+        if writes && !self.path.is_dir() {
+            return Err(WorkloadError::WriteNeedsDirectory {
+                kind: self.kind.name(),
+                path: self.path.display().to_string(),
+            });
+        }
+        let size = match size {
+            None if writes => {
+                let free = crate::bench::disk::target::free_bytes(&self.path).map_err(|e| {
+                    WorkloadError::Buffered {
+                        kind: self.kind.name(),
+                        path: self.path.display().to_string(),
+                        source: e,
+                    }
+                })?;
+                Some(WRITE_FILE_BYTES.min(free / 2) & !((1 << 20) - 1))
+            }
+            s => s,
+        };
+        let target = target::open(&root, &self.path, size, writes, None)?;
         let how = match workload {
             None => How::Buffered(
                 BufferedRead::new(&target.path, target.size_bytes, runtime)
@@ -268,14 +339,17 @@ impl PreparedWorkload {
         }
     }
 
-    /// One run: the metric's value (MiB/s or IOPS). The page cache is dropped
-    /// for the target first, as `bench disk` does.
-    pub fn measure(&self) -> Result<f64, WorkloadError> {
+    /// One run: MiB/s, IOPS and the p99 latency in µs. The page cache is
+    /// dropped for the target first, as `bench disk` does.
+    pub fn measure(&self) -> Result<Sample, WorkloadError> {
         let (root, layers, engine, workload) = match &self.how {
             How::Buffered(b) => {
                 return b
                     .run()
-                    .map(|r| r.mib_per_sec())
+                    .map(|r| Sample {
+                        bw: Some(r.mib_per_sec()),
+                        ..Sample::default()
+                    })
                     .map_err(|e| self.spec.buffered_error(e));
             }
             How::Engine {
@@ -303,12 +377,17 @@ impl PreparedWorkload {
         if r.status != TestStatus::Ok {
             return Err(failed(r.reason.unwrap_or_else(|| "interrupted".into())));
         }
-        let read = r.read.ok_or_else(|| failed("no reads completed".into()))?;
-        Ok(match self.spec.kind {
-            WorkloadKind::RandRead => read.iops,
-            WorkloadKind::SeqRead | WorkloadKind::BufferedSeqRead => {
-                read.bw_bytes / f64::from(1 << 20)
-            }
+        let side = if self.spec.kind.writes() {
+            r.write
+        } else {
+            r.read
+        };
+        let d = side.ok_or_else(|| failed("no I/O completed".into()))?;
+        Ok(Sample {
+            bw: Some(d.bw_bytes / f64::from(1 << 20)),
+            iops: Some(d.iops),
+            p99: p99_ns(d.clat_ns.as_ref()).map(|ns| ns / 1e3),
+            cpu_per_gb: None,
         })
     }
 }
@@ -336,11 +415,12 @@ mod tests {
             "workload '/dev/sda' is not KIND:PATH; use e.g. 'seq-read:/dev/sda', 'rand-read:/srv/data' or 'buffered-seq-read:/dev/sda'"
         );
         assert_eq!(
-            "seq-write:/dev/sda"
+            "seq-writes:/dev/sda"
                 .parse::<TrialWorkload>()
                 .unwrap_err()
                 .to_string(),
-            "unknown workload kind 'seq-write'; use 'seq-read', 'rand-read' or 'buffered-seq-read'"
+            "unknown workload kind 'seq-writes'; use 'seq-read', 'rand-read', 'buffered-seq-read', \
+             'seq-write', 'rand-write' or 'rand-write-fsync'"
         );
         assert!("seq-read:".parse::<TrialWorkload>().is_err());
         assert_eq!(WorkloadKind::RandRead.metric().unit, "IOPS");
@@ -382,10 +462,18 @@ mod tests {
 
         for kind in WorkloadKind::ALL {
             let spec: TrialWorkload = format!("{}:{}", kind.name(), dev.0).parse().unwrap();
+            if kind.writes() {
+                let e = spec
+                    .prepare(Root::live(), Duration::from_millis(300), None)
+                    .err()
+                    .unwrap();
+                assert!(e.to_string().contains("never to a device"), "{e}");
+                continue;
+            }
             let prepared = spec
                 .prepare(Root::live(), Duration::from_millis(300), None)
                 .unwrap();
-            let v = prepared.measure().unwrap();
+            let v = prepared.measure().unwrap().bw.unwrap();
             assert!(v.is_finite() && v > 1.0, "{spec}: {v}");
         }
 
@@ -397,7 +485,7 @@ mod tests {
         let applied = std::cell::Cell::new(false);
         let outcome = run_trial(
             &TrialPlan::new(2, true, spec.kind.metric().better),
-            || prepared.measure(),
+            || prepared.measure().map(|s| s.bw.unwrap_or(0.0)),
             || {
                 applied.set(true);
                 Ok(())

@@ -1,0 +1,373 @@
+//! `tune try` with the other judges, for real: a private smbd whose smb.conf
+//! encryption is tried off (a gain, refused without --allow-weaker-security)
+//! and on (a loss, reverted), with smb.conf byte-identical after every revert;
+//! a write judge on a loop device's file system; and a change the workload
+//! never touches, reported as no effect.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::smbd::{PASSWORD, Smbd, USER};
+use crate::tune::{PrivateEtc, assert_same_tree, json_of, tree_state};
+use crate::util::*;
+
+/// `tune try --root` the smbd's tree, judged by a sequential write to its `rw` share.
+fn try_smb(smbd: &Smbd, db: &Path, set: &str, extra: &[&str]) -> Output {
+    nastune()
+        .args(["tune", "try", "--yes", "--json", "--root"])
+        .arg(smbd.dir.path())
+        .args(["--set", set, "--bench"])
+        .arg(format!("smb:{}", smbd.unc("rw")))
+        // AES-GCM is cheap with AES-NI (a third of the throughput here) and
+        // other builds share the box: enough runs to see its cost anyway.
+        .args(["--user", USER, "--smb-size", "96M", "--runs", "12"])
+        .args(["--confidence", "0.9"])
+        .args(extra)
+        .arg("--db")
+        .arg(db.join("nastune.db"))
+        .env("NASTUNE_SMB_PASSWORD", PASSWORD)
+        .output()
+        .unwrap()
+}
+
+/// The reverse: turning encryption on is slower on average, and reverted.
+fn encryption_on_costs_and_is_reverted() {
+    let Some(smbd) = Smbd::start("") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let conf = smbd.conf();
+    let before = std::fs::read(&conf).unwrap();
+    let doc = json_of(&try_smb(
+        &smbd,
+        t.path(),
+        "smb.conf:global:smb encrypt=required",
+        &[],
+    ));
+    // Slower on average; beyond the noise only when the box is quiet enough.
+    assert!(doc["diff"].as_f64().unwrap() < 0.0, "{doc}");
+    assert_ne!(doc["effect"], "helps", "{doc}");
+    assert_eq!(doc["verdict"], "revert", "{doc}");
+    assert!(
+        doc.get("security_trade").is_none(),
+        "stronger is no trade: {doc}"
+    );
+    assert_eq!(
+        std::fs::read(&conf).unwrap(),
+        before,
+        "smb.conf after the revert"
+    );
+}
+
+/// Both directions in one test, one after the other: two smbd trials at once
+/// would each measure the other.
+#[test]
+fn try_smb_encryption_off_gains_and_is_kept_only_when_weaker_security_is_allowed() {
+    let Some(smbd) = Smbd::start("  smb encrypt = required") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let conf = smbd.conf();
+    let before = std::fs::read(&conf).unwrap();
+    let set = "smb.conf:global:smb encrypt=off";
+
+    // Without the flag: the gain is measured, then refused.
+    let doc = json_of(&try_smb(&smbd, t.path(), set, &[]));
+    assert_eq!(doc["metric"]["name"], "mib_per_sec", "{doc}");
+    assert_eq!(
+        doc["effect"], "helps",
+        "encryption costs on this CPU: {doc}"
+    );
+    assert!(doc["diff"].as_f64().unwrap() > 0.0, "{doc}");
+    assert_eq!(doc["verdict"], "revert", "{doc}");
+    assert_eq!(doc["kept"], false);
+    let reason = doc["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("not kept: it lowers security, trading SMB encryption")
+            && reason.contains("pass --allow-weaker-security to keep it"),
+        "{reason}"
+    );
+    assert!(
+        doc["security_trade"]
+            .as_str()
+            .unwrap()
+            .contains("'required' -> 'off'")
+    );
+    assert_eq!(
+        std::fs::read(&conf).unwrap(),
+        before,
+        "smb.conf after the revert"
+    );
+
+    // With it: kept, and said what it trades; rollback restores the bytes.
+    let doc = json_of(&try_smb(&smbd, t.path(), set, &["--allow-weaker-security"]));
+    assert_eq!(doc["verdict"], "keep", "{doc}");
+    assert!(
+        doc["reason"]
+            .as_str()
+            .unwrap()
+            .contains("kept with --allow-weaker-security: it trades SMB encryption"),
+        "{doc}"
+    );
+    let now = std::fs::read_to_string(&conf).unwrap();
+    assert!(now.contains("smb encrypt = off"), "{now}");
+    let o = run_with_db(t.path(), &["tune", "rollback"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&conf).unwrap(),
+        before,
+        "smb.conf after rollback"
+    );
+    drop(smbd);
+    encryption_on_costs_and_is_reverted();
+}
+
+#[test]
+fn try_refuses_an_smb_conf_change_judged_elsewhere() {
+    let (t, dir) = crate::tune::copy_box("oldguide");
+    let before = tree_state(&dir);
+    let data = crate::tune_try::data_file(t.path());
+    let o = run_with_db(
+        t.path(),
+        &[
+            "tune",
+            "try",
+            "--root",
+            dir.to_str().unwrap(),
+            "--yes",
+            "--set",
+            "smb.conf:global:smb encrypt=off",
+            "--bench",
+            &format!("buffered-seq-read:{data}"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("changes this box's Samba, but the judge 'buffered-seq-read:"),
+        "{}",
+        stderr(&o)
+    );
+    assert_same_tree(&before, &dir, "a refused try");
+}
+
+/// A file system on a loop device, mounted at a temporary directory; undone on drop.
+struct Mounted {
+    dev: String,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+fn mounted_loop(img_dir: &Path) -> Option<Mounted> {
+    if !require(&[Need::Root, Need::Tool("losetup"), Need::Tool("mkfs.ext4")]) {
+        return None;
+    }
+    let img = img_dir.join("fs.img");
+    std::fs::write(&img, vec![0u8; 96 << 20]).unwrap();
+    let o = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "losetup: {}", stderr(&o));
+    let m = Mounted {
+        dev: stdout(&o).trim().to_string(),
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+    ok(Command::new("mkfs.ext4").args(["-q", "-F", &m.dev]));
+    ok(Command::new("mount").arg(&m.dev).arg(m.dir.path()));
+    Some(m)
+}
+
+/// A write judge on a file system over a loop device, and that device's
+/// queue cut to 4 requests: the verdict agrees with the numbers, and a revert
+/// leaves the attribute as it was.
+#[test]
+fn try_a_write_path_change_with_a_write_judge() {
+    let t = tempfile::tempdir().unwrap();
+    let Some(m) = mounted_loop(t.path()) else {
+        return;
+    };
+    let name = m.dev.trim_start_matches("/dev/").to_string();
+    let attr = format!("/sys/block/{name}/queue/nr_requests");
+    let before = std::fs::read(&attr).unwrap();
+    let etc = PrivateEtc::new();
+    let bench = format!("rand-write:{}", m.dir.path().display());
+    let set = format!("sysfs:block/{name}/queue/nr_requests=4");
+    let o = etc.run(
+        &["unshare", "-m", "--propagation", "private"],
+        &[
+            "tune",
+            "try",
+            "--yes",
+            "--json",
+            "--set",
+            &set,
+            "--bench",
+            &bench,
+            "--runs",
+            "3",
+            "--runtime",
+            "300ms",
+        ],
+    );
+    let doc = json_of(&o);
+    assert_eq!(doc["metric"]["name"], "write_iops", "{doc}");
+    let keep = doc["verdict"] == "keep";
+    assert_eq!(keep, doc["effect"] == "helps", "{doc}");
+    assert_eq!(keep, doc["ci_low"].as_f64().unwrap() > 0.0, "{doc}");
+    if !keep {
+        assert_eq!(std::fs::read(&attr).unwrap(), before, "reverted: {doc}");
+    }
+    // A write judge never writes to a device.
+    let o = run_with_db(
+        t.path(),
+        &[
+            "tune",
+            "try",
+            "--yes",
+            "--set",
+            "sysctl:vm.dirty_ratio=10",
+            "--bench",
+            &format!("seq-write:{}", m.dev),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("never to a device"), "{}", stderr(&o));
+}
+
+/// A sysctl the judge never touches is reported as no effect in at least 9
+/// of 10 short trials (the interval's 95 % confidence allows about one miss
+/// in twenty).
+#[test]
+fn a_change_without_effect_is_reported_as_no_effect() {
+    if !require(&[Need::Root]) {
+        return;
+    }
+    let key = "/proc/sys/kernel/printk_ratelimit";
+    let before = std::fs::read_to_string(key).unwrap();
+    let new = if before.trim() == "7" { "8" } else { "7" };
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("data.bin");
+    std::fs::write(&data, vec![0x5a_u8; 4 << 20]).unwrap();
+    let etc = PrivateEtc::new();
+    let mut effects = Vec::new();
+    for _ in 0..10 {
+        let o = etc.run(
+            &["unshare", "-m", "--propagation", "private"],
+            &[
+                "tune",
+                "try",
+                "--yes",
+                "--json",
+                "--set",
+                &format!("sysctl:kernel.printk_ratelimit={new}"),
+                "--bench",
+                &format!("rand-read:{}", data.display()),
+                "--runs",
+                "3",
+                "--runtime",
+                "100ms",
+            ],
+        );
+        let doc = json_of(&o);
+        if doc["kept"] == true {
+            etc.run_ok(
+                &["unshare", "-m", "--propagation", "private"],
+                &["tune", "rollback"],
+            );
+        }
+        assert_eq!(std::fs::read_to_string(key).unwrap(), before);
+        effects.push(doc["effect"].as_str().unwrap().to_string());
+    }
+    let none = effects.iter().filter(|e| *e == "no_effect").count();
+    assert!(none >= 9, "no effect in only {none} of 10: {effects:?}");
+}
+
+/// Kills the server on drop.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// TCP timestamps off, judged by bench net to a `net serve` peer, in a
+/// network namespace of its own: whatever it measures, the change lowers
+/// security, so without --allow-weaker-security it is reverted and the
+/// verdict says what it trades.
+#[test]
+fn try_tcp_timestamps_off_with_a_net_judge_is_never_kept_without_the_flag() {
+    let Some(ns) = crate::tune::netns_setup("judge") else {
+        return;
+    };
+    let exec = ["ip", "netns", "exec", ns.0.as_str()];
+    let up = Command::new("ip")
+        .args(["-n", &ns.0, "link", "set", "lo", "up"])
+        .status()
+        .unwrap();
+    assert!(up.success());
+    let _server = Server(
+        Command::new("ip")
+            .args(["netns", "exec", &ns.0])
+            .arg(env!("CARGO_BIN_EXE_nastune"))
+            .args(["net", "serve", "-B", "127.0.0.1", "-p", "5201"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let before = crate::tune::ns_read(&ns.0, "net.ipv4.tcp_timestamps");
+    assert_ne!(before, "0");
+    let etc = PrivateEtc::new();
+    let args = [
+        "tune",
+        "try",
+        "--yes",
+        "--json",
+        "--set",
+        "sysctl:net.ipv4.tcp_timestamps=0",
+        "--bench",
+        "net:127.0.0.1:5201",
+        "--runs",
+        "2",
+        "--runtime",
+        "1s",
+    ];
+    let doc = json_of(&etc.run(&exec, &args));
+    assert_eq!(doc["metric"]["name"], "mbit_per_sec", "{doc}");
+    assert_eq!(doc["workload"], "net:127.0.0.1:5201");
+    assert!(
+        doc["security_trade"]
+            .as_str()
+            .unwrap()
+            .starts_with("TCP timestamps (net.ipv4.tcp_timestamps '1' -> '0')"),
+        "{doc}"
+    );
+    assert_eq!(doc["verdict"], "revert", "{doc}");
+    let reason = doc["reason"].as_str().unwrap();
+    if doc["effect"] == "helps" {
+        assert!(
+            reason.contains("pass --allow-weaker-security to keep it"),
+            "{reason}"
+        );
+    } else {
+        assert!(reason.contains("it would trade TCP timestamps"), "{reason}");
+    }
+    assert_eq!(
+        crate::tune::ns_read(&ns.0, "net.ipv4.tcp_timestamps"),
+        before
+    );
+}
