@@ -477,15 +477,26 @@ fn read_facts(path: &Path, immutable: bool) -> rusqlite::Result<(Connection, Fac
         Connection::open_with_flags(path, flags)?
     };
     conn.busy_timeout(Duration::from_secs(10))?;
-    let application_id = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-    let user_version = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let names = conn
-        .prepare(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view', 'trigger') \
-             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
-        )?
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<Vec<String>, _>>()?;
+    // One read transaction: another process creating the database at this
+    // moment must not show us its tables with the marks of before (found as
+    // "tables do not match schema 0" with six probes started at once).
+    let read = |conn: &Connection| -> rusqlite::Result<(i32, i64, Vec<String>)> {
+        // The schema read first starts the snapshot the PRAGMAs then share.
+        let names = conn
+            .prepare(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view', 'trigger') \
+                 AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+            )?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<Vec<String>, _>>()?;
+        let application_id = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+        let user_version = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        Ok((application_id, user_version, names))
+    };
+    conn.execute_batch("BEGIN")?;
+    let facts = read(&conn);
+    conn.execute_batch("COMMIT")?;
+    let (application_id, user_version, names) = facts?;
     Ok((
         conn,
         Facts {

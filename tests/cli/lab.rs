@@ -849,13 +849,22 @@ fn lab_fixture_boxes_read_back() {
         for (key, section) in v.as_object().unwrap() {
             if let Some(status) = section.get("status") {
                 // The guest has no smartctl and virtio disks have no SMART. The
-                // captures predate the kernel_log section (no .nastune/kmsg): it
-                // must say so; 'lab/run capture-fixtures' brings it in.
+                // captures predate the kernel_log and irq sections (no
+                // .nastune/kmsg, no proc/interrupts): they must say so; 'lab/run
+                // capture-fixtures' brings them in.
                 let expected = match key.as_str() {
                     "smart" => "unsupported",
                     "kernel_log" if !root.join(".nastune/kmsg").exists() => {
                         let reason = section["reason"].as_str().unwrap_or_default();
                         assert!(reason.contains("capture"), "lab-{scenario}: {reason}");
+                        "unsupported"
+                    }
+                    "irq" if !root.join("proc/interrupts").exists() => {
+                        let reason = section["reason"].as_str().unwrap_or_default();
+                        assert!(
+                            reason.contains("/proc/interrupts"),
+                            "lab-{scenario}: {reason}"
+                        );
                         "unsupported"
                     }
                     _ => "ok",

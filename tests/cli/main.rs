@@ -2,6 +2,9 @@
 
 #![allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 
+mod loopdev;
+mod netns_pair;
+mod private_etc;
 mod ttar;
 mod util;
 
@@ -14,7 +17,6 @@ mod bench_http;
 mod bench_smb;
 mod bench_smb_netns;
 mod check;
-mod check_truth;
 mod doctors;
 mod foreign;
 mod generate;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
+pub(crate) use crate::private_etc::{PrivateEtc, json_of, succeeded};
 use crate::util::*;
 
 /// What a tree holds, without following symlinks: path → file bytes or link target.
@@ -64,28 +65,6 @@ pub(crate) fn copy_box(name: &str) -> (tempfile::TempDir, PathBuf) {
         .unwrap();
     assert!(o.status.success(), "cp: {}", stderr(&o));
     (t, dst)
-}
-
-pub(crate) fn json_of(o: &Output) -> serde_json::Value {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    );
-    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
-}
-
-pub(crate) fn succeeded(args: &[&str], o: Output) -> Output {
-    assert!(
-        o.status.success(),
-        "{args:?}: exit {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        stdout(&o),
-        stderr(&o)
-    );
-    o
 }
 
 pub(crate) fn run_ok(dir: &Path, args: &[&str]) -> Output {
@@ -417,55 +396,6 @@ pub(crate) struct Netns(pub(crate) String);
 impl Drop for Netns {
     fn drop(&mut self) {
         let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
-/// Private stand-ins for /etc/sysctl.d and /etc/udev/rules.d, bind-mounted over
-/// the real ones inside the command's own mount namespace, so the live system's
-/// /etc is never written.
-pub(crate) struct PrivateEtc {
-    dir: tempfile::TempDir,
-}
-
-impl PrivateEtc {
-    pub(crate) fn new() -> Self {
-        for d in ["/etc/sysctl.d", "/etc/udev/rules.d"] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("sysctl.d")).unwrap();
-        std::fs::create_dir_all(dir.path().join("rules.d")).unwrap();
-        PrivateEtc { dir }
-    }
-
-    pub(crate) fn sysctl_d(&self) -> PathBuf {
-        self.dir.path().join("sysctl.d")
-    }
-
-    pub(crate) fn rules_d(&self) -> PathBuf {
-        self.dir.path().join("rules.d")
-    }
-
-    /// Runs nastune behind `prefix` (`ip netns exec NS` or `unshare -m`).
-    pub(crate) fn run(&self, prefix: &[&str], args: &[&str]) -> Output {
-        let script = "mount --bind \"$1\" /etc/sysctl.d && mount --bind \"$2\" /etc/udev/rules.d \
-                      && shift 2 && exec \"$@\"";
-        Command::new(prefix[0])
-            .args(&prefix[1..])
-            .args(["sh", "-c", script, "sh"])
-            .arg(self.sysctl_d())
-            .arg(self.rules_d())
-            .arg(env!("CARGO_BIN_EXE_nastune"))
-            .args(args)
-            .arg("--db")
-            .arg(self.dir.path().join("nastune.db"))
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap()
-    }
-
-    pub(crate) fn run_ok(&self, prefix: &[&str], args: &[&str]) -> Output {
-        succeeded(args, self.run(prefix, args))
     }
 }
 
