@@ -170,7 +170,7 @@ fn parse_confirm_within(s: &str) -> Result<Duration, String> {
 #[derive(Debug, Args)]
 pub struct TryArgs {
     /// The change to try: a rule id or finding number (from 'tune plan') that recommends one change
-    #[arg(required_unless_present = "set", conflicts_with = "set")]
+    #[arg(required_unless_present_any = ["set", "folklore"], conflicts_with = "set")]
     pub id: Option<String>,
     /// Or a change of your own: sysctl:KEY=VALUE, sysfs:PATH=VALUE (PATH below /sys),
     /// ethtool:IFACE:rx-usecs=N (coalescing), irq:N|IFACE=CPULIST, rps:IFACE:rx-N=MASK,
@@ -178,15 +178,26 @@ pub struct TryArgs {
     /// smb.conf:SECTION:PARAMETER=VALUE
     #[arg(long, value_name = "SETTING=VALUE")]
     pub set: Option<String>,
+    /// Instead: try each well-known tuning recipe that applies to this box (read-ahead,
+    /// schedulers, dirty ratios, swappiness, socket buffers, txqueuelen, smb.conf folklore),
+    /// one trial after another, each reverted unless --keep-helpful; prints a table of
+    /// their measured effects, recipes no --bench exercises listed as skipped with why
+    #[arg(long, conflicts_with_all = ["id", "set"])]
+    pub folklore: bool,
+    /// With --folklore: keep each recipe whose trial says keep (later recipes are then
+    /// measured on top of it)
+    #[arg(long, requires = "folklore")]
+    pub keep_helpful: bool,
     /// The judge. A disk workload KIND:PATH: seq-read or rand-read (direct I/O, which
     /// read-ahead does not touch), buffered-seq-read (through the emptied page cache: the one a
     /// queue/read_ahead_kb change needs), on a block device, file or directory; seq-write,
     /// rand-write (direct I/O) or rand-write-fsync (buffered, fsync after each write) on a
     /// directory (a temporary file there, never a device). Or net:HOST[:PORT] (bench net to a
     /// peer running 'nastune net serve'), smb://HOST[:PORT]/SHARE[/DIR] (bench smb) or
-    /// http:URL (bench http)
-    #[arg(long, value_name = "JUDGE")]
-    pub bench: Judge,
+    /// http:URL (bench http). With --folklore, repeatable: each recipe is judged by the first
+    /// given judge that exercises it
+    #[arg(long, value_name = "JUDGE", required = true)]
+    pub bench: Vec<Judge>,
     /// The judge's number to decide by: bw, iops, p99 or cpu_per_gb [default: the judge's own:
     /// bw for sequential disk, net and smb; iops for random disk and http; p99 with --rr]
     #[arg(long, value_enum)]
@@ -266,12 +277,13 @@ fn parse_smb_size(s: &str) -> Result<u64, String> {
 impl TryArgs {
     /// The judge's options; credentials are asked for only by an smb judge.
     pub fn judge_options(&self) -> Result<JudgeOptions, crate::cli::bench_smb::SmbArgsError> {
-        let smb_credentials = match self.bench {
-            Judge::Smb(_) => Some(crate::cli::bench_smb::credentials(
+        let smb = self.bench.iter().any(|j| matches!(j, Judge::Smb(_)));
+        let smb_credentials = match smb {
+            true => Some(crate::cli::bench_smb::credentials(
                 self.user.as_deref(),
                 self.password_file.as_deref(),
             )?),
-            _ => None,
+            false => None,
         };
         Ok(JudgeOptions {
             runtime: self.runtime,
