@@ -43,7 +43,15 @@ does not touch. The judge must exercise the change: a block device change needs 
 whose I/O passes through that device (its partition, or dm or md over it), a network interface \
 change a peer routed out of that interface, an smb.conf change an smb judge served by this box; \
 anything else is refused. A change that lowers security (SMB signing or encryption weaker, TCP \
-timestamps off) is reverted, saying what it trades, unless --allow-weaker-security. 'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
+timestamps off) is reverted, saying what it trades, unless --allow-weaker-security.\n\n\
+'try --folklore' tries each well-known recipe that applies to this box (read-ahead 512 KiB and \
+4 MiB, the none/mq-deadline/bfq schedulers, vm.dirty_ratio=40, vm.dirty_background_ratio=10, \
+vm.swappiness=10, 2 MiB socket buffer maxima, txqueuelen 10000, smb.conf socket options, use \
+sendfile, aio read/write size, min receivefile size), one trial each as above, judged by the \
+first --bench (repeatable here) that exercises it, and reverts every one unless --keep-helpful. \
+It prints a table: recipe, old -> new, the change and its interval in percent, the effect, \
+and the recipes skipped with why (the value already there, no judge through that device, …).\n\n\
+'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
 a TuneD profile or Ansible tasks, without touching the system.\n\nExamples:\n  \
 nastune tune plan\n  nastune tune apply swappiness-for-swap-kind\n  \
 nastune tune apply --set sysctl:vm.swappiness=10 --yes\n  \
@@ -51,6 +59,7 @@ nastune tune apply --set ethtool:eth0:rx-gro=on --confirm-within 2m\n  nastune t
 nastune tune verify\n  nastune tune rollback\n  \
 nastune tune try --set sysfs:block/sda/queue/read_ahead_kb=1024 --bench buffered-seq-read:/dev/sda\n  \
 nastune tune try --set 'smb.conf:global:use sendfile=yes' --bench smb://127.0.0.1/data --user alice\n  \
+nastune tune try --folklore --bench buffered-seq-read:/srv/big.iso --bench rand-write-fsync:/srv\n  \
 nastune tune export --format tuned --output /etc/tuned";
 
 #[derive(Debug, Args)]
@@ -186,7 +195,7 @@ pub struct TryArgs {
     pub folklore: bool,
     /// With --folklore: keep each recipe whose trial says keep (later recipes are then
     /// measured on top of it)
-    #[arg(long, requires = "folklore")]
+    #[arg(long, requires = "folklore", conflicts_with_all = ["id", "set"])]
     pub keep_helpful: bool,
     /// The judge. A disk workload KIND:PATH: seq-read or rand-read (direct I/O, which
     /// read-ahead does not touch), buffered-seq-read (through the emptied page cache: the one a

@@ -197,4 +197,24 @@ fn folklore_prints_a_table_of_measured_and_skipped_recipes() {
         "{out}"
     );
     assert_same_tree(&before, &dir, "after --folklore");
+    // Several judges only with --folklore, --keep-helpful only with it.
+    let bench = format!("buffered-seq-read:{data}");
+    let refused = |extra: &[&str], why: &str| {
+        let mut args = vec!["tune", "try", "--root", dir.to_str().unwrap(), "--yes"];
+        args.extend(["--set", "sysctl:vm.swappiness=10", "--bench", &bench]);
+        args.extend(extra);
+        let o = run_with_db(t.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        assert!(stderr(&o).contains(why), "{}", stderr(&o));
+    };
+    refused(
+        &["--bench", &bench],
+        "2 judges given; tune try measures a change with one --bench (several only with \
+         --folklore)",
+    );
+    refused(
+        &["--keep-helpful"],
+        "'--set <SETTING=VALUE>' cannot be used with '--keep-helpful'",
+    );
+    assert_same_tree(&before, &dir, "refused tries");
 }
