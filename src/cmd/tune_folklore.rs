@@ -95,6 +95,7 @@ fn decide(c: &Candidate, root: &Root, judges: &[Ready], smb_read: bool) -> Resul
 fn row(c: &Candidate, old: Option<String>, result: RowResult) -> Row {
     Row {
         recipe: c.recipe.name.to_string(),
+        rule: c.recipe.rule.map(str::to_string),
         setting: Some(crate::tune::kinds::kind(&c.change).setting()),
         on: Some(c.on.clone()).filter(|o| !o.is_empty()),
         old,
@@ -173,6 +174,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     for (r, why) in absent {
         rows.push(Row {
             recipe: r.name.to_string(),
+            rule: r.rule.map(str::to_string),
             setting: None,
             on: None,
             old: None,

@@ -121,7 +121,16 @@ pub fn render(r: &FolkloreReport) -> String {
     if !measured.is_empty() {
         let _ = writeln!(out, "where they come from:");
         for (row, _) in &measured {
-            let _ = writeln!(out, "  {}: {}; now: {}", row.recipe, row.source, row.now);
+            let rule = row
+                .rule
+                .as_deref()
+                .map(|r| format!(" (advise rule '{r}')"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {}: {}; now: {}{rule}",
+                row.recipe, row.source, row.now
+            );
         }
     }
     if !r.keep_helpful && !measured.is_empty() {

@@ -108,6 +108,8 @@ pub enum When {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Recipe {
     pub name: &'static str,
+    /// The advise rule that flags this setting on a box that has it.
+    pub rule: Option<&'static str>,
     pub target: Target,
     pub value: &'static str,
     pub when: When,
@@ -122,6 +124,7 @@ pub struct Recipe {
 pub const RECIPES: &[Recipe] = &[
     Recipe {
         name: "read-ahead-512k",
+        rule: Some("readahead-in-rc-local"),
         target: Target::BlockQueue("read_ahead_kb"),
         value: "512",
         when: When::Raises,
@@ -132,6 +135,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "read-ahead-4m",
+        rule: Some("readahead-oversized"),
         target: Target::BlockQueue("read_ahead_kb"),
         value: "4096",
         when: When::Raises,
@@ -143,6 +147,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "scheduler-none",
+        rule: None,
         target: Target::BlockQueue("scheduler"),
         value: "none",
         when: When::Differs,
@@ -153,6 +158,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "scheduler-mq-deadline",
+        rule: Some("scheduler-legacy-name"),
         target: Target::BlockQueue("scheduler"),
         value: "mq-deadline",
         when: When::Differs,
@@ -162,6 +168,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "scheduler-bfq",
+        rule: Some("bfq-on-flash"),
         target: Target::BlockQueue("scheduler"),
         value: "bfq",
         when: When::Differs,
@@ -172,6 +179,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "dirty-ratio-40",
+        rule: Some("dirty-limit-for-usb-disk"),
         target: Target::Sysctl("vm.dirty_ratio"),
         value: "40",
         when: When::Zero("vm.dirty_bytes"),
@@ -182,6 +190,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "dirty-background-ratio-10",
+        rule: Some("dirty-limit-for-usb-disk"),
         target: Target::Sysctl("vm.dirty_background_ratio"),
         value: "10",
         when: When::Zero("vm.dirty_background_bytes"),
@@ -192,6 +201,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "swappiness-10",
+        rule: Some("swappiness-for-swap-kind"),
         target: Target::Sysctl("vm.swappiness"),
         value: "10",
         when: When::Differs,
@@ -202,6 +212,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "core-rmem-max-2m",
+        rule: Some("core-buffer-max-raised"),
         target: Target::Sysctl("net.core.rmem_max"),
         value: "2097152",
         when: When::Raises,
@@ -212,6 +223,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "core-wmem-max-2m",
+        rule: Some("core-buffer-max-raised"),
         target: Target::Sysctl("net.core.wmem_max"),
         value: "2097152",
         when: When::Raises,
@@ -221,6 +233,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "tcp-rmem-2m",
+        rule: Some("tcp-buffer-max-lowered"),
         target: Target::Sysctl("net.ipv4.tcp_rmem"),
         value: "4096 87380 2097152",
         when: When::Differs,
@@ -231,6 +244,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "tcp-wmem-2m",
+        rule: Some("tcp-buffer-max-lowered"),
         target: Target::Sysctl("net.ipv4.tcp_wmem"),
         value: "4096 65536 2097152",
         when: When::Differs,
@@ -240,6 +254,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "txqueuelen-10000",
+        rule: Some("txqueuelen-large"),
         target: Target::NetDevice("tx_queue_len"),
         value: "10000",
         when: When::Differs,
@@ -250,6 +265,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "smb-socket-options",
+        rule: Some("smb-socket-buffer-sizes"),
         target: Target::SmbGlobal("socket options"),
         value: "TCP_NODELAY SO_RCVBUF=131072 SO_SNDBUF=131072",
         when: When::Differs,
@@ -260,6 +276,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "smb-use-sendfile",
+        rule: Some("smb-use-sendfile"),
         target: Target::SmbGlobal("use sendfile"),
         value: "yes",
         when: When::Differs,
@@ -270,6 +287,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "smb-aio-read-size",
+        rule: Some("smb-aio-size-threshold"),
         target: Target::SmbGlobal("aio read size"),
         value: "16384",
         when: When::Differs,
@@ -280,6 +298,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "smb-aio-write-size",
+        rule: Some("smb-aio-size-threshold"),
         target: Target::SmbGlobal("aio write size"),
         value: "16384",
         when: When::Differs,
@@ -289,6 +308,7 @@ pub const RECIPES: &[Recipe] = &[
     },
     Recipe {
         name: "smb-min-receivefile-size",
+        rule: Some("smb-min-receivefile-size"),
         target: Target::SmbGlobal("min receivefile size"),
         value: "16384",
         when: When::Differs,
@@ -432,6 +452,9 @@ pub fn candidates(root: &Root) -> (Vec<Candidate>, Vec<(&'static Recipe, String)
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Row {
     pub recipe: String,
+    /// The advise rule that flags the setting, if one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
     /// Canonical setting name (`sysctl:vm.swappiness`); absent when the
     /// recipe found nothing on this box to act on.
     pub setting: Option<String>,
@@ -483,8 +506,12 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), RECIPES.len());
+        let rules: Vec<&str> = crate::advise::rules().iter().map(|r| r.info.id).collect();
         for r in RECIPES {
             assert!(!r.source.is_empty() && !r.now.is_empty(), "{}", r.name);
+            if let Some(id) = r.rule {
+                assert!(rules.contains(&id), "{}: no advise rule '{id}'", r.name);
+            }
         }
     }
 
