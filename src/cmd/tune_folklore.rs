@@ -7,6 +7,8 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
+use anyhow::Context as _;
+
 use super::tune::{ask, json, need_store, open_root};
 use super::tune_try::{Trial, check_exercised, the_change};
 use crate::cli::GlobalArgs;
@@ -162,7 +164,13 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             metric_name: r.metric,
             keep: a.keep_helpful,
         };
-        let report = trial.measure(&go.plan, &go.item)?;
+        // A failed trial is rolled back by itself; the recipes before it are stored runs.
+        let report = trial.measure(&go.plan, &go.item).with_context(|| {
+            format!(
+                "folklore recipe '{}' ({}); the recipes before it are stored as tune-try runs",
+                c.recipe.name, go.item.setting
+            )
+        })?;
         rows.push(row(
             c,
             go.item.old.clone(),
