@@ -43,7 +43,15 @@ does not touch. The judge must exercise the change: a block device change needs 
 whose I/O passes through that device (its partition, or dm or md over it), a network interface \
 change a peer routed out of that interface, an smb.conf change an smb judge served by this box; \
 anything else is refused. A change that lowers security (SMB signing or encryption weaker, TCP \
-timestamps off) is reverted, saying what it trades, unless --allow-weaker-security. 'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
+timestamps off) is reverted, saying what it trades, unless --allow-weaker-security.\n\n\
+'try --folklore' tries each well-known recipe that applies to this box (read-ahead 512 KiB and \
+4 MiB, the none/mq-deadline/bfq schedulers, vm.dirty_ratio=40, vm.dirty_background_ratio=10, \
+vm.swappiness=10, 2 MiB socket buffer maxima, txqueuelen 10000, smb.conf socket options, use \
+sendfile, aio read/write size, min receivefile size), one trial each as above, judged by the \
+first --bench (repeatable here) that exercises it, and reverts every one unless --keep-helpful. \
+It prints a table: recipe, old -> new, the change and its interval in percent, the effect, \
+and the recipes skipped with why (the value already there, no judge through that device, …).\n\n\
+'export' writes the changes 'apply' would make as a sysctl.d file, udev rules, \
 a TuneD profile or Ansible tasks, without touching the system.\n\nExamples:\n  \
 nastune tune plan\n  nastune tune apply swappiness-for-swap-kind\n  \
 nastune tune apply --set sysctl:vm.swappiness=10 --yes\n  \
@@ -51,6 +59,7 @@ nastune tune apply --set ethtool:eth0:rx-gro=on --confirm-within 2m\n  nastune t
 nastune tune verify\n  nastune tune rollback\n  \
 nastune tune try --set sysfs:block/sda/queue/read_ahead_kb=1024 --bench buffered-seq-read:/dev/sda\n  \
 nastune tune try --set 'smb.conf:global:use sendfile=yes' --bench smb://127.0.0.1/data --user alice\n  \
+nastune tune try --folklore --bench buffered-seq-read:/srv/big.iso --bench rand-write-fsync:/srv\n  \
 nastune tune export --format tuned --output /etc/tuned";
 
 #[derive(Debug, Args)]
@@ -170,7 +179,7 @@ fn parse_confirm_within(s: &str) -> Result<Duration, String> {
 #[derive(Debug, Args)]
 pub struct TryArgs {
     /// The change to try: a rule id or finding number (from 'tune plan') that recommends one change
-    #[arg(required_unless_present = "set", conflicts_with = "set")]
+    #[arg(required_unless_present_any = ["set", "folklore"], conflicts_with = "set")]
     pub id: Option<String>,
     /// Or a change of your own: sysctl:KEY=VALUE, sysfs:PATH=VALUE (PATH below /sys),
     /// ethtool:IFACE:rx-usecs=N (coalescing), irq:N|IFACE=CPULIST, rps:IFACE:rx-N=MASK,
@@ -178,15 +187,26 @@ pub struct TryArgs {
     /// smb.conf:SECTION:PARAMETER=VALUE
     #[arg(long, value_name = "SETTING=VALUE")]
     pub set: Option<String>,
+    /// Instead: try each well-known tuning recipe that applies to this box (read-ahead,
+    /// schedulers, dirty ratios, swappiness, socket buffers, txqueuelen, smb.conf folklore),
+    /// one trial after another, each reverted unless --keep-helpful; prints a table of
+    /// their measured effects, recipes no --bench exercises listed as skipped with why
+    #[arg(long, conflicts_with_all = ["id", "set"])]
+    pub folklore: bool,
+    /// With --folklore: keep each recipe whose trial says keep (later recipes are then
+    /// measured on top of it)
+    #[arg(long, requires = "folklore", conflicts_with_all = ["id", "set"])]
+    pub keep_helpful: bool,
     /// The judge. A disk workload KIND:PATH: seq-read or rand-read (direct I/O, which
     /// read-ahead does not touch), buffered-seq-read (through the emptied page cache: the one a
     /// queue/read_ahead_kb change needs), on a block device, file or directory; seq-write,
     /// rand-write (direct I/O) or rand-write-fsync (buffered, fsync after each write) on a
     /// directory (a temporary file there, never a device). Or net:HOST[:PORT] (bench net to a
     /// peer running 'nastune net serve'), smb://HOST[:PORT]/SHARE[/DIR] (bench smb) or
-    /// http:URL (bench http)
-    #[arg(long, value_name = "JUDGE")]
-    pub bench: Judge,
+    /// http:URL (bench http). With --folklore, repeatable: each recipe is judged by the first
+    /// given judge that exercises it
+    #[arg(long, value_name = "JUDGE", required = true)]
+    pub bench: Vec<Judge>,
     /// The judge's number to decide by: bw, iops, p99 or cpu_per_gb [default: the judge's own:
     /// bw for sequential disk, net and smb; iops for random disk and http; p99 with --rr]
     #[arg(long, value_enum)]
@@ -266,12 +286,13 @@ fn parse_smb_size(s: &str) -> Result<u64, String> {
 impl TryArgs {
     /// The judge's options; credentials are asked for only by an smb judge.
     pub fn judge_options(&self) -> Result<JudgeOptions, crate::cli::bench_smb::SmbArgsError> {
-        let smb_credentials = match self.bench {
-            Judge::Smb(_) => Some(crate::cli::bench_smb::credentials(
+        let smb = self.bench.iter().any(|j| matches!(j, Judge::Smb(_)));
+        let smb_credentials = match smb {
+            true => Some(crate::cli::bench_smb::credentials(
                 self.user.as_deref(),
                 self.password_file.as_deref(),
             )?),
-            _ => None,
+            false => None,
         };
         Ok(JudgeOptions {
             runtime: self.runtime,

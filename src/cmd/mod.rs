@@ -15,6 +15,7 @@ pub mod probe;
 pub mod report;
 pub mod tune;
 pub mod tune_export;
+pub mod tune_folklore;
 pub mod tune_try;
 pub mod watch;
 

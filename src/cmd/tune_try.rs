@@ -18,7 +18,7 @@ use crate::root::Root;
 use crate::store::Store;
 use crate::tune::action::{self, Action, read_entry, restore_runtime, selected_value};
 use crate::tune::plan::{Plan, PlanItem, Status};
-use crate::tune::trial::judge::{JudgeError, MetricName, PreparedJudge, Sample};
+use crate::tune::trial::judge::{Judge, JudgeError, MetricName, PreparedJudge, Sample};
 use crate::tune::trial::{
     self, Better, Effect, Side, TrialError, TrialOutcome, TryReport, Verdict, exercise,
 };
@@ -82,6 +82,11 @@ pub enum TryError {
     },
     #[error("{0}; the change was rolled back")]
     Reload(String),
+    #[error(
+        "{0} judges given; tune try measures a change with one --bench (several only with \
+         --folklore)"
+    )]
+    SeveralJudges(usize),
 }
 
 /// The block devices a plan's runtime writes touch (`sys/block/NAME/…`).
@@ -186,7 +191,7 @@ fn check_samba_here(smb_local: Option<bool>, name: &str, setting: &str) -> Resul
 /// Refuses a trial whose judge does not exercise the change: the benched
 /// file off the changed device, the peer not behind the changed interface,
 /// an smb.conf change not judged against this box's Samba.
-fn check_exercised(
+pub(crate) fn check_exercised(
     name: &str,
     judge: &PreparedJudge,
     plan: &Plan,
@@ -213,7 +218,7 @@ fn check_exercised(
 }
 
 /// The one change a plan holds, or why it cannot be tried.
-fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> {
+pub(crate) fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> {
     for i in &plan.items {
         // Advice is never applied: a rule's advice beside its change is fine.
         let Some(kind) = crate::tune::kinds::kind(&i.change).untryable() else {
@@ -388,11 +393,17 @@ impl Switch<'_> {
 }
 
 pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    if a.folklore {
+        return super::tune_folklore::run(a, global);
+    }
+    let [bench] = a.bench.as_slice() else {
+        return Err(TryError::SeveralJudges(a.bench.len()).into());
+    };
     let store = need_store(global, "try")?;
     let opts = a.judge_options()?;
-    let metric_name = a.bench.pick(&opts, a.metric)?;
-    let metric = a.bench.metric(metric_name);
-    let trial_plan = a.plan(metric.better)?;
+    let metric_name = bench.pick(&opts, a.metric)?;
+    // Checked before anything is read or asked.
+    a.plan(bench.metric(metric_name).better)?;
     let root = open_root(&a.root)?;
     let select = SelectArgs {
         ids: a.id.iter().cloned().collect(),
@@ -402,7 +413,6 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let what = a.id.clone().or_else(|| a.set.clone()).unwrap_or_default();
     let plan = make_plan(&select, &root, Some(&store))?;
     let item = the_change(&plan, &what)?;
-    let trade = crate::tune::kinds::kind(&item.change).lowers_security(&root);
     if !a.json {
         crate::output::write_stdout(tune_text::render_plan(&plan).as_bytes())?;
     }
@@ -411,138 +421,18 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // The judge measures the real system, whatever tree the change goes to.
-    let judge = a.bench.prepare(&opts)?;
-    check_exercised(&a.bench.to_string(), &judge, &plan, &item.setting)?;
-    let pick = |s: Sample| {
-        s.get(metric_name).ok_or_else(|| JudgeError::Missing {
-            judge: a.bench.kind(),
-            target: a.bench.to_string(),
-            metric: metric_name.name(),
-            why: "the run measured none",
-        })
-    };
-    // The first run after a pause is slow (cold caches and queues below the
-    // page cache, a disk spinning up): one unused run keeps it out of the baseline.
-    let warmup = {
-        let guard = Guard::start(&Root::live(), guard_plan(&judge, a.guard.settle));
-        let v = judge.measure()?;
-        guard.finish(&Root::live(), Outcome::default());
-        pick(v)?
-    };
-    let host = crate::probe::host::read_host_id(&root);
-    let run = store.begin_run(
-        crate::store::RunKind::TuneTry,
-        &host,
-        &super::command_line(),
-    )?;
-    store.save(run, &plan)?;
-    // A network change stays behind the dead-man timer for the whole trial
-    // (each run takes about its runtime plus a settle), and longer on a slow box.
-    let per_run = a.runtime + Duration::from_secs(1);
-    let switch = Switch {
+    let prepared = bench.prepare(&opts)?;
+    check_exercised(&bench.to_string(), &prepared, &plan, &item.setting)?;
+    let trial = Trial {
+        a,
         store: &store,
         root: &root,
-        run,
-        plan: &plan,
-        confirm_within: per_run * (4 * a.runs) + Duration::from_secs(60),
-        started: std::cell::Cell::new(false),
-        file: switched_file(&plan),
+        judge: bench,
+        prepared: &prepared,
+        metric_name,
+        keep: true,
     };
-    let progress = std::io::stderr().is_terminal();
-    let total = 2 * a.runs;
-    let mut taken = 0;
-    let mut disturbed_runs = Vec::new();
-    let mut reruns = 0;
-    // Throughput beside the metric, for a CPU-per-GB verdict.
-    let bw = std::cell::RefCell::new(Vec::new());
-    let result = trial::run_trial_reviewed(
-        &trial_plan,
-        || {
-            taken += 1;
-            let (sample, validity) = guarded_measure(&judge, &mut reruns)?;
-            let v = pick(sample)?;
-            bw.borrow_mut().push(sample.bw);
-            if !validity.is_clean() {
-                let why = format!("run {taken}: {}", validity.reasons.join("; "));
-                if a.guard.strict {
-                    anyhow::bail!("{why} (still disturbed after {MAX_RERUNS} re-runs; --strict)");
-                }
-                disturbed_runs.push(why);
-            }
-            if progress {
-                eprintln!("nastune: run {taken}/{total}: {v:.1} {}", metric.unit);
-            }
-            Ok(v)
-        },
-        || switch.apply(),
-        || switch.revert(),
-        |o| {
-            if metric_name == MetricName::CpuPerGb {
-                let unit = a.bench.metric(MetricName::Bw).unit;
-                review_throughput(o, &trial_plan, &bw.borrow(), unit);
-            }
-            review_security(o, trade.as_deref(), a.allow_weaker_security);
-        },
-    );
-    let outcome = match result {
-        Ok(o) => o,
-        Err(e) => {
-            let cleanup = switch.roll_back();
-            store.finish_run(run, "failed")?;
-            cleanup.context("rolling the tried change back after the failure")?;
-            return Err(match e {
-                TrialError::Plan(p) => p.into(),
-                stopped => anyhow::anyhow!("{stopped}"),
-            });
-        }
-    };
-    let kept = outcome.verdict == Verdict::Keep;
-    if kept {
-        if plan.has_network() {
-            apply::confirm(&store, run)?;
-        }
-    } else {
-        switch.roll_back()?;
-    }
-    let final_value = match switch.file {
-        Some(_) => item
-            .new
-            .clone()
-            .filter(|_| kept)
-            .or_else(|| item.old.clone()),
-        None => plan
-            .steps
-            .iter()
-            .find(|s| {
-                s.setting == item.setting
-                    && matches!(s.action, Action::Runtime { .. } | Action::Netdev { .. })
-            })
-            .and_then(|s| {
-                read_entry(&root, s.action.kind(), s.action.path())
-                    .ok()
-                    .flatten()
-            })
-            .map(|b| selected_value(&String::from_utf8_lossy(&b))),
-    };
-    let report = TryReport {
-        change: item.clone(),
-        workload: a.bench.to_string(),
-        metric: metric.into(),
-        runs_per_side: a.runs,
-        runtime_ms: a.runtime.as_millis() as u64,
-        warmup_value: warmup,
-        alternate: true,
-        session: run,
-        outcome,
-        min_gain_pct: a.min_gain,
-        kept,
-        final_value,
-        disturbed_runs,
-        reruns,
-        security_trade: trade,
-    };
-    store.save(run, &report)?;
-    store.finish_run(run, "ok")?;
+    let report = trial.measure(&plan, item)?;
     let out = if a.json {
         json(&report)?
     } else {
@@ -550,6 +440,173 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     };
     crate::output::write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One trial of one change with a judge ready to measure: everything after
+/// the plan is built and the judge checked, shared by a single `tune try`
+/// and each recipe of `--folklore`.
+pub(crate) struct Trial<'a> {
+    pub a: &'a TryArgs,
+    pub store: &'a Store,
+    pub root: &'a Root,
+    pub judge: &'a Judge,
+    pub prepared: &'a PreparedJudge,
+    pub metric_name: MetricName,
+    /// Whether a change that wins stays (false: reverted whatever it measured).
+    pub keep: bool,
+}
+
+impl Trial<'_> {
+    /// Measures `item` of `plan` in ABBA runs, keeps or reverts it, and
+    /// stores the trial as a `tune-try` run.
+    pub fn measure(&self, plan: &Plan, item: &PlanItem) -> anyhow::Result<TryReport> {
+        let (a, store, root, judge, metric_name) = (
+            self.a,
+            self.store,
+            self.root,
+            self.prepared,
+            self.metric_name,
+        );
+        let metric = self.judge.metric(metric_name);
+        let trial_plan = a.plan(metric.better)?;
+        let trade = crate::tune::kinds::kind(&item.change).lowers_security(root);
+        let pick = |s: Sample| {
+            s.get(metric_name).ok_or_else(|| JudgeError::Missing {
+                judge: self.judge.kind(),
+                target: self.judge.to_string(),
+                metric: metric_name.name(),
+                why: "the run measured none",
+            })
+        };
+        // The first run after a pause is slow (cold caches and queues below the
+        // page cache, a disk spinning up): one unused run keeps it out of the baseline.
+        let warmup = {
+            let guard = Guard::start(&Root::live(), guard_plan(judge, a.guard.settle));
+            let v = judge.measure()?;
+            guard.finish(&Root::live(), Outcome::default());
+            pick(v)?
+        };
+        let host = crate::probe::host::read_host_id(root);
+        let run = store.begin_run(
+            crate::store::RunKind::TuneTry,
+            &host,
+            &super::command_line(),
+        )?;
+        store.save(run, plan)?;
+        // A network change stays behind the dead-man timer for the whole trial
+        // (each run takes about its runtime plus a settle), and longer on a slow box.
+        let per_run = a.runtime + Duration::from_secs(1);
+        let switch = Switch {
+            store,
+            root,
+            run,
+            plan,
+            confirm_within: per_run * (4 * a.runs) + Duration::from_secs(60),
+            started: std::cell::Cell::new(false),
+            file: switched_file(plan),
+        };
+        let progress = std::io::stderr().is_terminal();
+        let total = 2 * a.runs;
+        let mut taken = 0;
+        let mut disturbed_runs = Vec::new();
+        let mut reruns = 0;
+        // Throughput beside the metric, for a CPU-per-GB verdict.
+        let bw = std::cell::RefCell::new(Vec::new());
+        let result = trial::run_trial_reviewed(
+            &trial_plan,
+            || {
+                taken += 1;
+                let (sample, validity) = guarded_measure(judge, &mut reruns)?;
+                let v = pick(sample)?;
+                bw.borrow_mut().push(sample.bw);
+                if !validity.is_clean() {
+                    let why = format!("run {taken}: {}", validity.reasons.join("; "));
+                    if a.guard.strict {
+                        anyhow::bail!(
+                            "{why} (still disturbed after {MAX_RERUNS} re-runs; --strict)"
+                        );
+                    }
+                    disturbed_runs.push(why);
+                }
+                if progress {
+                    eprintln!("nastune: run {taken}/{total}: {v:.1} {}", metric.unit);
+                }
+                Ok(v)
+            },
+            || switch.apply(),
+            || switch.revert(),
+            |o| {
+                if metric_name == MetricName::CpuPerGb {
+                    let unit = self.judge.metric(MetricName::Bw).unit;
+                    review_throughput(o, &trial_plan, &bw.borrow(), unit);
+                }
+                review_security(o, trade.as_deref(), a.allow_weaker_security);
+                if !self.keep {
+                    review_folklore(o);
+                }
+            },
+        );
+        let outcome = match result {
+            Ok(o) => o,
+            Err(e) => {
+                let cleanup = switch.roll_back();
+                store.finish_run(run, "failed")?;
+                cleanup.context("rolling the tried change back after the failure")?;
+                return Err(match e {
+                    TrialError::Plan(p) => p.into(),
+                    stopped => anyhow::anyhow!("{stopped}"),
+                });
+            }
+        };
+        let kept = outcome.verdict == Verdict::Keep;
+        if kept {
+            if plan.has_network() {
+                apply::confirm(store, run)?;
+            }
+        } else {
+            switch.roll_back()?;
+        }
+        let final_value = match switch.file {
+            Some(_) => item
+                .new
+                .clone()
+                .filter(|_| kept)
+                .or_else(|| item.old.clone()),
+            None => plan
+                .steps
+                .iter()
+                .find(|s| {
+                    s.setting == item.setting
+                        && matches!(s.action, Action::Runtime { .. } | Action::Netdev { .. })
+                })
+                .and_then(|s| {
+                    read_entry(root, s.action.kind(), s.action.path())
+                        .ok()
+                        .flatten()
+                })
+                .map(|b| selected_value(&String::from_utf8_lossy(&b))),
+        };
+        let report = TryReport {
+            change: item.clone(),
+            workload: self.judge.to_string(),
+            metric: metric.into(),
+            runs_per_side: a.runs,
+            runtime_ms: a.runtime.as_millis() as u64,
+            warmup_value: warmup,
+            alternate: true,
+            session: run,
+            outcome,
+            min_gain_pct: a.min_gain,
+            kept,
+            final_value,
+            disturbed_runs,
+            reruns,
+            security_trade: trade,
+        };
+        store.save(run, &report)?;
+        store.finish_run(run, "ok")?;
+        Ok(report)
+    }
 }
 
 /// A CPU-per-GB gain is kept only when throughput did not fall beyond the
@@ -591,6 +648,18 @@ fn review_throughput(
     } else {
         o.reason = format!(
             "kept for its lower CPU per GB, throughput kept ({with:.1} vs {without:.1} {unit}): {}",
+            o.reason
+        );
+    }
+}
+
+/// Folklore trials keep nothing without `--keep-helpful`: the measured
+/// effect stands, the verdict says why the change went.
+fn review_folklore(o: &mut TrialOutcome) {
+    if o.verdict == Verdict::Keep {
+        o.verdict = Verdict::Revert;
+        o.reason = format!(
+            "{}; reverted all the same: --folklore keeps a recipe only with --keep-helpful",
             o.reason
         );
     }
