@@ -225,17 +225,26 @@ fn run_smartctl(bin: &Path, name: &str, timeout: Duration) -> Result<serde_json:
     let Some(stdout) = child.stdout.take() else {
         return Err("smartctl's output was not captured".into());
     };
-    // A reader thread, so a silent, hung smartctl can still be timed out.
+    // A reader thread, so a silent, hung smartctl can still be timed out. Its end
+    // (smartctl exited, or the size limit closed the pipe) wakes the wait below at
+    // once: polling alone cost a whole poll interval per disk, most of a probe.
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
         let result = stdout.take(MAX_OUTPUT_BYTES + 1).read_to_end(&mut buf);
+        let _ = done_tx.send(());
         result.map(|_| buf)
     });
     let deadline = Instant::now() + timeout;
+    let _ = done_rx.recv_timeout(timeout);
+    let mut poll = Duration::from_millis(1);
     loop {
         match child.try_wait() {
             Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(poll);
+                poll = (poll * 2).min(Duration::from_millis(20));
+            }
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
