@@ -89,6 +89,23 @@ fn path_cores(root: &Root, smbd: &BTreeSet<u32>) -> path_model::PathCores {
     }
 }
 
+/// Each measurement's validity with its reasons named by the measurement
+/// (`disk: …`, `smb: …`): check runs several, and a reason alone does not
+/// say which one was disturbed.
+fn phase_validities(docs: &RunDocs) -> Vec<Validity> {
+    docs.0
+        .iter()
+        .filter_map(|d| {
+            let mut v = d.validity()?.clone();
+            let phase = d.kind().as_str();
+            for r in &mut v.reasons {
+                *r = format!("{phase}: {r}");
+            }
+            Some(v)
+        })
+        .collect()
+}
+
 pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let mut plan = args.plan()?;
@@ -231,7 +248,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         not_measured,
         paths,
         findings,
-        validity: Validity::worst(docs.0.iter().filter_map(Doc::validity)),
+        validity: Validity::worst(&phase_validities(&docs)),
     };
     let disturbed = args.guard.strict && doc.validity.as_ref().is_some_and(|v| !v.is_clean());
     let mut stored = None;

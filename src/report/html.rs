@@ -70,18 +70,22 @@ pub fn render(runs: &[ReportRun]) -> String {
     let validity = runs::validity(runs);
     if !validity.is_empty() {
         h.push_str("<ul>\n");
-        for (run, line) in &validity {
-            let class = if line.starts_with("validity: clean") {
-                "note"
-            } else {
-                "sev-warning"
-            };
-            let _ = writeln!(
+        for v in &validity {
+            let class = if v.clean { "note" } else { "sev-warning" };
+            let _ = write!(
                 h,
-                "<li>{}: <span class=\"{class}\">{}</span></li>",
-                escape(run),
-                escape(line)
+                "<li>{}: <span class=\"{class}\">{}</span>",
+                escape(&v.run),
+                escape(&v.headline)
             );
+            if !v.reasons.is_empty() {
+                h.push_str("<ul>");
+                for r in &v.reasons {
+                    let _ = write!(h, "<li class=\"{class}\">{}</li>", escape(r));
+                }
+                h.push_str("</ul>");
+            }
+            h.push_str("</li>\n");
         }
         h.push_str("</ul>\n");
     }

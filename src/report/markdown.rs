@@ -75,8 +75,11 @@ pub fn render(runs: &[ReportRun]) -> String {
     let validity = runs::validity(runs);
     if !validity.is_empty() {
         m.push('\n');
-        for (run, line) in &validity {
-            let _ = writeln!(m, "- {}: {}", cell(run), cell(line));
+        for v in &validity {
+            let _ = writeln!(m, "- {}: {}", cell(&v.run), cell(&v.headline));
+            for r in &v.reasons {
+                let _ = writeln!(m, "  - {}", cell(r));
+            }
         }
     }
     for g in runs::bench_bars(runs) {

@@ -38,12 +38,31 @@ impl ReportRun {
     }
 }
 
-/// Each run's validity verdict, for runs that were judged: (run label, line).
-pub fn validity(runs: &[ReportRun]) -> Vec<(String, String)> {
+/// A judged run's validity: its headline, and for a disturbed one each reason.
+pub struct RunValidity {
+    pub run: String,
+    pub clean: bool,
+    /// `validity: clean (…)` or `validity: DISTURBED`.
+    pub headline: String,
+    pub reasons: Vec<String>,
+}
+
+/// Each run's validity verdict, for runs that were judged.
+pub fn validity(runs: &[ReportRun]) -> Vec<RunValidity> {
     runs.iter()
         .filter_map(|r| {
             let v = r.docs.validity()?;
-            Some((r.label(), super::validity_text::line(&v)))
+            let clean = v.is_clean();
+            Some(RunValidity {
+                run: r.label(),
+                clean,
+                headline: if clean {
+                    super::validity_text::line(&v)
+                } else {
+                    "validity: DISTURBED".into()
+                },
+                reasons: if clean { Vec::new() } else { v.reasons.clone() },
+            })
         })
         .collect()
 }
@@ -177,6 +196,15 @@ pub fn model_lines(m: &crate::advise::bottleneck::PathModel) -> Vec<String> {
             _ => format!("model: limit {limit}"),
         },
     ];
+    // The CPU figure above lost what other processes took; the what-ifs
+    // predict for a box without them, and say so once.
+    if !m.what_ifs.is_empty()
+        && m.cpu
+            .as_ref()
+            .is_some_and(|c| c.arithmetic.contains("used by other processes"))
+    {
+        out.push("what-ifs below assume a box without the other processes' load".into());
+    }
     out.extend(m.what_ifs.iter().map(|w| {
         format!(
             "what if {}: predicted {} ({})",

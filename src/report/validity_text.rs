@@ -2,7 +2,9 @@
 
 use crate::bench::validity::Validity;
 
-/// `validity: clean (…figures…)` or `validity: DISTURBED: reason; reason`.
+/// `validity: clean (…figures…)`, `validity: DISTURBED: reason`, or for
+/// several reasons (check's phases each add theirs) one indented line each,
+/// so a reader can take them in.
 pub fn line(v: &Validity) -> String {
     if v.is_clean() {
         let figures: Vec<String> = v
@@ -16,8 +18,15 @@ pub fn line(v: &Validity) -> String {
         } else {
             format!("validity: clean ({})", figures.join(", "))
         }
+    } else if let [one] = v.reasons.as_slice() {
+        format!("validity: DISTURBED: {one}")
     } else {
-        format!("validity: DISTURBED: {}", v.reasons.join("; "))
+        let mut out = String::from("validity: DISTURBED:");
+        for r in &v.reasons {
+            out.push_str("\n  - ");
+            out.push_str(r);
+        }
+        out
     }
 }
 
@@ -48,6 +57,11 @@ mod tests {
             reasons: vec!["a".into(), "b".into()],
             conditions: vec![],
         };
-        assert_eq!(line(&bad), "validity: DISTURBED: a; b");
+        assert_eq!(line(&bad), "validity: DISTURBED:\n  - a\n  - b");
+        let one = Validity {
+            reasons: vec!["a".into()],
+            ..bad
+        };
+        assert_eq!(line(&one), "validity: DISTURBED: a");
     }
 }

@@ -218,8 +218,13 @@ documents! {
 
 impl RunDocs {
     /// The worst validity among the run's measurements; `None` when none was
-    /// judged (runs before 0.2, probe or advise runs).
+    /// judged (runs before 0.2, probe or advise runs). A check run's own
+    /// verdict already gathers its measurements' (each reason named by its
+    /// measurement), so it alone is taken.
     pub fn validity(&self) -> Option<crate::bench::validity::Validity> {
+        if let Some(v) = self.check().and_then(|c| c.validity.clone()) {
+            return Some(v);
+        }
         crate::bench::validity::Validity::worst(self.0.iter().filter_map(Doc::validity))
     }
 
