@@ -75,7 +75,13 @@ fn decide(c: &Candidate, root: &Root, judges: &[Ready], smb_read: bool) -> Resul
         if c.recipe.needs.unmet_by(r.judge, smb_read).is_some() {
             continue;
         }
-        match check_exercised(&r.judge.to_string(), &r.prepared, &plan, &item.setting) {
+        match check_exercised(
+            root,
+            &r.judge.to_string(),
+            &r.prepared,
+            &plan,
+            &item.setting,
+        ) {
             Ok(()) => {
                 return Ok(Go {
                     plan,

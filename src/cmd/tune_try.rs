@@ -80,6 +80,17 @@ pub enum TryError {
         why: &'static str,
         setting: String,
     },
+    #[error(
+        "'{setting}' edits '{edited}', but the smbd behind the judge '{judge}' reads {serving}: \
+         the trial would measure a server the change does not touch; judge it with the smbd that \
+         reads '{edited}' (or pass --root DIR for a server started with '-s DIR/etc/samba/smb.conf')"
+    )]
+    SambaOtherConfig {
+        judge: String,
+        setting: String,
+        edited: String,
+        serving: String,
+    },
     #[error("{0}; the change was rolled back")]
     Reload(String),
     #[error(
@@ -192,6 +203,7 @@ fn check_samba_here(smb_local: Option<bool>, name: &str, setting: &str) -> Resul
 /// file off the changed device, the peer not behind the changed interface,
 /// an smb.conf change not judged against this box's Samba.
 pub(crate) fn check_exercised(
+    root: &Root,
     name: &str,
     judge: &PreparedJudge,
     plan: &Plan,
@@ -213,8 +225,37 @@ pub(crate) fn check_exercised(
             _ => None,
         };
         check_samba_here(smb_local, name, setting)?;
+        if let PreparedJudge::Smb(s) = judge {
+            check_samba_reads(root, name, setting, s.addr().port())?;
+        }
     }
     Ok(())
+}
+
+/// Refuses an smb.conf edit when the smbd listening on the judge's port reads
+/// another file (a second Samba started with `-s`): the edit would not reach
+/// it. Without a smbd seen on the port there is nothing to compare.
+fn check_samba_reads(root: &Root, name: &str, setting: &str, port: u16) -> Result<(), TryError> {
+    let canon = |p: std::path::PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
+    let edited = canon(root.path(crate::tune::edit_file::SMB_CONF));
+    let serving: Vec<std::path::PathBuf> =
+        crate::bench::smb::local::configs_on_port(&Root::live(), port)
+            .into_iter()
+            .map(canon)
+            .collect();
+    if serving.is_empty() || serving.contains(&edited) {
+        return Ok(());
+    }
+    let names: Vec<String> = serving
+        .iter()
+        .map(|p| format!("'{}'", p.display()))
+        .collect();
+    Err(TryError::SambaOtherConfig {
+        judge: name.to_string(),
+        setting: setting.to_string(),
+        edited: edited.display().to_string(),
+        serving: names.join(", "),
+    })
 }
 
 /// The one change a plan holds, or why it cannot be tried.
@@ -422,7 +463,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     }
     // The judge measures the real system, whatever tree the change goes to.
     let prepared = bench.prepare(&opts)?;
-    check_exercised(&bench.to_string(), &prepared, &plan, &item.setting)?;
+    check_exercised(&root, &bench.to_string(), &prepared, &plan, &item.setting)?;
     let trial = Trial {
         a,
         store: &store,

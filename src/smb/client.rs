@@ -790,6 +790,11 @@ impl Client {
         debug_assert_eq!(c.message_id, id);
         if c.status != status::SUCCESS {
             return Err(match c.status {
+                status::LOGON_FAILURE | status::ACCOUNT_DISABLED | status::ACCESS_DENIED
+                    if user.is_empty() =>
+                {
+                    Error::GuestRefused
+                }
                 status::LOGON_FAILURE | status::ACCOUNT_DISABLED | status::ACCESS_DENIED => {
                     Error::LogonFailure { user }
                 }

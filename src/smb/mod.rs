@@ -61,6 +61,12 @@ pub enum Error {
     Smb1Only,
     #[error("logon failed for user '{user}': check --user and the password")]
     LogonFailure { user: String },
+    /// A guest (anonymous) session refused: Samba refuses guests when it
+    /// requires encryption or signing, which a guest session cannot do.
+    #[error(
+        "the server refused a guest session: it may allow no guests ('map to guest', 'guest ok') or require encryption or signing ('smb encrypt = required', 'server signing = mandatory'), which a guest session cannot do; log on with --user"
+    )]
+    GuestRefused,
     #[error(
         "share '{share}' does not exist on the server: check the share name (smbclient -L //HOST)"
     )]

@@ -201,6 +201,24 @@ fn guest_logs_on_anonymously() {
     assert!(e.to_string().contains("--user"), "{e}");
 }
 
+/// Samba refuses a guest when it requires encryption: the error says that
+/// may be why, not "check the password" of a user nobody gave.
+#[test]
+fn a_guest_refused_by_required_encryption_is_told_why() {
+    let Some(s) = Smbd::start("smb encrypt = required") else {
+        return;
+    };
+    let cfg = Config::new(
+        s.addr(),
+        "127.0.0.1",
+        Credentials::Anonymous,
+        Security::Plain,
+    );
+    let e = Client::connect(cfg).err().unwrap();
+    assert!(matches!(e, Error::GuestRefused), "{e:?}");
+    assert!(e.to_string().contains("smb encrypt = required"), "{e}");
+}
+
 #[test]
 fn errors_say_what_to_change() {
     let Some(s) = Smbd::start("") else { return };

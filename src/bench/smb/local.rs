@@ -62,6 +62,30 @@ pub fn local_server(root: &Root, port: u16, share: &str) -> Option<LocalServer> 
     Some(found)
 }
 
+/// The configuration files of the smbd processes listening on `port`
+/// (`-s`/`--configfile`, else the default), as absolute paths.
+pub fn configs_on_port(root: &Root, port: u16) -> Vec<PathBuf> {
+    use crate::probe::smb;
+    let mut out: Vec<PathBuf> = observe::port_owners(root, port)
+        .into_iter()
+        .filter(|pid| {
+            root.read_value(&format!("proc/{pid}/comm"))
+                .is_ok_and(|c| c.starts_with("smbd"))
+        })
+        .map(|pid| {
+            let conf = root
+                .read_head(&format!("proc/{pid}/cmdline"), 4096)
+                .ok()
+                .and_then(|raw| smb::config_of_cmdline(&raw))
+                .unwrap_or_else(|| format!("/{}", smb::SMB_CONF));
+            PathBuf::from(conf)
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// The smbd serving `plan`'s target when it is this box's.
 pub fn served_here(root: &Root, plan: &Plan) -> Option<LocalServer> {
     use std::net::ToSocketAddrs;
