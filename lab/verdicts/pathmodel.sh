@@ -45,6 +45,12 @@ compare "shared ceiling of 3 disks in one throttle-group" \
 for dir in read write; do
     case $dir in read) path="read from /srv/share" w=seq-read ;; *) path="write to /srv/share" w=seq-write ;; esac
     echo "-- SMB $dir: limit $(model "$path" .limit); cpu: $(model "$path" .cpu.arithmetic)"
+    # On one CPU the costs of a copy cannot add up to more than the CPU was busy during it.
+    echo "   check's copy: the costs add up to $(get check.json ".measurements.services[0] |
+        ([.${dir}_costs[].ns_per_byte] | add) * .${dir}_load.bytes / 1e6 | round") ms of CPU; \
+the CPU was busy $(get check.json ".measurements.services[0].${dir}_load |
+        ([.busy_by_cpu[].busy_ns] | add) / 1e6 | round") ms of $(get check.json \
+        ".measurements.services[0].${dir}_load.elapsed_ns / 1e6 | round") ms"
     compare "check's own copy ($w, costed)" \
         "$(model "$path" .predicted_bytes_per_sec)" "$(model "$path" .measured_bytes_per_sec)" 25
     compare "guest copy, plain (client in the guest)" \
