@@ -3,8 +3,8 @@
 # prints predicted against measured and fails when a prediction misses.
 #   - the three throttled disks: shared_ceiling_bytes_per_sec within 10 % of the group's limit
 #   - check's predicted SMB read and write (one vCPU, client in the guest) within 25 % of the
-#     guest's later plain copy, and the what-if "SMB encryption on" within 25 % of its
-#     encrypted copy
+#     guest's later plain copies (the faster of two), and the what-if "SMB encryption on"
+#     within 25 % of the encrypted ones
 #   - from the host (shown, not judged): the what-if "the client on another machine"
 #     against the host's copies through QEMU's user-mode network
 set -uo pipefail
@@ -24,6 +24,12 @@ get() { # FILE FILTER
 }
 # A workload's bandwidth in a bench smb document.
 smb_bw() { get "$1" "[.runs[0].results[] | select(.workload == \"$2\") | .bw_bytes][0]"; }
+# The faster of the guest's two copies (SECURITY WORKLOAD): under TCG the host's other
+# work slows a copy down, never up.
+guest_bw() {
+    printf '%s\n' "$(smb_bw "guest-smb-$1-1.json" "$2")" "$(smb_bw "guest-smb-$1-2.json" "$2")" |
+        sort -g | tail -n 1
+}
 # The model of check's path NAME: FIELD (a jq path under .model).
 model() { get check.json "[.paths[] | select(.name == \"$1\") | .model$2][0]"; }
 what_if() { model "$1" ".what_ifs[] | select(.change == \"$2\") | .predicted_bytes_per_sec"; }
@@ -54,9 +60,9 @@ the CPU was busy $(get check.json ".measurements.services[0].${dir}_load |
     compare "check's own copy ($w, costed)" \
         "$(model "$path" .predicted_bytes_per_sec)" "$(model "$path" .measured_bytes_per_sec)" 25
     compare "guest copy, plain (client in the guest)" \
-        "$(model "$path" .predicted_bytes_per_sec)" "$(smb_bw guest-smb-plain.json $w)" 25
+        "$(model "$path" .predicted_bytes_per_sec)" "$(guest_bw plain $w)" 25
     compare "guest copy, encrypted: what-if encryption on" \
-        "$(what_if "$path" "SMB encryption on")" "$(smb_bw guest-smb-encrypt.json $w)" 25
+        "$(what_if "$path" "SMB encryption on")" "$(guest_bw encrypt $w)" 25
     compare "host copy, plain: what-if client elsewhere" \
         "$(what_if "$path" "the client on another machine")" "$(smb_bw host-smb-plain.json $w)" 0
     echo "   host copy, encrypted: measured $(awk -v b="$(smb_bw host-smb-encrypt.json $w)" 'BEGIN{printf "%.2f", b/1e6}') MB/s"
