@@ -70,3 +70,78 @@ lab_view_stack() {
         echo "${b##*/} name=$name sectors=$(cat "$b/size") slaves=${slaves:--}"
     done >"$LAB_RESULT/stack.txt"
 }
+
+# Prints the first network interface that is not lo.
+lab_nic() {
+    for n in /sys/class/net/*; do
+        [ "${n##*/}" = lo ] || {
+            echo "${n##*/}"
+            return 0
+        }
+    done
+    lab_fail "no network interface; is virtio_net in the image?"
+}
+
+# Waits up to 30 s for a TCP listener on PORT (from /proc/net/tcp, state 0A).
+lab_wait_listen() { # PORT
+    hex=$(printf ':%04X ' "$1")
+    for _ in $(seq 60); do
+        grep -q "$hex.* 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+        sleep 0.5
+    done
+    lab_fail "nothing listens on port $1"
+}
+
+# Fails unless the optional tool NAME made it into the image, naming its package.
+lab_need_tool() { # NAME
+    command -v "$1" >/dev/null && return 0
+    pkg=$(sed -n "s/^$1://p" /etc/lab-missing-tools 2>/dev/null)
+    lab_fail "'$1' is not in the lab image; install '${pkg:-its package}' on the host and rerun"
+}
+
+# Formats DEV as LUKS2 aes-xts-plain64 with a random key in KEYFILE (key stretching at its
+# cheapest: not under test, time is) and opens it as /dev/mapper/NAME.
+lab_luks_open() { # DEV NAME KEYFILE
+    head -c 64 /dev/urandom >"$3"
+    cryptsetup luksFormat --batch-mode --type luks2 --cipher aes-xts-plain64 --key-size 512 \
+        --pbkdf argon2id --pbkdf-memory 32768 --pbkdf-parallel 1 --pbkdf-force-iterations 4 \
+        --key-file "$3" "$1"
+    cryptsetup open --key-file "$3" "$1" "$2"
+}
+
+# Starts Debian's smbd (copied from the host) on port 445 serving DIR as [share] for user
+# 'lab' with PASSWORD, its state under STATE; the pid goes to STATE/smbd.pid.
+lab_smbd_start() { # STATE DIR PASSWORD
+    mkdir -p "$1/private" "$1/lock" "$1/state" "$1/cache" "$1/pid" "$1/ncalrpc" "$1/binddns"
+    cat >"$1/smb.conf" <<CONF
+[global]
+  netbios name = NASTUNELAB
+  security = user
+  passdb backend = tdbsam:$1/private/passdb.tdb
+  private dir = $1/private
+  lock directory = $1/lock
+  state directory = $1/state
+  cache directory = $1/cache
+  pid directory = $1/pid
+  ncalrpc dir = $1/ncalrpc
+  binddns dir = $1/binddns
+  log file = $1/log.%m
+  smb ports = 445
+  disable netbios = yes
+  load printers = no
+  printcap name = /dev/null
+  disable spoolss = yes
+  server min protocol = SMB2_02
+  # The image has no iconv modules for the default CP850.
+  dos charset = ASCII
+[share]
+  path = $2
+  read only = no
+CONF
+    printf '%s\n%s\n' "$3" "$3" | smbpasswd -c "$1/smb.conf" -s -a lab
+    # In its own session (no --no-process-group): smbd signals its process group when it
+    # stops, which would take init's scenario shells with it.
+    smbd --foreground --debug-stdout -s "$1/smb.conf" >"$LAB_RESULT/smbd.log" 2>&1 &
+    echo $! >"$1/smbd.pid"
+    lab_wait_listen 445
+}

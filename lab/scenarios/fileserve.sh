@@ -14,46 +14,14 @@ KEY=/run/fileserve.key
 SMB=/run/samba
 PASSWORD=lab-secret
 
-# Prints the first network interface that is not lo.
-nic() {
-    for n in /sys/class/net/*; do
-        [ "${n##*/}" = lo ] || {
-            echo "${n##*/}"
-            return 0
-        }
-    done
-    lab_fail "no network interface; is virtio_net in the image?"
-}
-
-# Waits up to 30 s for a TCP listener on PORT (from /proc/net/tcp, state 0A).
-wait_listen() { # PORT
-    hex=$(printf ':%04X ' "$1")
-    for _ in $(seq 60); do
-        grep -q "$hex.* 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
-        sleep 0.5
-    done
-    lab_fail "nothing listens on port $1"
-}
-
-need_tool() { # NAME
-    command -v "$1" >/dev/null && return 0
-    pkg=$(sed -n "s/^$1://p" /etc/lab-missing-tools 2>/dev/null)
-    lab_fail "'$1' is not in the lab image; install '${pkg:-its package}' on the host and rerun"
-}
-
 setup() {
-    for t in smbd smbpasswd rpc.nfsd rpc.mountd exportfs; do need_tool "$t"; done
+    for t in smbd smbpasswd rpc.nfsd rpc.mountd exportfs; do lab_need_tool "$t"; done
     set -x
     # /init gave the NIC 10.0.2.15, where QEMU forwards the host's ports.
-    dev=$(nic)
+    dev=$(lab_nic)
     ip addr show dev "$dev" | grep -q 'inet 10\.0\.2\.15/' || lab_fail "'$dev' has no address 10.0.2.15"
 
-    d=$(lab_disk 0)
-    head -c 64 /dev/urandom >"$KEY"
-    cryptsetup luksFormat --batch-mode --type luks2 --cipher aes-xts-plain64 --key-size 512 \
-        --pbkdf argon2id --pbkdf-memory 32768 --pbkdf-parallel 1 --pbkdf-force-iterations 4 \
-        --key-file "$KEY" "$d"
-    cryptsetup open --key-file "$KEY" "$d" sharecrypt
+    lab_luks_open "$(lab_disk 0)" sharecrypt "$KEY"
     mkfs.ext4 -q -F -b 4096 /dev/mapper/sharecrypt
     mkdir -p /srv/share /mnt/cifs /mnt/nfs
     mount -t ext4 /dev/mapper/sharecrypt /srv/share
@@ -70,40 +38,9 @@ setup() {
     exportfs -ra
     rpc.mountd --no-udp -N 2 -N 3
     rpc.nfsd --no-udp -p 2049 -N 3 -V 4 2
-    wait_listen 2049
+    lab_wait_listen 2049
 
-    mkdir -p $SMB/private $SMB/lock $SMB/state $SMB/cache $SMB/pid $SMB/ncalrpc $SMB/binddns
-    cat >$SMB/smb.conf <<EOF
-[global]
-  netbios name = NASTUNELAB
-  security = user
-  passdb backend = tdbsam:$SMB/private/passdb.tdb
-  private dir = $SMB/private
-  lock directory = $SMB/lock
-  state directory = $SMB/state
-  cache directory = $SMB/cache
-  pid directory = $SMB/pid
-  ncalrpc dir = $SMB/ncalrpc
-  binddns dir = $SMB/binddns
-  log file = $SMB/log.%m
-  smb ports = 445
-  disable netbios = yes
-  load printers = no
-  printcap name = /dev/null
-  disable spoolss = yes
-  server min protocol = SMB2_02
-  # The image has no iconv modules for the default CP850.
-  dos charset = ASCII
-[share]
-  path = /srv/share
-  read only = no
-EOF
-    printf '%s\n%s\n' "$PASSWORD" "$PASSWORD" | smbpasswd -c $SMB/smb.conf -s -a lab
-    # In its own session (no --no-process-group): smbd signals its process group when it
-    # stops, which would take init's scenario shells with it.
-    smbd --foreground --debug-stdout -s $SMB/smb.conf >"$LAB_RESULT/smbd.log" 2>&1 &
-    echo $! >$SMB/smbd.pid
-    wait_listen 445
+    lab_smbd_start $SMB /srv/share "$PASSWORD"
     mount -t cifs -o "username=lab,password=$PASSWORD,vers=3.1.1,cache=strict" //127.0.0.1/share /mnt/cifs
 
     mount -t nfs4 -o vers=4.2,addr=127.0.0.1,clientaddr=127.0.0.1 127.0.0.1:/ /mnt/nfs

@@ -154,12 +154,14 @@ pub fn kernel_thread_delta(
 }
 
 /// Whether two names of one pid are the same thread: a kworker's name
-/// carries the workqueue it last ran ("kworker/u8:2-events_unbound"), which
-/// changes while it lives, so only the part before the '-' counts.
+/// carries the workqueue it last ran ("kworker/u8:2-events_unbound"), or
+/// '+' and the one it is running ("kworker/u2:1+kcryptd/253:0"), which
+/// changes while it lives, so only the part before the '-' or '+' counts.
+/// (Missing the '+' counted a busy kcryptd worker's whole life as new.)
 fn same_thread(a: &str, b: &str) -> bool {
     let base = |c: &str| -> String {
         if c.starts_with("kworker/") {
-            c.split('-').next().unwrap_or(c).to_string()
+            c.split(['-', '+']).next().unwrap_or(c).to_string()
         } else {
             c.to_string()
         }
@@ -255,6 +257,16 @@ mod tests {
         assert!(same_thread(
             "kworker/0:1H-kblockd",
             "kworker/0:1H-events_highpri"
+        ));
+        // Running a work item at the reading: '+' instead of '-'.
+        assert!(same_thread(
+            "kworker/u2:1-kcryptd/253:0",
+            "kworker/u2:1+kcryptd/253:0"
+        ));
+        assert!(same_thread("kworker/u2:1+flush-253:0", "kworker/u2:1"));
+        assert!(!same_thread(
+            "kworker/u2:1+kcryptd/253:0",
+            "kworker/u2:2+kcryptd/253:0"
         ));
         assert!(!same_thread("kworker/0:1", "kworker/0:1H-kblockd"));
         assert!(!same_thread("kworker/0:1", "kworker/0:2"));

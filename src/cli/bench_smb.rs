@@ -195,21 +195,26 @@ pub fn credentials(
 }
 
 /// What `check --smb` runs: a sequential write then read of `size` bytes,
-/// plain, four 1 MiB requests in flight.
+/// plain (then encrypted with `encrypt_too`), four 1 MiB requests in flight.
 pub fn check_plan(
     target: &str,
     user: Option<&str>,
     password_file: Option<&std::path::Path>,
     size: u64,
+    encrypt_too: bool,
 ) -> Result<Plan, SmbArgsError> {
     let parsed = Target::parse(target)?;
+    let mut settings = Settings::sequential(
+        &parsed,
+        user.map(str::to_string),
+        vec![Workload::SeqWrite, Workload::SeqRead],
+        size,
+    );
+    if encrypt_too {
+        settings.securities.push(Security::Encrypt);
+    }
     Ok(Plan {
-        settings: Settings::sequential(
-            &parsed,
-            user.map(str::to_string),
-            vec![Workload::SeqWrite, Workload::SeqRead],
-            size,
-        ),
+        settings,
         target: parsed,
         credentials: credentials(user, password_file)?,
         timeout: Duration::from_secs(30),

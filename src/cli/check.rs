@@ -58,6 +58,10 @@ pub struct CheckArgs {
     #[arg(long, value_name = "BYTES", default_value = "256M", requires = "smb",
           value_parser = super::bench_disk::size_arg)]
     pub smb_size: u64,
+    /// Copy over --smb a second time with SMB encryption on: the encrypted copy's
+    /// per-byte costs give the what-if "SMB encryption on"
+    #[arg(long, requires = "smb")]
+    pub smb_encrypt_too: bool,
     /// Read the system from this tree (with proc/, sys/, etc/) instead of / and measure
     /// nothing: the bottleneck uses the ceilings the tree shows (links, USB buses)
     #[arg(long, value_name = "DIR", conflicts_with = "peer")]
@@ -121,6 +125,7 @@ impl CheckArgs {
                     self.smb_user.as_deref(),
                     self.smb_password_file.as_deref(),
                     self.smb_size,
+                    self.smb_encrypt_too,
                 )?),
                 None => None,
             },
@@ -182,6 +187,27 @@ mod tests {
         let plan = check.plan().unwrap();
         assert_eq!(plan.disk, Some(disk.plan().unwrap()));
         assert_eq!(plan.disk.unwrap().size, Some(256 << 20));
+    }
+
+    #[test]
+    fn smb_encrypt_too_copies_plain_then_encrypted() {
+        use crate::smb::Security;
+        let securities = |argv: &[&str]| {
+            let Command::Check(check) = parse(argv) else {
+                panic!("not check");
+            };
+            check.plan().unwrap().smb.unwrap().settings.securities
+        };
+        assert_eq!(
+            securities(&["check", "--smb", "//nas/s"]),
+            vec![Security::Plain]
+        );
+        assert_eq!(
+            securities(&["check", "--smb", "//nas/s", "--smb-encrypt-too"]),
+            vec![Security::Plain, Security::Encrypt]
+        );
+        // Without a share there is nothing to encrypt.
+        assert!(Cli::try_parse_from(["nastune", "check", "--smb-encrypt-too"]).is_err());
     }
 
     #[test]

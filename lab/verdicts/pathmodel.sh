@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Judges the pathmodel scenario's results in LAB_RESULT (see lab/scenarios/pathmodel.sh):
+# prints predicted against measured and fails when a prediction misses.
+#   - the three throttled disks: shared_ceiling_bytes_per_sec within 10 % of the group's limit
+#   - check's predicted SMB read and write (one vCPU, client in the guest) within 25 % of the
+#     guest's later plain copies (the faster of two), and the what-if "SMB encryption on"
+#     within 25 % of the encrypted ones
+#   - from the host (shown, not judged): the what-if "the client on another machine"
+#     against the host's copies through QEMU's user-mode network
+set -uo pipefail
+command -v jq >/dev/null || { echo "jq is missing: apt-get install jq" >&2; exit 77; }
+R=${LAB_RESULT:?LAB_RESULT must name the results directory}
+LIMIT=16777216 # the throttle-group's x-bps-read in the scenario's lab-disks line
+failed=0
+missing=$(mktemp)
+trap 'rm -f "$missing"' EXIT
+
+# jq on a result file; a missing file or value is noted (the verdict fails) and reads as 0.
+get() { # FILE FILTER
+    jq -er "$2" "$R/$1" 2>/dev/null || {
+        echo "no '$2' in $1" >>"$missing"
+        echo 0
+    }
+}
+# A workload's bandwidth in a bench smb document.
+smb_bw() { get "$1" "[.runs[0].results[] | select(.workload == \"$2\") | .bw_bytes][0]"; }
+# The faster of the guest's two copies (SECURITY WORKLOAD): under TCG the host's other
+# work slows a copy down, never up.
+guest_bw() {
+    printf '%s\n' "$(smb_bw "guest-smb-$1-1.json" "$2")" "$(smb_bw "guest-smb-$1-2.json" "$2")" |
+        sort -g | tail -n 1
+}
+# The model of check's path NAME: FIELD (a jq path under .model).
+model() { get check.json "[.paths[] | select(.name == \"$1\") | .model$2][0]"; }
+what_if() { model "$1" ".what_ifs[] | select(.change == \"$2\") | .predicted_bytes_per_sec"; }
+
+# compare LABEL PREDICTED MEASURED TOLERANCE_PCT (0: shown only)
+compare() {
+    awk -v l="$1" -v p="$2" -v m="$3" -v t="$4" 'BEGIN {
+        miss = m > 0 ? (p - m) / m * 100 : 1e9
+        verdict = t == 0 ? "shown" : ((miss <= t && miss >= -t) ? "ok" : "MISS")
+        printf "%-46s predicted %7.2f MB/s  measured %7.2f MB/s  %+6.1f %%  %s\n",
+            l, p / 1e6, m / 1e6, miss, verdict
+        exit(verdict == "MISS")
+    }' || failed=1
+}
+
+echo "one vCPU (TCG), ext4 on LUKS2 aes-xts-plain64, smbd; figures in MB/s"
+compare "shared ceiling of 3 disks in one throttle-group" \
+    "$LIMIT" "$(get shared.json .together.shared_ceiling_bytes_per_sec)" 10
+for dir in read write; do
+    case $dir in read) path="read from /srv/share" w=seq-read ;; *) path="write to /srv/share" w=seq-write ;; esac
+    echo "-- SMB $dir: limit $(model "$path" .limit); cpu: $(model "$path" .cpu.arithmetic)"
+    # On one CPU the costs of a copy cannot add up to more than the CPU was busy during it.
+    echo "   check's copy: the costs add up to $(get check.json ".measurements.services[0] |
+        ([.${dir}_costs[].ns_per_byte] | add) * .${dir}_load.bytes / 1e6 | round") ms of CPU; \
+the CPU was busy $(get check.json ".measurements.services[0].${dir}_load |
+        ([.busy_by_cpu[].busy_ns] | add) / 1e6 | round") ms of $(get check.json \
+        ".measurements.services[0].${dir}_load.elapsed_ns / 1e6 | round") ms"
+    compare "check's own copy ($w, costed)" \
+        "$(model "$path" .predicted_bytes_per_sec)" "$(model "$path" .measured_bytes_per_sec)" 25
+    compare "guest copy, plain (client in the guest)" \
+        "$(model "$path" .predicted_bytes_per_sec)" "$(guest_bw plain $w)" 25
+    compare "guest copy, encrypted: what-if encryption on" \
+        "$(what_if "$path" "SMB encryption on")" "$(guest_bw encrypt $w)" 25
+    compare "host copy, plain: what-if client elsewhere" \
+        "$(what_if "$path" "the client on another machine")" "$(smb_bw host-smb-plain.json $w)" 0
+    echo "   host copy, encrypted: measured $(awk -v b="$(smb_bw host-smb-encrypt.json $w)" 'BEGIN{printf "%.2f", b/1e6}') MB/s"
+done
+for f in host-net-send host-net-receive; do
+    echo "   $f (host <-> guest TCP through QEMU's user-mode network): $(get $f.json \
+        '.end.sum_received.bits_per_second / 8e6 | . * 100 | round / 100') MB/s"
+done
+[ -f "$R/timings.txt" ] && echo "guest seconds: $(tr '\n' ' ' <"$R/timings.txt")"
+if [ -s "$missing" ]; then
+    sed 's/^/MISSING: /' "$missing"
+    failed=1
+fi
+exit $failed
