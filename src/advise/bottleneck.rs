@@ -630,6 +630,24 @@ fn analyse_path(
         path_cores.taken_by_others = path_model::taken_by_others(load, &path_cores.cpus, costs);
     }
     let cpu = path_model::cpu_ceiling_on(costs, &path_cores);
+    // The copy measured dm-crypt at work in this very path: its rate on the
+    // path's cores replaces bench crypto's figure (one request at a time,
+    // through AF_ALG), which undersells kcryptd's queues.
+    if let Some(k) = service_costs
+        .iter()
+        .find(|c| c.stage == "kcryptd" && c.ns_per_byte > 0.0)
+        && let Some(st) = stages.iter_mut().find(|s| s.name == "crypto")
+    {
+        let rate = path_cores.count * 1e9 / k.ns_per_byte;
+        st.basis = format!(
+            "dm-crypt during the copy: {} / kcryptd {:.1} ns/B = {} (instead of {})",
+            path_model::cores_text(path_cores.count),
+            k.ns_per_byte,
+            mb(rate),
+            st.basis
+        );
+        st.ceiling_bytes_per_sec = Some(rate);
+    }
     if let Some(c) = &cpu {
         let shares: Vec<String> = c
             .shares
@@ -975,6 +993,44 @@ mod tests {
             "1 core (smbd's affinity: 2) / (20.0 ns/B) = 50.0 MB/s"
         );
         assert!((model.predicted_bytes_per_sec.unwrap() - 50e6).abs() < 1.0);
+        assert_eq!(model.limit, Some(Limit::Cpu));
+    }
+
+    /// The copy's own kcryptd cost sets the crypto stage: bench crypto's
+    /// one-request figure (10 MB/s here) undersells dm-crypt's queues, and
+    /// the CPU the copy measured (smbd and kcryptd on one core) is the limit.
+    #[test]
+    fn the_copys_kcryptd_cost_replaces_the_one_request_crypto_figure() {
+        let snap = snapshot_of("rk3399-raid5");
+        let mut svc = service(true, Some("/srv/other"));
+        svc.write_costs.push(path_model::CpuCost {
+            stage: "kcryptd".into(),
+            ns_per_byte: 5.0,
+            single_threaded: false,
+            basis: "literal".into(),
+        });
+        let m = Measurements {
+            crypto: vec![cipher("aes-xts-plain64", 512, 10e6, 10e6)],
+            services: vec![svc],
+            ..Default::default()
+        };
+        let write = analyse(&snap, &m)
+            .into_iter()
+            .find(|p| p.name == "write to /srv")
+            .unwrap();
+        let crypto = write.stages.iter().find(|s| s.name == "crypto").unwrap();
+        // 1 core / 5 ns/B = 200 MB/s.
+        assert!((crypto.ceiling_bytes_per_sec.unwrap() - 200e6).abs() < 1.0);
+        assert!(
+            crypto
+                .basis
+                .starts_with("dm-crypt during the copy: 1 core / kcryptd 5.0 ns/B = 200.0 MB/s"),
+            "{}",
+            crypto.basis
+        );
+        let model = write.model.unwrap();
+        // 1 core / (20 + 5 ns/B) = 40 MB/s.
+        assert!((model.predicted_bytes_per_sec.unwrap() - 40e6).abs() < 1.0);
         assert_eq!(model.limit, Some(Limit::Cpu));
     }
 }

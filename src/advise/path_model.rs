@@ -190,7 +190,7 @@ pub fn cpu_list_text(cpus: &std::collections::BTreeSet<u32>) -> String {
     parts.join(",")
 }
 
-fn cores_text(cores: f64) -> String {
+pub fn cores_text(cores: f64) -> String {
     if cores == 1.0 {
         "1 core".into()
     } else if cores.fract() == 0.0 {

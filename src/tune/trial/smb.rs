@@ -9,10 +9,14 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use super::judge::{JudgeError, JudgeOptions, Sample, cpu_seconds_per_gb, p99_ns};
+use super::judge::{JudgeError, JudgeOptions, Sample};
+#[cfg(feature = "smb")]
+use super::judge::{cpu_seconds_per_gb, p99_ns};
 use crate::bench::smb::{Plan, Settings, Target, Workload};
 use crate::bench::validity::GuardPlan;
-use crate::smb::{Credentials, Security};
+use crate::smb::Credentials;
+#[cfg(feature = "smb")]
+use crate::smb::Security;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SmbJudge {
