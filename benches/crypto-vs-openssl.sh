@@ -19,7 +19,8 @@ openssl_rate() {
         awk 'END { v = $NF; sub(/k$/, "", v); printf "%.0f\n", v * 1000 }'
 }
 
-# bytes/s of nastune's user-space encryption for CIPHER at KEY_BITS, 16 KiB requests.
+# bytes/s of nastune's user-space encryption for CIPHER at KEY_BITS, 16 KiB requests
+# (with a third argument "impl": the implementation that ran instead).
 nastune_rate() {
     "$bin" bench crypto --no-store --no-kdf --json --cipher "$1" --size 16384 \
         --duration "$secs" --depth 1 |
@@ -29,15 +30,17 @@ doc = json.load(sys.stdin)
 name, bits = sys.argv[1], int(sys.argv[2])
 for c in doc["user_space"]:
     if c["cipher"] == name and c["key_bits"] == bits:
-        print("%.0f" % c["points"][0]["encrypt"]["bytes_per_sec"])
+        print(c["implementation"] if sys.argv[3:] == ["impl"] else
+              "%.0f" % c["points"][0]["encrypt"]["bytes_per_sec"])
         break
 else:
     sys.exit("no %s/%d result" % (name, bits))
-' "$1" "$2"
+' "$@"
 }
 
 compare() { # label openssl-alg nastune-cipher key-bits
     local label=$1 alg=$2 cipher=$3 bits=$4 ratios=()
+    echo "# $label: nastune runs $(secs=0.1 nastune_rate "$cipher" "$bits" impl)"
     for r in $(seq "$rounds"); do
         n=$(nastune_rate "$cipher" "$bits")
         o=$(openssl_rate "$alg")

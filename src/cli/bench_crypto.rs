@@ -15,7 +15,8 @@ time and with --depth requests in flight (one thread and op socket per request, 
 asynchronous engines such as Marvell CESA get a queue). Each line shows MiB/s (2^20 bytes) \
 for encryption and decryption, process CPU seconds per GiB, and the driver that served it \
 (from /proc/crypto). When AF_ALG is missing the report says why and still shows the \
-user-space figures: AES-XTS and AES-CBC (RustCrypto), AES-GCM and ChaCha20-Poly1305 (ring, \
+user-space figures: AES-XTS (nastune's own VAES-512 or AES-NI loop, RustCrypto without AES \
+instructions), AES-CBC (RustCrypto), AES-GCM and ChaCha20-Poly1305 (ring, \
 as TLS, SSH and SMB3 use them). Then the cost of unlocking LUKS: PBKDF2 iterations per second \
 and one Argon2id derivation at the memory cost cryptsetup would choose (LUKS2's 1 GiB, at most \
 half of RAM and half of MemAvailable), kept to half the room under the process's cgroup \

@@ -6,7 +6,7 @@
 //! NEON assembly for 32-bit ARM.
 
 use aes::cipher::{Array, KeyInit, consts::U16};
-use nastune_hot::{AesKey, PartialBlock, Xts, XtsAes};
+use nastune_hot::{AesKey, PartialBlock, XtsAes};
 use ring::aead;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -73,7 +73,8 @@ impl UserCipher {
             UserCipher::AesGcm128 | UserCipher::AesGcm256 | UserCipher::ChaCha20Poly1305 => {
                 "ring 0.17".to_string()
             }
-            _ => format!("RustCrypto aes 0.9 ({})", aes_engine()),
+            UserCipher::AesXts256 | UserCipher::AesXts512 => nastune_hot::xts_engine().to_string(),
+            _ => nastune_hot::portable_engine().to_string(),
         }
     }
 
@@ -91,13 +92,8 @@ impl UserCipher {
             return Err(bad_key());
         }
         Ok(match self {
-            UserCipher::AesXts256 => {
-                let (a, b) = key.split_at(16);
-                Box::new(XtsBulk(XtsAes::Aes128(Xts::new(aes128(a)?, aes128(b)?))))
-            }
-            UserCipher::AesXts512 => {
-                let (a, b) = key.split_at(32);
-                Box::new(XtsBulk(XtsAes::Aes256(Xts::new(aes256(a)?, aes256(b)?))))
+            UserCipher::AesXts256 | UserCipher::AesXts512 => {
+                Box::new(XtsBulk(XtsAes::new(key).map_err(|_| bad_key())?))
             }
             UserCipher::AesCbc128 => Box::new(CbcBulk(AesKey::Aes128(aes128(key)?))),
             UserCipher::AesCbc256 => Box::new(CbcBulk(AesKey::Aes256(aes256(key)?))),
@@ -110,21 +106,10 @@ impl UserCipher {
     }
 }
 
-/// The AES engine the `aes` crate picks on this CPU.
+/// The AES instructions the `aes` crate uses on this CPU (the XTS loop may be
+/// our own: see `UserCipher::implementation`).
 pub fn aes_engine() -> &'static str {
-    #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
-    {
-        if std::arch::is_x86_feature_detected!("aes") {
-            return "AES-NI";
-        }
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        if std::arch::is_aarch64_feature_detected!("aes") {
-            return "ARMv8 Crypto Extensions";
-        }
-    }
-    "constant-time software"
+    nastune_hot::aes_backend()
 }
 
 fn aes128(key: &[u8]) -> Result<aes::Aes128, UserCipherError> {
