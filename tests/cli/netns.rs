@@ -15,21 +15,8 @@ impl Drop for Netns {
     }
 }
 
-fn run(args: &[&str]) -> Result<(), String> {
-    let o = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .map_err(|e| format!("cannot run '{}': {e}", args[0]))?;
-    if o.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "'{}' failed: {}",
-            args.join(" "),
-            stderr(&o).trim()
-        ))
-    }
-}
+/// One command, its failure as text (shared with the shaped pairs).
+use crate::netns_pair::sh as run;
 
 /// Creates the namespace, or None after saying why this machine cannot.
 fn setup(ns: &str, tools: &[&str]) -> Option<Netns> {
