@@ -26,11 +26,15 @@ store; 'rollback' restores exactly that, also after a crash. 'verify' says, per 
 applied, drifted (changed by someone else: reported, not fought) or unsupported.\n\n\
 Network changes (net.* sysctls, network device attributes and settings) revert by themselves unless 'tune \
 confirm' arrives within --confirm-within; their persistence is written only at confirm.\n\n\
-'try' measures one change (sysctl, sysfs, udev attribute, interrupt coalescing, IRQ affinity, \
-RPS/XPS mask, dm-crypt flag or smb.conf parameter): a warm-up run, then \
+'try' measures one change of any kind (sysctl, sysfs, udev attribute, network device setting, \
+root qdisc, interrupt coalescing, IRQ affinity, RPS/XPS mask, dm-crypt flag, smb.conf parameter \
+or fstab mount option): a warm-up run, then \
 --runs measurements on each side in ABBA order, the change applied as a journaled session and \
-switched back and forth (an smb.conf edit rewritten and Samba reloaded between runs, the file \
-restored byte for byte on each revert); it stays only if Welch's confidence interval of the difference lies \
+switched back and forth (an smb.conf edit rewritten and Samba reloaded between runs, an fstab \
+edit rewritten and the mount point remounted with the entry's options, the file restored byte \
+for byte on each revert and the mount's options checked against those before the trial; a \
+root qdisc is replaced only when the kernel attached it, since one set up with tc could not \
+get its parameters back); it stays only if Welch's confidence interval of the difference lies \
 wholly on the better side (and the mean gains --min-gain), otherwise the session is rolled \
 back. The verdict names the effect (helps, no effect, hurts). The runs, interval and verdict are stored as a 'tune-try' run. \
 The judge (--bench) is a disk workload (reads on a device, file or directory; seq-write, \
@@ -41,8 +45,8 @@ throughput kept, and says so). A read_ahead_kb change \
 needs the buffered-seq-read workload: seq-read and rand-read use direct I/O, which read-ahead \
 does not touch. The judge must exercise the change: a block device change needs a --bench PATH \
 whose I/O passes through that device (its partition, or dm or md over it), a network interface \
-change a peer routed out of that interface, an smb.conf change an smb judge served by this box; \
-anything else is refused. A change that lowers security (SMB signing or encryption weaker, TCP \
+change a peer routed out of that interface, an smb.conf change an smb judge served by this box, \
+a mount option a disk workload on that filesystem; anything else is refused. A change that lowers security (SMB signing or encryption weaker, TCP \
 timestamps off) is reverted, saying what it trades, unless --allow-weaker-security.\n\n\
 'try --folklore' tries each well-known recipe that applies to this box (read-ahead 512 KiB and \
 4 MiB, the none/mq-deadline/bfq schedulers, vm.dirty_ratio=40, vm.dirty_background_ratio=10, \
@@ -231,8 +235,9 @@ pub struct TryArgs {
     /// off) when it wins; without it such a change is always reverted
     #[arg(long)]
     pub allow_weaker_security: bool,
-    /// Measurements on each side (without and with the change)
-    #[arg(long, default_value_t = 5, value_name = "N", value_parser = crate::cli::values::whole("runs", 2..=1000))]
+    /// Measurements on each side (without and with the change); an even count makes whole
+    /// ABBA blocks, an odd one leaves the changed side half a run later on average
+    #[arg(long, default_value_t = 6, value_name = "N", value_parser = crate::cli::values::whole("runs", 2..=1000))]
     pub runs: u32,
     /// Length of one measurement (1s, 500ms)
     #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_runtime)]

@@ -19,10 +19,11 @@ use crate::store::Store;
 use crate::tune::action::{self, Action, read_entry, restore_runtime, selected_value};
 use crate::tune::plan::{Plan, PlanItem, Status};
 use crate::tune::trial::judge::{Judge, JudgeError, MetricName, PreparedJudge, Sample};
+use crate::tune::trial::remount::{self, MountState};
 use crate::tune::trial::{
     self, Better, Effect, Side, TrialError, TrialOutcome, TryReport, Verdict, exercise,
 };
-use crate::tune::{apply, deadman, reload, rollback};
+use crate::tune::{apply, deadman, edit_file, edit_fstab, reload, rollback};
 use anyhow::Context as _;
 
 #[derive(Debug, thiserror::Error)]
@@ -37,12 +38,6 @@ pub enum TryError {
         n: usize,
         settings: String,
     },
-    #[error(
-        "'{setting}' is {kind} change, which cannot be switched back and forth at runtime; \
-         tune try measures sysctl, sysfs, udev attribute and smb.conf changes only: use \
-         'nastune tune apply'"
-    )]
-    NotRuntime { setting: String, kind: &'static str },
     #[error("'{0}' writes no runtime value now (no device matches): there is nothing to measure")]
     NoRuntimeValue(String),
     #[error(
@@ -94,6 +89,16 @@ pub enum TryError {
     #[error("{0}; the change was rolled back")]
     Reload(String),
     #[error(
+        "after the revert the mount at '{mount_point}' shows '{now}', not '{before}' as before \
+         the trial: the filesystem keeps an option it was remounted with until it is mounted \
+         again; run 'umount {mount_point}' and 'mount {mount_point}'"
+    )]
+    MountNotRestored {
+        mount_point: String,
+        before: String,
+        now: String,
+    },
+    #[error(
         "{0} judges given; tune try measures a change with one --bench (several only with \
          --folklore)"
     )]
@@ -139,13 +144,22 @@ fn check_same_device(
 }
 
 /// The in-place edit `tune try` switches back and forth (with a reload
-/// between runs): smb.conf, when the plan edits it.
+/// between runs): smb.conf (Samba reloads it) or fstab (the mount point is
+/// remounted), when the plan edits it.
 fn switched_file(plan: &Plan) -> Option<&'static str> {
     plan.items
         .iter()
         .filter(|i| i.status == Status::Apply)
         .filter_map(|i| crate::tune::kinds::kind(&i.change).edited_file())
-        .find(|f| *f == crate::tune::edit_file::SMB_CONF)
+        .find(|f| [edit_file::SMB_CONF, edit_file::FSTAB].contains(f))
+}
+
+/// The mount point whose fstab entry the plan edits.
+fn remounted(plan: &Plan) -> Option<String> {
+    plan.items
+        .iter()
+        .filter(|i| i.status == Status::Apply)
+        .find_map(|i| i.setting.strip_prefix("fstab:").map(str::to_string))
 }
 
 /// The network interfaces a plan's writes of `setting` touch.
@@ -209,17 +223,20 @@ pub(crate) fn check_exercised(
     plan: &Plan,
     setting: &str,
 ) -> Result<(), TryError> {
+    let mut touched = touched_block_devices(plan, setting);
+    // A mount option acts on the filesystem's device.
+    touched.extend(remounted(plan).and_then(|mp| remount::mount_device(&mp)));
     check_same_device(
         name,
         &judge.device_stack().unwrap_or_default(),
         setting,
-        &touched_block_devices(plan, setting),
+        &touched,
     )?;
     let via = judge
         .peer()
         .map(|a| (a.ip(), exercise::peer_interface(&Root::live(), a.ip())));
     check_same_interface(name, via, setting, &touched_interfaces(plan, setting))?;
-    if switched_file(plan).is_some() {
+    if switched_file(plan) == Some(edit_file::SMB_CONF) {
         let smb_local = match judge {
             PreparedJudge::Smb(s) => Some(s.local),
             _ => None,
@@ -237,7 +254,7 @@ pub(crate) fn check_exercised(
 /// it. Without a smbd seen on the port there is nothing to compare.
 fn check_samba_reads(root: &Root, name: &str, setting: &str, port: u16) -> Result<(), TryError> {
     let canon = |p: std::path::PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
-    let edited = canon(root.path(crate::tune::edit_file::SMB_CONF));
+    let edited = canon(root.path(edit_file::SMB_CONF));
     let serving: Vec<std::path::PathBuf> =
         crate::bench::smb::local::configs_on_port(&Root::live(), port)
             .into_iter()
@@ -260,16 +277,6 @@ fn check_samba_reads(root: &Root, name: &str, setting: &str, port: u16) -> Resul
 
 /// The one change a plan holds, or why it cannot be tried.
 pub(crate) fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> {
-    for i in &plan.items {
-        // Advice is never applied: a rule's advice beside its change is fine.
-        let Some(kind) = crate::tune::kinds::kind(&i.change).untryable() else {
-            continue;
-        };
-        return Err(TryError::NotRuntime {
-            setting: i.setting.clone(),
-            kind,
-        });
-    }
     let chosen: Vec<&PlanItem> = plan
         .items
         .iter()
@@ -324,8 +331,14 @@ struct Switch<'a> {
     plan: &'a Plan,
     confirm_within: Duration,
     started: std::cell::Cell<bool>,
-    /// The edited file switched with the runtime values (smb.conf), reloaded after each switch.
+    /// The first apply failed and rolled the session back itself.
+    undone_by_apply: std::cell::Cell<bool>,
+    /// The edited file switched with the runtime values (smb.conf, fstab),
+    /// reloaded or remounted after each switch.
     file: Option<&'static str>,
+    /// For an fstab edit: the mount point and its state before the trial,
+    /// which each revert must give back.
+    remount: Option<(String, MountState)>,
 }
 
 impl Switch<'_> {
@@ -338,14 +351,17 @@ impl Switch<'_> {
             let db = std::fs::canonicalize(self.store.path())
                 .unwrap_or_else(|_| self.store.path().to_path_buf());
             let spawn = |session| deadman::spawn(&exe, &db, session);
-            apply::apply(
+            let applied = apply::apply(
                 self.store,
                 self.root,
                 self.run,
                 self.plan,
                 self.confirm_within,
                 &spawn,
-            )?;
+            );
+            // A failed apply rolls its own session back: nothing is left to revert.
+            self.undone_by_apply.set(applied.is_err());
+            applied?;
             return self.reload();
         }
         self.check_deadman()?;
@@ -364,16 +380,43 @@ impl Switch<'_> {
         self.reload()
     }
 
-    /// Makes Samba read the switched smb.conf.
+    /// Makes the switched file take effect: Samba reads smb.conf again, the
+    /// mount point is remounted with its fstab entry's options.
     fn reload(&self) -> anyhow::Result<()> {
-        if self.file.is_some() {
+        if self.file == Some(edit_file::SMB_CONF) {
             reload::samba(self.root).map_err(TryError::Reload)?;
+        }
+        if let Some((mount_point, _)) = &self.remount {
+            let text = self.root.read_string(edit_file::FSTAB)?;
+            let options = edit_fstab::options(&text, mount_point)?;
+            remount::remount(mount_point, &remount::remount_options(&options))
+                .map_err(TryError::Reload)?;
+        }
+        Ok(())
+    }
+
+    /// After a revert: the mount as it was before the trial, or an error.
+    fn check_mount_restored(&self) -> anyhow::Result<()> {
+        let Some((mount_point, before)) = &self.remount else {
+            return Ok(());
+        };
+        let now = remount::mount_state(mount_point).map_err(TryError::Reload)?;
+        if now != *before {
+            return Err(TryError::MountNotRestored {
+                mount_point: mount_point.clone(),
+                before: before.describe(),
+                now: now.describe(),
+            }
+            .into());
         }
         Ok(())
     }
 
     /// The journaled old runtime values written back, newest first.
     fn revert(&self) -> anyhow::Result<()> {
+        if self.undone_by_apply.get() {
+            return Ok(());
+        }
         if self.plan.has_network() {
             self.check_deadman()?;
         }
@@ -389,7 +432,8 @@ impl Switch<'_> {
                 (None, _) => {}
             }
         }
-        self.reload()
+        self.reload()?;
+        self.check_mount_restored()
     }
 
     /// The journaled runtime writes, and the switched file's.
@@ -427,7 +471,8 @@ impl Switch<'_> {
             && s.state != "rolled_back"
         {
             rollback::rollback_session(self.store, &s, false)?;
-            return self.reload();
+            self.reload()?;
+            return self.check_mount_restored();
         }
         Ok(())
     }
@@ -544,7 +589,15 @@ impl Trial<'_> {
             plan,
             confirm_within: per_run * (4 * a.runs) + Duration::from_secs(60),
             started: std::cell::Cell::new(false),
+            undone_by_apply: std::cell::Cell::new(false),
             file: switched_file(plan),
+            remount: match remounted(plan) {
+                Some(mp) => {
+                    let before = remount::mount_state(&mp).map_err(anyhow::Error::msg)?;
+                    Some((mp, before))
+                }
+                None => None,
+            },
         };
         let progress = std::io::stderr().is_terminal();
         let total = 2 * a.runs;

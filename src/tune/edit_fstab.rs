@@ -32,54 +32,9 @@ pub fn set_options(
             });
         }
     }
-    let want = normalize(&unescape(mount_point));
-    let mut found: Vec<(usize, usize, FstabLine)> = Vec::new();
-    let mut offset = 0;
-    for (i, physical) in text.split_inclusive('\n').enumerate() {
-        let start = offset;
-        offset += physical.len();
-        let Some(line) = FstabLine::parse(physical) else {
-            continue;
-        };
-        if line
-            .fields
-            .get(1)
-            .map(|&(s, e)| normalize(&unescape(&physical[s..e])))
-            != Some(want.clone())
-        {
-            continue;
-        }
-        if !(3..=6).contains(&line.fields.len()) {
-            return Err(EditError::MalformedFstabLine {
-                line: i + 1,
-                text: physical.trim_end().to_string(),
-                reason: format!("expected 3 to 6 fields, found {}", line.fields.len()),
-            });
-        }
-        found.push((i + 1, start, line));
-    }
-    let (_, start, line) = match found.len() {
-        0 => {
-            return Err(EditError::NoFstabEntry {
-                mount_point: mount_point.to_string(),
-            });
-        }
-        1 => found.remove(0),
-        _ => {
-            return Err(EditError::SeveralFstabEntries {
-                mount_point: mount_point.to_string(),
-                lines: found.iter().map(|f| f.0).collect(),
-            });
-        }
-    };
+    let (start, line) = entry(text, mount_point)?;
     let physical = &text[start..start + line.len];
-    let old: Vec<String> = match line.fields.get(3) {
-        Some(&(s, e)) => split_unquoted_commas(&physical[s..e])
-            .into_iter()
-            .map(str::to_string)
-            .collect(),
-        None => vec!["defaults".to_string()],
-    };
+    let old = line.options(physical);
     let new = edit_options(&old, add, remove);
     if new == old {
         return Ok(text.to_string());
@@ -106,6 +61,56 @@ pub fn set_options(
     ))
 }
 
+/// The options of the fstab line for `mount_point` in `text` (`defaults`
+/// when the line has no options field).
+pub fn options(text: &str, mount_point: &str) -> Result<Vec<String>, EditError> {
+    let (start, line) = entry(text, mount_point)?;
+    Ok(line.options(&text[start..start + line.len]))
+}
+
+/// The one line that mounts `mount_point`: its byte offset and fields.
+fn entry(text: &str, mount_point: &str) -> Result<(usize, FstabLine), EditError> {
+    let want = normalize(&unescape(mount_point));
+    let mut found: Vec<(usize, usize, FstabLine)> = Vec::new();
+    let mut offset = 0;
+    for (i, physical) in text.split_inclusive('\n').enumerate() {
+        let start = offset;
+        offset += physical.len();
+        let Some(line) = FstabLine::parse(physical) else {
+            continue;
+        };
+        if line
+            .fields
+            .get(1)
+            .map(|&(s, e)| normalize(&unescape(&physical[s..e])))
+            != Some(want.clone())
+        {
+            continue;
+        }
+        if !(3..=6).contains(&line.fields.len()) {
+            return Err(EditError::MalformedFstabLine {
+                line: i + 1,
+                text: physical.trim_end().to_string(),
+                reason: format!("expected 3 to 6 fields, found {}", line.fields.len()),
+            });
+        }
+        found.push((i + 1, start, line));
+    }
+    match found.len() {
+        0 => Err(EditError::NoFstabEntry {
+            mount_point: mount_point.to_string(),
+        }),
+        1 => {
+            let (_, start, line) = found.remove(0);
+            Ok((start, line))
+        }
+        _ => Err(EditError::SeveralFstabEntries {
+            mount_point: mount_point.to_string(),
+            lines: found.iter().map(|f| f.0).collect(),
+        }),
+    }
+}
+
 /// Byte ranges of the whitespace-separated fields of one non-comment line.
 struct FstabLine {
     fields: Vec<(usize, usize)>,
@@ -113,6 +118,17 @@ struct FstabLine {
 }
 
 impl FstabLine {
+    /// The options field of `physical` (this line), `defaults` when absent.
+    fn options(&self, physical: &str) -> Vec<String> {
+        match self.fields.get(3) {
+            Some(&(s, e)) => split_unquoted_commas(&physical[s..e])
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+            None => vec!["defaults".to_string()],
+        }
+    }
+
     /// `None` for blank and comment lines.
     fn parse(physical: &str) -> Option<FstabLine> {
         let body = physical.trim_end_matches(['\n', '\r']);

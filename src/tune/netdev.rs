@@ -12,6 +12,7 @@
 use std::io;
 
 use crate::probe::ethtool::{COALESCE_SETTINGS, Request, Socket};
+use crate::probe::qdisc::RootQdisc;
 
 #[derive(Debug, thiserror::Error)]
 pub enum NetdevError {
@@ -164,16 +165,20 @@ impl Device<'_> {
         }
     }
 
-    fn qdisc(&self) -> Result<String, NetdevError> {
+    /// The root qdisc as dumped; `None` when the kernel shows none (noqueue).
+    fn root_qdisc(&self) -> Result<Option<RootQdisc>, NetdevError> {
         let ifindex = self.ifindex()?;
         let roots = crate::probe::qdisc::live_root_qdiscs().map_err(|e| NetdevError::Io {
             interface: self.interface.to_string(),
             what: "reading the root qdisc".into(),
             source: io::Error::other(e),
         })?;
-        Ok(roots
-            .into_iter()
-            .find(|q| q.ifindex == ifindex)
+        Ok(roots.into_iter().find(|q| q.ifindex == ifindex))
+    }
+
+    fn qdisc(&self) -> Result<String, NetdevError> {
+        Ok(self
+            .root_qdisc()?
             .map_or_else(|| "noqueue".to_string(), |q| q.kind))
     }
 
@@ -271,6 +276,17 @@ pub fn get(interface: &str, setting: &str) -> Result<String, NetdevError> {
                 .is_some_and(|b| b.active & (1 << (i % 32)) != 0);
             Ok(on_off(active))
         }
+    })
+}
+
+/// The root qdisc of `interface`: its kind and handle (`0:` when the kernel
+/// attached it itself, with default parameters).
+pub fn root_qdisc(interface: &str) -> Result<(String, String), NetdevError> {
+    with_device(interface, |dev| {
+        Ok(dev.root_qdisc()?.map_or_else(
+            || ("noqueue".to_string(), "0:".to_string()),
+            |q| (q.kind, q.handle),
+        ))
     })
 }
 

@@ -12,6 +12,7 @@ pub mod exercise;
 pub mod http;
 pub mod judge;
 pub mod net;
+pub mod remount;
 pub mod smb;
 pub mod workload;
 

@@ -44,5 +44,6 @@ mod tune;
 mod tune_folklore;
 mod tune_kinds;
 mod tune_try;
+mod tune_try_devices;
 mod tune_try_judges;
 mod watch;

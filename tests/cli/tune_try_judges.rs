@@ -151,9 +151,9 @@ fn try_refuses_an_smb_conf_change_judged_elsewhere() {
 }
 
 /// A file system on a loop device, mounted at a temporary directory; undone on drop.
-struct Mounted {
-    dev: String,
-    dir: tempfile::TempDir,
+pub(crate) struct Mounted {
+    pub(crate) dev: String,
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Drop for Mounted {
@@ -166,7 +166,7 @@ impl Drop for Mounted {
     }
 }
 
-fn mounted_loop(img_dir: &Path) -> Option<Mounted> {
+pub(crate) fn mounted_loop(img_dir: &Path) -> Option<Mounted> {
     if !require(&[Need::Root, Need::Tool("losetup"), Need::Tool("mkfs.ext4")]) {
         return None;
     }

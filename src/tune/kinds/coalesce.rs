@@ -42,12 +42,6 @@ impl ChangeKind for Coalesce<'_> {
         plan_live(root, item, interface, setting, value, keep)
     }
 
-    /// Set and read back at once through the ioctl: a runtime value that `tune
-    /// try` can try (behind the dead-man timer).
-    fn untryable(&self) -> Option<&'static str> {
-        None
-    }
-
     fn export_fields(&self) -> Vec<(&'static str, &str, bool)> {
         self.0.export_fields()
     }

@@ -86,11 +86,6 @@ impl ChangeKind for DmCryptFlag<'_> {
         Ok(())
     }
 
-    /// The flag is swapped in with a table reload, at once: a runtime value.
-    fn untryable(&self) -> Option<&'static str> {
-        None
-    }
-
     fn edited_file(&self) -> Option<&'static str> {
         Some(CRYPTTAB)
     }

@@ -67,10 +67,6 @@ applies it now ('tune apply --reload' does that)"
         Ok(())
     }
 
-    fn untryable(&self) -> Option<&'static str> {
-        Some("a mount option")
-    }
-
     fn edited_file(&self) -> Option<&'static str> {
         Some(FSTAB)
     }

@@ -53,12 +53,6 @@ pub trait ChangeKind {
         None
     }
 
-    /// What kind of change it is when `tune try` cannot try it (it is not a
-    /// runtime value); `None` for runtime values and advice.
-    fn untryable(&self) -> Option<&'static str> {
-        None
-    }
-
     /// What the change gives up in security when it lowers it (SMB signing or
     /// encryption weaker, TCP timestamps off), judged against the current
     /// setting under `root`; `tune try` keeps such a change only when asked.
@@ -346,16 +340,12 @@ mod tests {
             kind(&mount).reload(),
             Some(vec![s("mount"), s("-o"), s("remount"), s("/srv")])
         );
-        assert_eq!(kind(&mount).untryable(), Some("a mount option"));
         assert_eq!(kind(&mount).edited_file(), Some("etc/fstab"));
         let sysctl = Change::Sysctl {
             key: s("net.ipv4.tcp_rmem"),
             value: s("4096  131072 6291456"),
         };
-        assert_eq!(
-            (kind(&sysctl).reload(), kind(&sysctl).untryable()),
-            (None, None)
-        );
+        assert_eq!(kind(&sysctl).reload(), None);
         assert_eq!(
             as_applied(&sysctl, Some("4096 131072 6291456")),
             Change::Sysctl {
@@ -364,12 +354,10 @@ mod tests {
             }
         );
         assert_eq!(as_applied(&mount, Some("(no line)")), mount);
-        assert_eq!(kind(&eth("qdisc", "cake")).untryable(), Some("an ethtool"));
         let advice = Change::AdviceOnly {
             action: s("add RAM"),
         };
-        assert_eq!(kind(&advice).untryable(), None);
-        // The new runtime kinds can be tried; coalescing unlike other ethtool settings.
+        // The device kinds parse to the setting they name.
         for set in [
             "irq:eth0=0",
             "rps:eth0:rx-0=1",
@@ -379,7 +367,6 @@ mod tests {
         ] {
             let (setting, value) = set.split_once('=').unwrap();
             let c = parse_set(setting, s(value)).unwrap();
-            assert_eq!(kind(&c).untryable(), None, "{set}");
             assert_eq!(kind(&c).setting(), setting, "{set}");
         }
         assert!(kind(&advice).edit("x").is_err());

@@ -107,10 +107,6 @@ impl ChangeKind for Netdev<'_> {
         )
     }
 
-    fn untryable(&self) -> Option<&'static str> {
-        Some("an ethtool")
-    }
-
     fn export_fields(&self) -> Vec<(&'static str, &str, bool)> {
         export_fields(self.interface, self.setting, self.value)
     }

@@ -8,6 +8,7 @@ use super::ChangeKind;
 use super::netdev::{export_fields, plan_live, setting_name};
 use crate::root::Root;
 use crate::tune::export::Tuned;
+use crate::tune::netdev;
 use crate::tune::plan::PlanItem;
 use crate::tune::sysctl_d;
 
@@ -18,6 +19,22 @@ pub struct Qdisc<'a> {
     pub interface: &'a str,
     /// The qdisc kind: `fq_codel`, `cake`, …
     pub value: &'a str,
+}
+
+/// Refuses to replace a root qdisc that rollback could not put back as it is.
+/// The journal keeps only the kind, and a kind alone restores only what the
+/// kernel attached itself (handle `0:`, default parameters); a qdisc set up
+/// with tc (a tbf shaping the link, a cake with a bandwidth) would come back
+/// without its parameters, or not at all.
+fn restorable(interface: &str, kind: &str, handle: &str) -> Result<(), String> {
+    if handle == "0:" {
+        return Ok(());
+    }
+    Err(format!(
+        "the root qdisc of '{interface}' is '{kind}' (handle {handle}), set up with tc and its own \
+parameters, which rollback could not put back; change it with tc instead, or delete it first \
+('tc qdisc del dev {interface} root') if the kernel's default may replace it"
+    ))
 }
 
 /// The command that replaces the root qdisc now.
@@ -48,12 +65,12 @@ impl ChangeKind for Qdisc<'_> {
     }
 
     fn plan(&self, root: &Root, item: &mut PlanItem) -> Result<(), String> {
+        if root.is_live() {
+            let (kind, handle) = netdev::root_qdisc(self.interface).map_err(|e| e.to_string())?;
+            restorable(self.interface, &kind, &handle)?;
+        }
         let persistence = persistence(self.interface, self.value);
         plan_live(root, item, self.interface, SETTING, self.value, persistence)
-    }
-
-    fn untryable(&self) -> Option<&'static str> {
-        Some("an ethtool")
     }
 
     fn export_fields(&self) -> Vec<(&'static str, &str, bool)> {
@@ -74,6 +91,19 @@ impl ChangeKind for Qdisc<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_root_the_kernel_attached_is_replaced() {
+        assert_eq!(restorable("eth0", "fq_codel", "0:"), Ok(()));
+        assert_eq!(restorable("eth0", "noqueue", "0:"), Ok(()));
+        let e = restorable("veth1", "tbf", "8001:").unwrap_err();
+        assert!(
+            e.starts_with("the root qdisc of 'veth1' is 'tbf' (handle 8001:)"),
+            "{e}"
+        );
+        assert!(e.contains("'tc qdisc del dev veth1 root'"), "{e}");
+        assert!(restorable("eth0", "cake", "1:").is_err());
+    }
 
     /// Issue 23 item 12: the plan once said to persist a qdisc as an ethtool line.
     #[test]
