@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::util::{free_port, nastune, run_with_db, skip, stderr, stdout};
 
 /// A self-signed ECDSA P-256 certificate for localhost/127.0.0.1: (cert PEM, key PEM, der).
-fn certificate() -> (String, String, Vec<u8>) {
+pub(crate) fn certificate() -> (String, String, Vec<u8>) {
     let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
     let params =
         rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
@@ -701,9 +701,9 @@ fn runs_are_stored_and_compared() {
 
 /// nginx with its own prefix and config in `dir`, HTTP and HTTPS on free ports;
 /// one process (master_process off), so killing the child leaves no worker behind.
-struct Nginx {
+pub(crate) struct Nginx {
     child: std::process::Child,
-    http: u16,
+    pub(crate) http: u16,
     https: u16,
 }
 
@@ -714,7 +714,7 @@ impl Drop for Nginx {
     }
 }
 
-fn start_nginx(dir: &Path, cert: &str, key: &str) -> Option<Nginx> {
+pub(crate) fn start_nginx(dir: &Path, cert: &str, key: &str) -> Option<Nginx> {
     let bin = ["/usr/sbin/nginx", "/usr/bin/nginx"]
         .into_iter()
         .find(|p| Path::new(p).exists())?;

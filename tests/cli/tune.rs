@@ -11,6 +11,9 @@ pub(crate) use crate::private_etc::{PrivateEtc, json_of, succeeded};
 use crate::util::*;
 
 /// What a tree holds, without following symlinks: path → file bytes or link target.
+/// A trial as short as still measures: 2 runs a side of 300 ms, no settling.
+pub(crate) const QUICK_TRIAL: [&str; 6] = ["--runs", "2", "--runtime", "300ms", "--settle", "0"];
+
 pub(crate) fn tree_state(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];

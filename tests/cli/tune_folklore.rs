@@ -4,8 +4,9 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
-use crate::tune::{assert_same_tree, copy_box, json_of, tree_state};
+use crate::tune::{QUICK_TRIAL, assert_same_tree, copy_box, json_of, tree_state};
 use crate::tune_try::data_file;
 use crate::util::*;
 
@@ -220,4 +221,140 @@ fn folklore_prints_a_table_of_measured_and_skipped_recipes() {
         "'--set <SETTING=VALUE>' cannot be used with '--keep-helpful'",
     );
     assert_same_tree(&before, &dir, "refused tries");
+}
+
+/// The network recipes for real: `--folklore` in the client namespace of a
+/// tbf-shaped veth pair, judged by bench net to a `net serve` peer. The TCP
+/// buffer recipes (per-namespace sysctls) and txqueuelen on the veth are
+/// measured, the Samba recipes are skipped for want of an smb judge, and
+/// afterwards every value is as it was, with nothing persisted.
+#[test]
+fn folklore_measures_the_network_recipes_over_a_shaped_veth() {
+    use crate::netns_pair::{serve, shaped_pair_or_skip};
+    let Some(ns) = shaped_pair_or_skip("folk", "100mbit", "32kb") else {
+        return;
+    };
+    let _server = serve(&ns, 200);
+    let dev = format!("vcfolk{}", std::process::id() % 100_000);
+    let exec = ["ip", "netns", "exec", ns.client.as_str()];
+    let state = || {
+        let o = Command::new("ip")
+            .args(["netns", "exec", &ns.client, "sh", "-c"])
+            .arg(format!(
+                "cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_wmem \
+                 /sys/class/net/{dev}/tx_queue_len /sys/class/net/lo/tx_queue_len"
+            ))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let before = state();
+    let etc = crate::tune::PrivateEtc::new();
+    let args = ["tune", "try", "--folklore", "--yes", "--json"];
+    let judge = ["--bench", "net:10.77.0.1"];
+    let doc = json_of(&etc.run(&exec, &[&args[..], &judge, &QUICK_TRIAL].concat()));
+    let rows = doc["rows"].as_array().unwrap();
+    let row = |recipe: &str, on: &str| {
+        rows.iter()
+            .find(|r| r["recipe"] == recipe && (on.is_empty() || r["on"] == on))
+            .unwrap_or_else(|| panic!("no row {recipe} {on}: {doc:#}"))
+    };
+    for (recipe, on) in [
+        ("tcp-rmem-2m", ""),
+        ("tcp-wmem-2m", ""),
+        ("txqueuelen-10000", dev.as_str()),
+    ] {
+        let r = row(recipe, on);
+        assert_eq!(r["status"], "measured", "{recipe}: {r:#}");
+        let trial = &r["trial"];
+        assert_eq!(trial["workload"], "net:10.77.0.1:5201", "{recipe}");
+        assert_eq!(trial["metric"]["name"], "mbit_per_sec", "{recipe}");
+        assert_eq!(trial["runs"].as_array().unwrap().len(), 4, "{recipe}");
+        assert_eq!(trial["kept"], false, "{recipe}");
+        let (lo, hi) = (
+            trial["ci_low"].as_f64().unwrap(),
+            trial["ci_high"].as_f64().unwrap(),
+        );
+        let effect = trial["effect"].as_str().unwrap();
+        let want = if lo > 0.0 {
+            "helps"
+        } else if hi < 0.0 {
+            "hurts"
+        } else {
+            "no_effect"
+        };
+        assert_eq!(effect, want, "{recipe}: {lo} {hi}");
+    }
+    // No recipe here edits smb.conf or touches a disk: all skipped for their judge.
+    assert_eq!(row("smb-use-sendfile", "")["status"], "skipped");
+    assert_eq!(state(), before);
+    assert_eq!(std::fs::read_dir(etc.sysctl_d()).unwrap().count(), 0);
+}
+
+/// The Samba recipes for real: `--folklore` on a private smbd's tree, judged
+/// by bench smb writing to its share. Each smb.conf recipe that differs is
+/// measured with Samba reloaded between runs, and smb.conf is byte-identical
+/// afterwards.
+#[test]
+fn folklore_measures_the_samba_recipes_against_a_real_smbd() {
+    use crate::smbd::{PASSWORD, Smbd, USER};
+    let Some(smbd) = Smbd::start("") else {
+        return;
+    };
+    let before = std::fs::read(smbd.conf()).unwrap();
+    let t = tempfile::tempdir().unwrap();
+    let o = nastune()
+        .args(["tune", "try", "--folklore", "--yes", "--json", "--root"])
+        .arg(smbd.dir.path())
+        .arg("--bench")
+        .arg(format!("smb:{}", smbd.unc("rw")))
+        .args([
+            "--user",
+            USER,
+            "--smb-size",
+            "8M",
+            "--runs",
+            "2",
+            "--settle",
+            "0",
+        ])
+        .arg("--db")
+        .arg(t.path().join("nastune.db"))
+        .env("NASTUNE_SMB_PASSWORD", PASSWORD)
+        .output()
+        .unwrap();
+    let doc = json_of(&o);
+    let rows = doc["rows"].as_array().unwrap();
+    let smb_rows: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["recipe"].as_str().unwrap().starts_with("smb-"))
+        .collect();
+    assert_eq!(smb_rows.len(), 5, "{doc:#}");
+    for r in smb_rows {
+        let name = r["recipe"].as_str().unwrap();
+        if r["status"] == "skipped" {
+            // Only a value the smb.conf already has is skipped.
+            assert!(
+                r["reason"].as_str().unwrap().starts_with("already "),
+                "{name}: {r:#}"
+            );
+            continue;
+        }
+        assert_eq!(r["status"], "measured", "{name}: {r:#}");
+        let trial = &r["trial"];
+        assert_eq!(trial["runs"].as_array().unwrap().len(), 4, "{name}");
+        assert_eq!(trial["metric"]["name"], "mib_per_sec", "{name}");
+        assert_eq!(trial["kept"], false, "{name}");
+        assert!(
+            r["setting"].as_str().unwrap().starts_with("smb.conf:"),
+            "{name}"
+        );
+    }
+    assert!(
+        rows.iter()
+            .any(|r| r["recipe"] == "smb-use-sendfile" && r["status"] == "measured"),
+        "{doc:#}"
+    );
+    assert_eq!(std::fs::read(smbd.conf()).unwrap(), before, "smb.conf");
 }

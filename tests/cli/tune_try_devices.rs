@@ -7,7 +7,7 @@
 use std::process::{Command, Output};
 
 use crate::netns_pair::{Netns, serve, sh, shaped_pair_or_skip};
-use crate::tune::{PrivateEtc, assert_same_tree, json_of, tree_state};
+use crate::tune::{PrivateEtc, QUICK_TRIAL, assert_same_tree, json_of, tree_state};
 use crate::tune_try_judges::mounted_loop;
 use crate::util::*;
 
@@ -35,23 +35,11 @@ fn device_state(ns: &Netns, dev: &str) -> String {
 /// A trial in the client namespace, judged by bench net to the server's end.
 fn try_in_client(ns: &Netns, etc: &PrivateEtc, set: &str) -> Output {
     let exec = ["ip", "netns", "exec", ns.client.as_str()];
-    let args = [
-        "tune",
-        "try",
-        "--yes",
-        "--json",
-        "--set",
-        set,
-        "--bench",
-        "net:10.77.0.1",
-        "--runs",
-        "2",
-        "--runtime",
-        "300ms",
-        "--settle",
-        "0",
-    ];
-    etc.run(&exec, &args)
+    let args = ["tune", "try", "--yes", "--json", "--set", set];
+    etc.run(
+        &exec,
+        &[&args[..], &["--bench", "net:10.77.0.1"], &QUICK_TRIAL].concat(),
+    )
 }
 
 /// The trial measured and reverted (or kept, when it won): the verdict
@@ -164,31 +152,14 @@ fn try_an_fstab_option_remounts_and_gives_the_mount_back() {
         before_mount[0].starts_with("rw,relatime "),
         "{before_mount:?}"
     );
+    let set = format!("fstab:{mp}=noatime");
     let run = |bench: &str| {
-        run_with_db(
-            t.path(),
-            &[
-                "tune",
-                "try",
-                "--yes",
-                "--json",
-                "--root",
-                tree.to_str().unwrap(),
-                "--set",
-                &format!("fstab:{mp}=noatime"),
-                "--bench",
-                bench,
-                "--runs",
-                "2",
-                "--runtime",
-                "200ms",
-                "--settle",
-                "0",
-                // Never kept, whatever it measures: the revert is what is tested.
-                "--min-gain",
-                "1000",
-            ],
-        )
+        let args = [
+            "tune", "try", "--yes", "--json", "--set", &set, "--bench", bench,
+        ];
+        // Never kept, whatever it measures: the revert is what is tested.
+        let never = ["--min-gain", "1000", "--root", tree.to_str().unwrap()];
+        run_with_db(t.path(), &[&args[..], &never, &QUICK_TRIAL].concat())
     };
     let doc = json_of(&run(&format!("rand-read:{data}")));
     assert_eq!(doc["change"]["setting"], format!("fstab:{mp}"), "{doc}");

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::smbd::{PASSWORD, Smbd, USER};
-use crate::tune::{PrivateEtc, assert_same_tree, json_of, tree_state};
+use crate::tune::{PrivateEtc, QUICK_TRIAL, assert_same_tree, json_of, tree_state};
 use crate::util::*;
 
 /// `tune try --root` the smbd's tree, judged by a sequential write to its `rw` share.
@@ -322,4 +322,52 @@ fn try_tcp_timestamps_off_with_a_net_judge_is_never_kept_without_the_flag() {
         crate::tune::ns_read(&ns.0, "net.ipv4.tcp_timestamps"),
         before
     );
+}
+
+/// An http judge against a real nginx on loopback: keep-alive requests per
+/// second on each side of a sysctl written to a tree (the live box does not
+/// change, so whatever it measures is noise), a verdict that agrees with its
+/// interval, and the tree as it was.
+#[test]
+fn try_with_an_http_judge_against_nginx() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, _) = crate::bench_http::certificate();
+    let Some(nginx) = crate::bench_http::start_nginx(dir.path(), &cert, &key) else {
+        skip("nginx is not installed (apt-get install nginx; it is in .ci/apt-packages)");
+        return;
+    };
+    let tree = dir.path().join("root");
+    let key_path = tree.join("proc/sys/net/ipv4/tcp_slow_start_after_idle");
+    std::fs::create_dir_all(key_path.parent().unwrap()).unwrap();
+    std::fs::write(&key_path, "1\n").unwrap();
+    let before = tree_state(&tree);
+    let url = format!("http:http://127.0.0.1:{}/", nginx.http);
+    let args = [
+        "tune",
+        "try",
+        "--yes",
+        "--json",
+        "--root",
+        tree.to_str().unwrap(),
+    ];
+    let set = ["--set", "sysctl:net.ipv4.tcp_slow_start_after_idle=0"];
+    let judge = ["--bench", &url];
+    let o = run_with_db(
+        dir.path(),
+        &[&args[..], &set, &judge, &QUICK_TRIAL].concat(),
+    );
+    let doc = json_of(&o);
+    assert_eq!(doc["workload"], url, "{doc}");
+    assert_eq!(doc["metric"]["name"], "requests_per_sec", "{doc}");
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4, "{doc}");
+    assert!(
+        runs.iter().all(|r| r["value"].as_f64().unwrap() > 0.0),
+        "{doc}"
+    );
+    let keep = doc["verdict"] == "keep";
+    assert_eq!(keep, doc["ci_low"].as_f64().unwrap() > 0.0, "{doc}");
+    if !keep {
+        assert_same_tree(&before, &tree, "a reverted http-judged trial");
+    }
 }
