@@ -20,7 +20,7 @@ that boot applies later are reported), block and network device attributes as ud
 /etc/udev/rules.d/99-zz-nastune.rules, mount options and Samba parameters as in-place edits of \
 /etc/fstab and /etc/samba/smb.conf that keep comments and order (checked with findmnt --verify and \
 testparm when installed: an edit that adds errors is skipped; with --reload the edited mount \
-points are remounted and Samba reloads its configuration, never without). Values are validated first (ranges, kernel limits, keys and \
+points are remounted with exactly their entries' options (mount(2)) and Samba reloads its configuration, never without). Values are validated first (ranges, kernel limits, keys and \
 scheduler names this kernel has). Before each write the old value or file is journaled in the \
 store; 'rollback' restores exactly that, also after a crash. 'verify' says, per owned setting, \
 applied, drifted (changed by someone else: reported, not fought) or unsupported.\n\n\

@@ -173,9 +173,12 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     match result {
         Ok(applied) => {
             store.finish_run(run, "ok")?;
-            let reloads = a
-                .reload
-                .then(|| reload::needed(&plan).into_iter().map(reload::run).collect());
+            let reloads = a.reload.then(|| {
+                reload::needed(&plan)
+                    .into_iter()
+                    .map(|step| reload::run(step, &root))
+                    .collect()
+            });
             let failed = reloads
                 .iter()
                 .flatten()

@@ -18,12 +18,12 @@ use crate::root::Root;
 use crate::store::Store;
 use crate::tune::action::{self, Action, read_entry, restore_runtime, selected_value};
 use crate::tune::plan::{Plan, PlanItem, Status};
+use crate::tune::remount::{self, MountState};
 use crate::tune::trial::judge::{Judge, JudgeError, MetricName, PreparedJudge, Sample};
-use crate::tune::trial::remount::{self, MountState};
 use crate::tune::trial::{
     self, Better, Effect, Side, TrialError, TrialOutcome, TryReport, Verdict, exercise,
 };
-use crate::tune::{apply, deadman, edit_file, edit_fstab, reload, rollback};
+use crate::tune::{apply, deadman, edit_file, reload, rollback};
 use anyhow::Context as _;
 
 #[derive(Debug, thiserror::Error)]
@@ -386,11 +386,10 @@ impl Switch<'_> {
         if self.file == Some(edit_file::SMB_CONF) {
             reload::samba(self.root).map_err(TryError::Reload)?;
         }
-        if let Some((mount_point, _)) = &self.remount {
-            let text = self.root.read_string(edit_file::FSTAB)?;
-            let options = edit_fstab::options(&text, mount_point)?;
-            remount::remount(mount_point, &remount::remount_options(&options))
-                .map_err(TryError::Reload)?;
+        if let Some((mount_point, _)) = &self.remount
+            && let Some(e) = reload::remount_entry(self.root, mount_point).error
+        {
+            return Err(TryError::Reload(e).into());
         }
         Ok(())
     }

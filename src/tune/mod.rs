@@ -31,6 +31,7 @@ pub mod kinds;
 pub mod netdev;
 pub mod plan;
 pub mod reload;
+pub mod remount;
 pub mod rollback;
 pub mod security;
 pub mod sysctl_d;

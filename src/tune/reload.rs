@@ -1,7 +1,7 @@
 //! What `tune apply --reload` runs after in-place edits, so they take effect
-//! now: a remount per edited mount point (util-linux merges the fstab options
-//! on remount) and one Samba configuration reload. Only ever when asked: a
-//! remount of a busy data disk is the user's call.
+//! now: a remount per edited mount point (with exactly the entry's options,
+//! see [`super::remount`]) and one Samba configuration reload. Only ever when
+//! asked: a remount of a busy data disk is the user's call.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -21,22 +21,62 @@ pub struct Reload {
     pub error: Option<String>,
 }
 
+/// What makes an applied edit take effect now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// A command run as it is (`smbcontrol smbd reload-config`).
+    Command(Vec<String>),
+    /// The mount point remounted with the options of its fstab entry.
+    Remount(String),
+}
+
 /// The reloads the applied edits of `plan` need, in plan order, each once.
-pub fn needed(plan: &Plan) -> Vec<Vec<String>> {
-    let mut out: Vec<Vec<String>> = Vec::new();
+pub fn needed(plan: &Plan) -> Vec<Step> {
+    let mut out: Vec<Step> = Vec::new();
     for i in plan.items.iter().filter(|i| i.status == Status::Apply) {
-        let Some(cmd) = kind(&i.change).reload() else {
+        let Some(step) = kind(&i.change).reload() else {
             continue;
         };
-        if !out.contains(&cmd) {
-            out.push(cmd);
+        if !out.contains(&step) {
+            out.push(step);
         }
     }
     out
 }
 
-/// Runs one reload; its stderr (or why it could not start) is the error.
-pub fn run(command: Vec<String>) -> Reload {
+/// Carries out one reload step; the edited files are read under `root`.
+pub fn run(step: Step, root: &Root) -> Reload {
+    match step {
+        Step::Command(command) => run_command(command),
+        Step::Remount(mount_point) => remount_entry(root, &mount_point),
+    }
+}
+
+/// Remounts `mount_point` with the options its fstab entry under `root` has
+/// now; the command is the mount(8) line that would ask for the same.
+pub fn remount_entry(root: &Root, mount_point: &str) -> Reload {
+    let options = root
+        .read_string(super::edit_file::FSTAB)
+        .map_err(|e| e.to_string())
+        .and_then(|t| super::edit_fstab::options(&t, mount_point).map_err(|e| e.to_string()))
+        .map(|o| super::remount::remount_options(&o));
+    let (shown, error) = match options {
+        Ok(o) => (
+            format!("remount,{}", o.join(",")),
+            super::remount::remount(mount_point, &o).err(),
+        ),
+        Err(e) => ("remount".to_string(), Some(e)),
+    };
+    Reload {
+        command: ["mount", "-o", &shown, mount_point]
+            .map(String::from)
+            .to_vec(),
+        error,
+    }
+}
+
+/// Runs one command; its stderr (or why it could not start) is the error.
+fn run_command(command: Vec<String>) -> Reload {
     let error = match Command::new(&command[0]).args(&command[1..]).output() {
         Ok(o) if o.status.success() => None,
         Ok(o) => {
@@ -114,9 +154,11 @@ pub fn samba(root: &Root) -> Result<String, String> {
                 conf.display()
             ));
         }
-        let r = run(["smbcontrol", "smbd", "reload-config"]
-            .map(String::from)
-            .to_vec());
+        let r = run_command(
+            ["smbcontrol", "smbd", "reload-config"]
+                .map(String::from)
+                .to_vec(),
+        );
         if let Some(e) = r.error {
             return Err(format!("Samba did not reload: {e}"));
         }
@@ -193,27 +235,42 @@ mod tests {
             .map(|s| manual(parse_set(s).unwrap()))
             .collect(),
         );
-        let cmds: Vec<String> = needed(&plan).iter().map(|c| c.join(" ")).collect();
+        let smb = ["smbcontrol", "smbd", "reload-config"].map(String::from);
         assert_eq!(
-            cmds,
+            needed(&plan),
             [
-                "mount -o remount /srv",
-                "smbcontrol smbd reload-config",
-                "mount -o remount /data"
+                Step::Remount("/srv".into()),
+                Step::Command(smb.to_vec()),
+                Step::Remount("/data".into()),
             ]
         );
     }
 
     #[test]
     fn a_failing_reload_says_why() {
-        let r = run(vec!["false".into()]);
+        let r = run_command(vec!["false".into()]);
         assert!(r.error.unwrap().contains("exited with"));
-        let r = run(vec!["/nonexistent/smbcontrol".into()]);
+        let r = run_command(vec!["/nonexistent/smbcontrol".into()]);
         assert!(
             r.error
                 .unwrap()
                 .contains("cannot run '/nonexistent/smbcontrol'")
         );
-        assert_eq!(run(vec!["true".into()]).error, None);
+        assert_eq!(run_command(vec!["true".into()]).error, None);
+    }
+
+    /// A tree's fstab without the entry: the remount is not attempted, and says why.
+    #[test]
+    fn a_remount_without_an_entry_says_why() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("etc")).unwrap();
+        std::fs::write(
+            t.path().join("etc/fstab"),
+            "/dev/sda1 / ext4 defaults 0 1\n",
+        )
+        .unwrap();
+        let r = run(Step::Remount("/srv".into()), &Root::tree(t.path()).unwrap());
+        assert_eq!(r.command, ["mount", "-o", "remount", "/srv"]);
+        assert!(r.error.unwrap().contains("/srv"));
     }
 }

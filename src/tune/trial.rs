@@ -12,7 +12,6 @@ pub mod exercise;
 pub mod http;
 pub mod judge;
 pub mod net;
-pub mod remount;
 pub mod smb;
 pub mod workload;
 

@@ -7,6 +7,7 @@ use crate::root::Root;
 use crate::tune::edit_file::FSTAB;
 use crate::tune::edit_fstab;
 use crate::tune::plan::PlanItem;
+use crate::tune::reload::Step;
 
 pub struct MountOption<'a> {
     pub mount_point: &'a str,
@@ -76,12 +77,8 @@ applies it now ('tune apply --reload' does that)"
             .map_err(|e| e.to_string())
     }
 
-    fn reload(&self) -> Option<Vec<String>> {
-        Some(
-            ["mount", "-o", "remount", self.mount_point]
-                .map(String::from)
-                .to_vec(),
-        )
+    fn reload(&self) -> Option<Step> {
+        Some(Step::Remount(self.mount_point.to_string()))
     }
 
     fn export_fields(&self) -> Vec<(&'static str, &str, bool)> {

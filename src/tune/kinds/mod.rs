@@ -71,8 +71,8 @@ pub trait ChangeKind {
         Err(format!("'{}' is not a file edit", self.setting()))
     }
 
-    /// The command that makes an applied change take effect now.
-    fn reload(&self) -> Option<Vec<String>> {
+    /// What makes an applied change take effect now.
+    fn reload(&self) -> Option<super::reload::Step> {
         None
     }
 
@@ -338,7 +338,7 @@ mod tests {
         };
         assert_eq!(
             kind(&mount).reload(),
-            Some(vec![s("mount"), s("-o"), s("remount"), s("/srv")])
+            Some(crate::tune::reload::Step::Remount(s("/srv")))
         );
         assert_eq!(kind(&mount).edited_file(), Some("etc/fstab"));
         let sysctl = Change::Sysctl {

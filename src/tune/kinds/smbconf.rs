@@ -10,6 +10,7 @@ use crate::tune::edit_file;
 use crate::tune::edit_smbconf;
 use crate::tune::export::{SMB_CONF, yaml_str};
 use crate::tune::plan::{PlanItem, read_text};
+use crate::tune::reload::Step;
 
 pub struct SmbConf<'a> {
     pub section: &'a str,
@@ -76,12 +77,12 @@ impl ChangeKind for SmbConf<'_> {
             .map_err(|e| e.to_string())
     }
 
-    fn reload(&self) -> Option<Vec<String>> {
-        Some(
+    fn reload(&self) -> Option<Step> {
+        Some(Step::Command(
             ["smbcontrol", "smbd", "reload-config"]
                 .map(String::from)
                 .to_vec(),
-        )
+        ))
     }
 
     fn export_fields(&self) -> Vec<(&'static str, &str, bool)> {
