@@ -36,7 +36,8 @@ for byte on each revert and the mount's options checked against those before the
 root qdisc is replaced only when the kernel attached it, since one set up with tc could not \
 get its parameters back); it stays only if Welch's confidence interval of the difference lies \
 wholly on the better side (and the mean gains --min-gain), otherwise the session is rolled \
-back. The verdict names the effect (helps, no effect, hurts). The runs, interval and verdict are stored as a 'tune-try' run. \
+back; Ctrl-C or SIGTERM ends the run in progress and reverts the change (exit 130). The \
+verdict names the effect (helps, no effect, hurts). The runs, interval and verdict are stored as a 'tune-try' run. \
 The judge (--bench) is a disk workload (reads on a device, file or directory; seq-write, \
 rand-write and rand-write-fsync on a temporary file in a directory), net:HOST[:PORT] (a \
 'nastune net serve' peer; --rr for latency), smb://HOST/SHARE (--user, --smb-size, --smb-read) \

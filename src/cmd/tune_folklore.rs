@@ -146,6 +146,8 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         eprintln!("nastune: nothing tried");
         return Ok(ExitCode::SUCCESS);
     }
+    // From here Ctrl-C ends the recipe in progress at its next run boundary, reverted.
+    crate::bench::interrupt::install()?;
     let progress = std::io::stderr().is_terminal();
     let mut rows = Vec::new();
     for c in &candidates {
@@ -176,7 +178,11 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 "folklore recipe '{}' ({}); the recipes before it are stored as tune-try runs",
                 c.recipe.name, go.item.setting
             )
-        })?;
+        });
+        let report = match report {
+            Ok(r) => r,
+            Err(e) => return super::tune_try::interrupted_exit(&e).ok_or(e),
+        };
         rows.push(row(
             c,
             go.item.old.clone(),

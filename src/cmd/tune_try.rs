@@ -88,6 +88,8 @@ pub enum TryError {
     },
     #[error("{0}; the change was rolled back")]
     Reload(String),
+    #[error("interrupted (Ctrl-C or SIGTERM) after the run in progress")]
+    Interrupted,
     #[error(
         "after the revert the mount at '{mount_point}' shows '{now}', not '{before}' as before \
          the trial: the filesystem keeps an option it was remounted with until it is mounted \
@@ -505,6 +507,8 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         eprintln!("nastune: nothing tried");
         return Ok(ExitCode::SUCCESS);
     }
+    // From here Ctrl-C ends the trial at the next run boundary, reverted.
+    crate::bench::interrupt::install()?;
     // The judge measures the real system, whatever tree the change goes to.
     let prepared = bench.prepare(&opts)?;
     check_exercised(&root, &bench.to_string(), &prepared, &plan, &item.setting)?;
@@ -517,7 +521,10 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         metric_name,
         keep: true,
     };
-    let report = trial.measure(&plan, item)?;
+    let report = match trial.measure(&plan, item) {
+        Ok(r) => r,
+        Err(e) => return interrupted_exit(&e).ok_or(e),
+    };
     let out = if a.json {
         json(&report)?
     } else {
@@ -569,6 +576,7 @@ impl Trial<'_> {
             let guard = Guard::start(&Root::live(), guard_plan(judge, a.guard.settle));
             let v = judge.measure()?;
             guard.finish(&Root::live(), Outcome::default());
+            stop_if_interrupted()?;
             pick(v)?
         };
         let host = crate::probe::host::read_host_id(root);
@@ -792,6 +800,25 @@ fn guard_plan(judge: &PreparedJudge, settle_s: f64) -> GuardPlan {
     p
 }
 
+/// Ends the trial at the next run boundary after Ctrl-C or SIGTERM: the
+/// error path reverts the change like any other failure.
+fn stop_if_interrupted() -> Result<(), TryError> {
+    match crate::bench::interrupt::interrupted() {
+        true => Err(TryError::Interrupted),
+        false => Ok(()),
+    }
+}
+
+/// After Ctrl-C or SIGTERM: the error (the change already reverted) said,
+/// and the exit code shells expect.
+pub(crate) fn interrupted_exit(e: &anyhow::Error) -> Option<ExitCode> {
+    if !crate::bench::interrupt::interrupted() {
+        return None;
+    }
+    eprintln!("nastune: {e:#}");
+    Some(ExitCode::from(crate::bench::interrupt::EXIT_CODE))
+}
+
 /// A disturbed measurement is taken again up to this many times.
 const MAX_RERUNS: u32 = 2;
 
@@ -801,8 +828,10 @@ fn guarded_measure(judge: &PreparedJudge, reruns: &mut u32) -> anyhow::Result<(S
     let root = Root::live();
     let mut tries = 0;
     loop {
+        stop_if_interrupted()?;
         let guard = Guard::start(&root, guard_plan(judge, 0.0));
         let v = judge.measure()?;
+        stop_if_interrupted()?;
         let validity = guard.finish(&root, Outcome::default());
         if validity.is_clean() || tries == MAX_RERUNS {
             return Ok((v, validity));

@@ -455,3 +455,44 @@ fn export_writes_each_format_and_the_sysctl_file_apply_would_persist() {
     run_ok(t.path(), &["tune", "rollback"]);
     assert_same_tree(&before, &dir, "after export and apply");
 }
+
+/// Ctrl-C in the middle of a trial, with the change in place: the run in
+/// progress ends, the change is reverted, and the exit code is 130.
+#[test]
+fn ctrl_c_during_a_trial_reverts_the_change() {
+    let t = tempfile::tempdir().unwrap();
+    let tree = t.path().join("root");
+    let key = tree.join("proc/sys/vm/swappiness");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    std::fs::write(&key, "60\n").unwrap();
+    std::fs::create_dir_all(tree.join("etc/sysctl.d")).unwrap();
+    let before = tree_state(&tree);
+    let data = data_file(t.path());
+    let child = nastune()
+        .args(["tune", "try", "--yes", "--root"])
+        .arg(&tree)
+        .args(["--set", "sysctl:vm.swappiness=10", "--bench"])
+        .arg(format!("rand-read:{data}"))
+        .args(["--runs", "4", "--runtime", "1s", "--settle", "0", "--db"])
+        .arg(t.path().join("nastune.db"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_to_string(&key).unwrap() != "10\n" {
+        assert!(
+            std::time::Instant::now() < end,
+            "the change was never applied"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) of our own child, which has not been waited for.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(err.contains("the change was reverted"), "{err}");
+    assert_same_tree(&before, &tree, "an interrupted trial");
+}
