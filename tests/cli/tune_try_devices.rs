@@ -33,20 +33,17 @@ fn device_state(ns: &Netns, dev: &str) -> String {
 }
 
 /// A trial in the client namespace, judged by bench net to the server's end.
-fn try_in_client(ns: &Netns, etc: &PrivateEtc, set: &str) -> Output {
+fn try_in_client(ns: &Netns, etc: &PrivateEtc, set: &str, extra: &[&str]) -> Output {
     let exec = ["ip", "netns", "exec", ns.client.as_str()];
     let args = ["tune", "try", "--yes", "--json", "--set", set];
-    etc.run(
-        &exec,
-        &[&args[..], &["--bench", "net:10.77.0.1"], &QUICK_TRIAL].concat(),
-    )
+    let judge = ["--bench", "net:10.77.0.1"];
+    etc.run(&exec, &[&args[..], &judge, &QUICK_TRIAL, extra].concat())
 }
 
 /// The trial measured and reverted (or kept, when it won): the verdict
 /// agrees with the interval, and a reverted change left the device as it was.
 fn assert_tried(doc: &serde_json::Value, set: &str, before: &str, after: &str) {
     assert_eq!(doc["workload"], "net:10.77.0.1:5201", "{doc}");
-    assert_eq!(doc["metric"]["name"], "mbit_per_sec", "{doc}");
     assert_eq!(doc["runs"].as_array().unwrap().len(), 4, "{doc}");
     let keep = doc["verdict"] == "keep";
     assert_eq!(keep, doc["effect"] == "helps", "{set}: {doc}");
@@ -63,14 +60,14 @@ fn try_netdev_settings_with_a_net_judge_over_a_shaped_veth() {
     let Some(ns) = shaped_pair_or_skip("dev", "100mbit", "32kb") else {
         return;
     };
-    let _server = serve(&ns, 64);
+    let _server = serve(&ns, 1000);
     let dev = format!("vcdev{}", std::process::id() % 100_000);
     let etc = PrivateEtc::new();
 
     // The tbf on the client's end was set up with tc: a qdisc trial would
     // lose its rate, so it is refused and the tbf stays.
     let before = device_state(&ns, &dev);
-    let o = try_in_client(&ns, &etc, &format!("ethtool:{dev}:qdisc=fq_codel"));
+    let o = try_in_client(&ns, &etc, &format!("ethtool:{dev}:qdisc=fq_codel"), &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(&format!("the root qdisc of '{dev}' is 'tbf' (handle "))
@@ -81,13 +78,27 @@ fn try_netdev_settings_with_a_net_judge_over_a_shaped_veth() {
     assert_eq!(device_state(&ns, &dev), before);
 
     // Below the tbf: the transmit queue length and segmentation offload.
-    for set in [
-        format!("ethtool:{dev}:txqueuelen=5000"),
-        format!("ethtool:{dev}:gso=off"),
+    // Judged by throughput, by the p99 of request/response transactions, and
+    // by this box's CPU per GB (kept only with throughput kept, and saying so).
+    for (set, extra, metric) in [
+        ("txqueuelen=5000", &[][..], "mbit_per_sec"),
+        ("gso=off", &[][..], "mbit_per_sec"),
+        ("txqueuelen=5000", &["--rr", "--metric", "p99"][..], "p99"),
+        ("gso=off", &["--metric", "cpu_per_gb"][..], "cpu"),
     ] {
+        let set = format!("ethtool:{dev}:{set}");
         let before = device_state(&ns, &dev);
-        let doc = json_of(&try_in_client(&ns, &etc, &set));
+        let doc = json_of(&try_in_client(&ns, &etc, &set, extra));
+        let name = doc["metric"]["name"].as_str().unwrap();
+        assert!(name.contains(metric), "{set} {extra:?}: {doc}");
         assert_tried(&doc, &set, &before, &device_state(&ns, &dev));
+        if doc["verdict"] == "keep" && metric == "cpu" {
+            let reason = doc["reason"].as_str().unwrap();
+            assert!(
+                reason.starts_with("kept for its lower CPU per GB"),
+                "{reason}"
+            );
+        }
     }
 
     // Without the tbf the root is the kernel's own noqueue: a plain FIFO (the
@@ -98,12 +109,12 @@ fn try_netdev_settings_with_a_net_judge_over_a_shaped_veth() {
     let before = device_state(&ns, &dev);
     assert!(before.contains("qdisc noqueue 0: root"), "{before}");
     let set = format!("ethtool:{dev}:qdisc=pfifo");
-    let doc = json_of(&try_in_client(&ns, &etc, &set));
+    let doc = json_of(&try_in_client(&ns, &etc, &set, &[]));
     assert_tried(&doc, &set, &before, &device_state(&ns, &dev));
     // A qdisc this kernel may lack (fq_codel is a module many kernels leave
     // out): either tried like the FIFO, or refused as missing with nothing left over.
     let set = format!("ethtool:{dev}:qdisc=fq_codel");
-    let o = try_in_client(&ns, &etc, &set);
+    let o = try_in_client(&ns, &etc, &set, &[]);
     if o.status.success() {
         assert_tried(&json_of(&o), &set, &before, &device_state(&ns, &dev));
     } else {
