@@ -1,6 +1,8 @@
 //! Network rules: TCP buffer semantics and flags (tcp), queues, qdiscs and the
-//! softnet backlog (queue), and the NIC and its link (nic).
+//! softnet backlog (queue), the NIC and its link (nic), and its interrupt
+//! coalescing (coalesce).
 
+mod coalesce;
 mod nic;
 mod queue;
 mod tcp;
@@ -26,6 +28,7 @@ pub static RULES: &[&Rule] = &[
     &nic::OFFLOADS_OFF,
     &nic::LINK_DEGRADED,
     &nic::CARRIER_FLAPPING,
+    &coalesce::RX_COALESCING_OFF,
 ];
 
 /// Link speed assumed for BDP arithmetic when no physical NIC reports one.
