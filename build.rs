@@ -33,4 +33,12 @@ fn unwind_tables() {
         println!("cargo:rustc-link-arg-bins=-Wl,--no-eh-frame-hdr");
         println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
     }
+    // rustc links x86_64-unknown-linux-gnu with its own lld unless told otherwise:
+    // lld folds functions whose code came out identical (monomorphised copies).
+    let own_lld = var("TARGET") == "x86_64-unknown-linux-gnu"
+        && var("RUSTC_LINKER").is_empty()
+        && !var("CARGO_ENCODED_RUSTFLAGS").contains("linker");
+    if own_lld {
+        println!("cargo:rustc-link-arg-bins=-Wl,--icf=all");
+    }
 }
