@@ -291,7 +291,7 @@ impl Root {
             .into_iter()
             .filter_map(|n| n.into_string().ok())
             .collect();
-            names.sort();
+            crate::sort::sort(&mut names);
             Ok(names)
         })();
         match &result {
