@@ -366,7 +366,7 @@ impl Root {
                 Err(reason) => Ok(Captured::Unavailable(reason.clone())),
             };
             if let Ok(stored) = stored
-                && let Ok(bytes) = serde_json::to_vec_pretty(&stored)
+                && let Ok(bytes) = crate::output::to_json_pretty(&stored).map(String::into_bytes)
             {
                 self.record(&rel, Event::Synthetic(bytes));
             }
