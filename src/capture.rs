@@ -129,10 +129,12 @@ pub fn write_capture(
         }
     }
     if !errors.is_empty() {
-        let text = serde_json::to_vec_pretty(&errors).map_err(|e| CaptureError::Write {
-            path: dest.join(SYNTHETIC_DIR),
-            source: io::Error::other(e),
-        })?;
+        let text = crate::output::to_json_pretty(&errors)
+            .map(String::into_bytes)
+            .map_err(|e| CaptureError::Write {
+                path: dest.join(SYNTHETIC_DIR),
+                source: io::Error::other(e),
+            })?;
         mirror.write(&Path::new(SYNTHETIC_DIR).join("read-errors.json"), &text)?;
     }
     Ok(summary)

@@ -17,6 +17,7 @@ pub mod progress;
 pub mod report;
 pub mod root;
 pub mod smb;
+pub mod sort;
 pub mod stats;
 pub mod store;
 pub mod time;

@@ -291,7 +291,7 @@ impl Root {
             .into_iter()
             .filter_map(|n| n.into_string().ok())
             .collect();
-            names.sort();
+            crate::sort::sort(&mut names);
             Ok(names)
         })();
         match &result {
@@ -366,7 +366,7 @@ impl Root {
                 Err(reason) => Ok(Captured::Unavailable(reason.clone())),
             };
             if let Ok(stored) = stored
-                && let Ok(bytes) = serde_json::to_vec_pretty(&stored)
+                && let Ok(bytes) = crate::output::to_json_pretty(&stored).map(String::into_bytes)
             {
                 self.record(&rel, Event::Synthetic(bytes));
             }
@@ -377,11 +377,13 @@ impl Root {
             Err(e) if e.is_not_found() => return Err(not_captured(&rel)),
             Err(e) => return Err(e.to_string()),
         };
-        let stored: Captured = serde_json::from_str(&text)
-            .map_err(|e| format!("'{rel}' in the captured tree is not valid JSON: {e}"))?;
+        // Straight into T, not through a serde_json::Value: T's decoder is then the
+        // one the store uses, not a second copy for Value (issue 22: binary size).
+        let stored: Captured<T> = serde_json::from_str(&text).map_err(|e| {
+            format!("'{rel}' in the captured tree is not valid JSON of the right shape: {e}")
+        })?;
         match stored {
-            Captured::Value(v) => serde_json::from_value(v)
-                .map_err(|e| format!("'{rel}' in the captured tree has the wrong shape: {e}")),
+            Captured::Value(v) => Ok(v),
             Captured::Unavailable(reason) => Err(reason),
         }
     }
@@ -473,8 +475,8 @@ fn set_blocking(file: fs::File, path: &Path) -> Result<fs::File, ReadError> {
 
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-enum Captured {
-    Value(serde_json::Value),
+enum Captured<T> {
+    Value(T),
     Unavailable(String),
 }
 

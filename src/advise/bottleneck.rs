@@ -321,7 +321,7 @@ fn data_mounts(snapshot: &Snapshot, m: &Measurements) -> Vec<String> {
             .map(|f| f.mount_point.clone())
             .collect();
     }
-    mounts.sort();
+    crate::sort::sort(&mut mounts);
     mounts.dedup();
     mounts
 }

@@ -194,7 +194,7 @@ pub fn shared(ways: &[DiskWay], pcie: &[PcieLink], usb: &[UsbDevice]) -> Vec<Sha
             if disks.len() < 2 {
                 continue;
             }
-            disks.sort();
+            crate::sort::sort(&mut disks);
             if out.iter().any(|s| s.disks == disks || s.element == *e) {
                 continue;
             }

@@ -400,7 +400,7 @@ static SMR_IN_RAID: Rule = Rule {
                 Some((c.devices.last()?.as_str(), array.as_str()))
             })
             .collect();
-        disks.sort();
+        crate::sort::sort(&mut disks);
         disks.dedup();
         disks
             .into_iter()

@@ -105,7 +105,7 @@ pub fn latest_of_host(store: &Store, host_id: &str) -> Result<Gathered, StoreErr
             }
         }
     }
-    found.sort_by_key(|(run, _)| std::cmp::Reverse(run.id));
+    crate::sort::sort_by_key(&mut found, |(run, _)| std::cmp::Reverse(run.id));
     let mut out = Gathered {
         skipped,
         ..Default::default()

@@ -286,7 +286,9 @@ pub fn evaluate(ctx: &Context) -> Vec<Finding> {
         .into_iter()
         .flat_map(|r| (r.evaluate)(&r.info, ctx))
         .collect();
-    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.rule_id.cmp(&b.rule_id)));
+    crate::sort::sort_by(&mut out, |a, b| {
+        b.severity.cmp(&a.severity).then(a.rule_id.cmp(&b.rule_id))
+    });
     out
 }
 

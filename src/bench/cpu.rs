@@ -148,7 +148,9 @@ pub fn kernel_thread_delta(
             })
         })
         .collect();
-    out.sort_by(|x, y| y.cpu_ns.cmp(&x.cpu_ns).then(x.pid.cmp(&y.pid)));
+    crate::sort::sort_by(&mut out, |x, y| {
+        y.cpu_ns.cmp(&x.cpu_ns).then(x.pid.cmp(&y.pid))
+    });
     out.truncate(top);
     out
 }

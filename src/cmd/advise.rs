@@ -21,7 +21,7 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 "tool_version": env!("CARGO_PKG_VERSION"),
                 "rules": infos,
             });
-            serde_json::to_string_pretty(&doc)? + "\n"
+            crate::output::to_json_pretty(&doc)? + "\n"
         } else {
             advise_text::render_registry()
         };
@@ -65,7 +65,7 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         store.finish_run(run, "ok")?;
     }
     let out = if args.json {
-        serde_json::to_string_pretty(&doc)? + "\n"
+        crate::output::to_json_pretty(&doc)? + "\n"
     } else {
         advise_text::render_findings(&doc.findings)
     };

@@ -110,7 +110,7 @@ fn show(store: &Store, id: i64, json: bool) -> anyhow::Result<String> {
 }
 
 fn json_line<T: Serialize>(v: &T) -> anyhow::Result<String> {
-    let mut s = serde_json::to_string_pretty(v)?;
+    let mut s = crate::output::to_json_pretty(v)?;
     s.push('\n');
     Ok(s)
 }

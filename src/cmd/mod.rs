@@ -108,7 +108,7 @@ pub fn print_document<T: serde::Serialize>(
     render: impl FnOnce(&T) -> String,
 ) -> anyhow::Result<ExitCode> {
     let out = if json {
-        let mut s = serde_json::to_string_pretty(doc)?;
+        let mut s = crate::output::to_json_pretty(doc)?;
         s.push('\n');
         s
     } else {

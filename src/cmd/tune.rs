@@ -88,7 +88,7 @@ struct Doc<'a, T: Serialize> {
 }
 
 pub(crate) fn json<T: Serialize>(body: &T) -> anyhow::Result<String> {
-    Ok(serde_json::to_string_pretty(&Doc {
+    Ok(crate::output::to_json_pretty(&Doc {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION"),
         body,

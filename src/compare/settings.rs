@@ -44,7 +44,7 @@ pub fn diff(a: Option<&Snapshot>, b: Option<&Snapshot>) -> SettingsDiff {
             });
         }
     }
-    changed.sort_by(|x, y| x.setting.cmp(&y.setting));
+    crate::sort::sort_by(&mut changed, |x, y| x.setting.cmp(&y.setting));
     SettingsDiff {
         unavailable: None,
         changed,

@@ -179,7 +179,7 @@ pub fn read_config_files(root: &Root) -> Result<ConfigFiles, ProbeError> {
             }
         }
     }
-    files.sort();
+    crate::sort::sort(&mut files);
     for (_, rel) in files {
         if let Some(text) = read_text_optional(root, &rel)? {
             let file = format!("/{rel}");

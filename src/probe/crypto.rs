@@ -200,7 +200,7 @@ pub fn parse_proc_crypto(text: &str) -> Result<KernelCrypto, ParseError> {
             a.selected_engine = Some(w.engine);
         }
     }
-    algorithms.sort_by(|a, b| a.name.cmp(&b.name));
+    crate::sort::sort_by(&mut algorithms, |a, b| a.name.cmp(&b.name));
     Ok(KernelCrypto { algorithms })
 }
 

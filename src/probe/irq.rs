@@ -243,7 +243,7 @@ pub fn read_irq(root: &Root) -> Outcome<Irq> {
     let mut problems = Vec::new();
     let mut nics = Vec::new();
     let mut names = root.read_dir_optional("sys/class/net").unwrap_or_default();
-    names.sort();
+    crate::sort::sort(&mut names);
     for name in names.iter().filter(|n| *n != "lo") {
         let dir = format!("sys/class/net/{name}");
         let physical = root.exists(&format!("{dir}/device"))
@@ -276,7 +276,7 @@ pub fn read_irq(root: &Root) -> Outcome<Irq> {
         let mut queues = root
             .read_dir_optional(&format!("{dir}/queues"))
             .unwrap_or_default();
-        queues.sort();
+        crate::sort::sort(&mut queues);
         for q in queues.iter().filter(|q| q.starts_with("rx-")) {
             let rel = format!("{dir}/queues/{q}/rps_cpus");
             match root.read_optional(&rel) {

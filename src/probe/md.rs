@@ -234,7 +234,7 @@ pub fn read_md_arrays(root: &Root, block_names: &[String]) -> (Vec<MdArray>, Opt
             names.push(n.clone());
         }
     }
-    names.sort();
+    crate::sort::sort(&mut names);
     let arrays = names
         .iter()
         .map(|n| read_md_array(root, n, stat.iter().find(|a| &a.name == n)))
@@ -367,7 +367,9 @@ fn read_members(
             });
         }
     }
-    members.sort_by(|a, b| (a.slot, &a.device).cmp(&(b.slot, &b.device)));
+    crate::sort::sort_by(&mut members, |a, b| {
+        (a.slot, &a.device).cmp(&(b.slot, &b.device))
+    });
     members
 }
 

@@ -42,13 +42,83 @@ use crate::root::Root;
 /// Version of the `probe --json` document. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// The result of one probe section.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// The result of one probe section. Serialized as `{"status": "ok", "data": …}`,
+/// `{"status": "unsupported", "reason": …}` or `{"status": "failed", "error": …}`;
+/// see [`outcome_de`] for why the decoding is written by hand.
+#[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Outcome<T> {
     Ok { data: T },
     Unsupported { reason: String },
     Failed { error: String },
+}
+
+mod outcome_de {
+    //! A derived `#[serde(tag = "status")]` decoder buffers each section into serde's
+    //! private `Content` first and then decodes the section's type from that buffer:
+    //! a second copy of every section's decoder in the binary (issue 22: ~200 KiB).
+    //! The variants have distinct field names, so each field is decoded as it comes,
+    //! straight from the JSON, in whatever order; the tag is checked at the end.
+    //! Accepts what the derived decoder accepted (unknown fields ignored).
+
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::{Deserialize, Deserializer, Error, IgnoredAny, MapAccess, Visitor};
+
+    use super::Outcome;
+
+    const VARIANTS: &[&str] = &["ok", "unsupported", "failed"];
+
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Outcome<T> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_map(OutcomeVisitor(PhantomData))
+        }
+    }
+
+    struct OutcomeVisitor<T>(PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for OutcomeVisitor<T> {
+        type Value = Outcome<T>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a section outcome with a 'status'")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut status: Option<String> = None;
+            let mut data: Option<T> = None;
+            let mut reason: Option<String> = None;
+            let mut error: Option<String> = None;
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "status" => status = Some(map.next_value()?),
+                    // "data" belongs to "ok" only: skipped when the tag already said otherwise.
+                    "data" if status.as_deref().is_none_or(|s| s == "ok") => {
+                        data = Some(map.next_value()?)
+                    }
+                    "reason" => reason = Some(map.next_value()?),
+                    "error" => error = Some(map.next_value()?),
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            let status = status.ok_or_else(|| A::Error::missing_field("status"))?;
+            match status.as_str() {
+                "ok" => Ok(Outcome::Ok {
+                    data: data.ok_or_else(|| A::Error::missing_field("data"))?,
+                }),
+                "unsupported" => Ok(Outcome::Unsupported {
+                    reason: reason.ok_or_else(|| A::Error::missing_field("reason"))?,
+                }),
+                "failed" => Ok(Outcome::Failed {
+                    error: error.ok_or_else(|| A::Error::missing_field("error"))?,
+                }),
+                other => Err(A::Error::unknown_variant(other, VARIANTS)),
+            }
+        }
+    }
 }
 
 impl<T> Outcome<T> {
@@ -302,5 +372,52 @@ mod tests {
         let old: Snapshot = serde_json::from_value(json).unwrap();
         assert_eq!(old.smart.problem(), Some("not probed by this version"));
         assert_eq!(old.cpu.status(), snap.cpu.status());
+    }
+
+    #[test]
+    fn outcome_decodes_what_it_encodes_in_any_key_order_and_refuses_a_bad_tag() {
+        let all: [Outcome<Vec<u32>>; 3] = [
+            Outcome::Ok { data: vec![1, 2] },
+            Outcome::Unsupported {
+                reason: "no".into(),
+            },
+            Outcome::Failed {
+                error: "bad".into(),
+            },
+        ];
+        for o in &all {
+            let text = serde_json::to_string(o).unwrap();
+            assert!(text.starts_with("{\"status\":"), "{text}");
+            assert_eq!(
+                &serde_json::from_str::<Outcome<Vec<u32>>>(&text).unwrap(),
+                o
+            );
+        }
+        let de = |t: &str| serde_json::from_str::<Outcome<Vec<u32>>>(t);
+        assert_eq!(
+            de(r#"{"data":[3],"extra":{"x":1},"status":"ok"}"#).unwrap(),
+            Outcome::Ok { data: vec![3] }
+        );
+        // Data under another tag is skipped, not decoded.
+        assert_eq!(
+            de(r#"{"status":"failed","data":"not a list","error":"e"}"#).unwrap(),
+            Outcome::Failed { error: "e".into() }
+        );
+        for (bad, says) in [
+            (r#"{"data":[3]}"#, "missing field `status`"),
+            (r#"{"status":"ok"}"#, "missing field `data`"),
+            (
+                r#"{"status":"unsupported","error":"e"}"#,
+                "missing field `reason`",
+            ),
+            (
+                r#"{"status":"gone","reason":"r"}"#,
+                "unknown variant `gone`",
+            ),
+            (r#"{"status":"ok","data":"x"}"#, "invalid type"),
+        ] {
+            let e = de(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 }

@@ -470,7 +470,9 @@ pub fn observations(
         })
         .collect();
     let total_ns = top.iter().map(|p| p.cpu_ns).sum();
-    top.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.pid.cmp(&b.pid)));
+    crate::sort::sort_by(&mut top, |a, b| {
+        b.cpu_ns.cmp(&a.cpu_ns).then(a.pid.cmp(&b.pid))
+    });
     top.truncate(3);
     let mut io: Vec<ProcIo> = after
         .processes
@@ -487,7 +489,9 @@ pub fn observations(
         })
         .collect();
     let io_total = io.iter().map(|p| p.bytes).sum();
-    io.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.pid.cmp(&b.pid)));
+    crate::sort::sort_by(&mut io, |a, b| {
+        b.bytes.cmp(&a.bytes).then(a.pid.cmp(&b.pid))
+    });
     io.truncate(3);
     let live = root.is_live();
     let vm = match (before.vmstat, after.vmstat) {
