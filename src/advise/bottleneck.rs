@@ -602,20 +602,16 @@ fn analyse_path(
         )
     });
     let cores = path_cores.count;
-    let service_costs = service.map_or(&[][..], |s| {
-        if write {
-            &s.write_costs[..]
-        } else {
-            &s.read_costs[..]
-        }
-    });
+    // The copy's costs, capped at what the CPUs were seen busy during it.
+    let (service_costs, scale) =
+        service.map_or((Vec::new(), None), |s| s.capped_costs(write, false));
     // Without bench smb's server sampling, the stages measured apart: TCP
     // (bench net from this box) and dm-crypt (bench crypto).
     let assembled = path_model::assembled_costs(&m.tcp, write, crypto_cost);
     let costs = if service_costs.is_empty() {
         &assembled[..]
     } else {
-        service_costs
+        &service_costs[..]
     };
     // What other processes took of those cores during the transfer is CPU
     // the path never had; the what-ifs below still predict for a quiet box.
@@ -629,7 +625,7 @@ fn analyse_path(
     if let Some(load) = load {
         path_cores.taken_by_others = path_model::taken_by_others(load, &path_cores.cpus, costs);
     }
-    let cpu = path_model::cpu_ceiling_on(costs, &path_cores);
+    let cpu = path_model::cpu_ceiling_on(costs, &path_cores).map(|c| c.scaled_by(scale));
     // The copy measured dm-crypt at work in this very path: its rate on the
     // path's cores replaces bench crypto's figure (one request at a time,
     // through AF_ALG), which undersells kcryptd's queues.
@@ -942,6 +938,8 @@ mod tests {
             share_path: share_path.map(str::to_string),
             encrypted_read_costs: Vec::new(),
             encrypted_write_costs: Vec::new(),
+            encrypted_read_load: None,
+            encrypted_write_load: None,
         }
     }
 

@@ -48,6 +48,8 @@ pub struct Inputs {
     pub others: Vec<Stage>,
     /// The path's costs with SMB encryption on (bench smb --compare-security).
     pub smb_encrypted: Vec<CpuCost>,
+    /// How those were scaled to the CPUs' busy time, if they were.
+    pub smb_encrypted_scale: Option<path_model::CostScale>,
     /// The volume's cipher and the other ciphers measured at its sector size.
     pub volume_cipher: Option<String>,
     pub other_ciphers: Vec<Cipher>,
@@ -88,15 +90,15 @@ pub fn inputs(p: &Path) -> Inputs {
             }
         }
     }
+    // Capped like the plain copy's: the host's load during the encrypted
+    // copy is no cost of encryption.
+    let (smb_encrypted, smb_encrypted_scale) = p.service.capped_costs(p.write, true);
     Inputs {
         costs: p.costs.to_vec(),
         cores: p.cores,
         others: p.others.to_vec(),
-        smb_encrypted: if p.write {
-            p.service.encrypted_write_costs.clone()
-        } else {
-            p.service.encrypted_read_costs.clone()
-        },
+        smb_encrypted,
+        smb_encrypted_scale,
         volume_cipher: crypt.map(|c| c.cipher.clone()),
         other_ciphers,
         irq_core_shared_with_smbd: irq_shared_with(p.snapshot, p.smbd_core),
@@ -185,8 +187,13 @@ pub fn predict(i: &Inputs) -> Vec<WhatIf> {
     if !i.smb_encrypted.is_empty() {
         push(
             "SMB encryption on".into(),
-            held_down(cpu(&Change::Costs(i.smb_encrypted.clone())), &i.others)
-                .map(|(v, a)| (v, format!("the encrypted run's costs: {a}"))),
+            held_down(
+                path_model::with_change(&i.costs, i.cores, &Change::Costs(i.smb_encrypted.clone()))
+                    .map(|c| c.scaled_by(i.smb_encrypted_scale.clone()))
+                    .map(|c| (c.bytes_per_sec, c.arithmetic)),
+                &i.others,
+            )
+            .map(|(v, a)| (v, format!("the encrypted run's costs: {a}"))),
         );
     }
     if let Some(now) = &i.volume_cipher {
@@ -544,6 +551,8 @@ mod tests {
             write_load: None,
             cores: None,
             share_path: None,
+            encrypted_read_load: None,
+            encrypted_write_load: None,
         };
         let i = inputs(&Path {
             snapshot: &snap,
