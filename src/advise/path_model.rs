@@ -533,6 +533,85 @@ pub(crate) mod tests {
         );
     }
 
+    fn busy(cpu: u32, ms: u64) -> crate::bench::smb::server::CpuBusy {
+        crate::bench::smb::server::CpuBusy {
+            cpu,
+            busy_ns: ms * 1_000_000,
+        }
+    }
+
+    /// The lab's loaded run: the stages counted 2866 ms for 33.5 MB on one
+    /// vCPU the guest saw busy 1030 ms; scaled, they add up to 1030 ms.
+    #[test]
+    fn costs_beyond_the_busy_time_are_scaled_down_to_it() {
+        let costs = [
+            cost("smbd", 30.0, true),
+            cost("kworker", 35.0, false),
+            cost("client (this box)", 20.4, true),
+        ];
+        let load = CoreLoad {
+            busy_by_cpu: vec![busy(0, 1030)],
+            elapsed_ns: 2_842_000_000,
+            bytes: 33_554_432,
+        };
+        // 85.4 ns/B x 33554432 B = 2865.6 ms.
+        let (scaled, scale) = cap_at_busy(&costs, &load);
+        let scale = scale.unwrap();
+        assert!((scale.counted_ns - 85.4 * 33_554_432.0).abs() < 1.0);
+        assert!((scale.factor - 1.03e9 / (85.4 * 33_554_432.0)).abs() < 1e-12);
+        let sum: f64 = scaled.iter().map(|c| c.ns_per_byte).sum();
+        assert!((sum * load.bytes as f64 - 1.03e9).abs() < 1.0, "{sum}");
+        // Each stage keeps its share: smbd 30/85.4 of the time.
+        assert!((scaled[0].ns_per_byte / sum - 30.0 / 85.4).abs() < 1e-12);
+        assert!(
+            scaled[0]
+                .basis
+                .ends_with("x 0.36 (scaled to the CPUs' busy time)")
+        );
+        assert_eq!(
+            scale.text(),
+            "costs scaled by 0.36: the stages counted 2866 ms, the CPUs were busy 1030 ms"
+        );
+        // The ceiling says it: 1 core / 30.7 ns/B = 32.6 MB/s, not 11.7 MB/s.
+        let c = cpu_ceiling(&scaled, 1.0).unwrap().scaled_by(Some(scale));
+        assert!((c.bytes_per_sec - 33_554_432.0 / 1.03).abs() < 1.0);
+        assert!(
+            c.arithmetic
+                .starts_with("1 core / (10.8 + 12.6 + 7.3 ns/B) = 32.6 MB/s (costs")
+        );
+    }
+
+    /// Costs within the busy time are left alone; a second CPU's busy time
+    /// counts too (the costs are the whole system's: kcryptd on CPU 1 is
+    /// the path's even when smbd may use only CPU 0).
+    #[test]
+    fn costs_within_every_cpus_busy_time_are_kept() {
+        let costs = [cost("smbd", 20.0, true), cost("kcryptd", 10.0, false)];
+        // 30 ns/B x 100 MB = 3000 ms, over two CPUs busy 2000 + 1000 ms.
+        let load = CoreLoad {
+            busy_by_cpu: vec![busy(0, 2000), busy(1, 1000)],
+            elapsed_ns: 2_000_000_000,
+            bytes: 100_000_000,
+        };
+        let (same, scale) = cap_at_busy(&costs, &load);
+        assert_eq!(scale, None);
+        assert_eq!(same, costs.to_vec());
+        // CPU 0 alone was busy 2000 ms of the 3000: scaled by 2/3.
+        let one = CoreLoad {
+            busy_by_cpu: vec![busy(0, 2000)],
+            ..load.clone()
+        };
+        let (scaled, scale) = cap_at_busy(&costs, &one);
+        assert!((scale.unwrap().factor - 2.0 / 3.0).abs() < 1e-12);
+        assert!((scaled[1].ns_per_byte - 20.0 / 3.0).abs() < 1e-12);
+        // No ticks seen at all is no evidence: the costs stand.
+        let none = CoreLoad {
+            busy_by_cpu: vec![busy(0, 0)],
+            ..load
+        };
+        assert_eq!(cap_at_busy(&costs, &none).1, None);
+    }
+
     #[test]
     fn cpu_lists_parse_and_print_as_the_kernel_writes_them() {
         let set = parse_cpu_list("0-3,5,8-9\n").unwrap();

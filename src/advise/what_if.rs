@@ -369,6 +369,7 @@ mod tests {
                 cost("kcryptd", 14.0, false),
                 cost("kworker", 2.2, false),
             ],
+            smb_encrypted_scale: None,
             volume_cipher: Some("aes-xts-plain64".into()),
             other_ciphers: vec![Cipher {
                 name: "xchacha12,aes-adiantum-plain64".into(),
@@ -551,7 +552,16 @@ mod tests {
             write_load: None,
             cores: None,
             share_path: None,
-            encrypted_read_load: None,
+            // The encrypted copy's threads counted 4100 ms (41 ns/B x 100 MB)
+            // on a CPU seen busy 2050 ms: half of it was the host's.
+            encrypted_read_load: Some(path_model::CoreLoad {
+                busy_by_cpu: vec![crate::bench::smb::server::CpuBusy {
+                    cpu: 0,
+                    busy_ns: 2_050_000_000,
+                }],
+                elapsed_ns: 4_100_000_000,
+                bytes: 100_000_000,
+            }),
             encrypted_write_load: None,
         };
         let i = inputs(&Path {
@@ -576,6 +586,20 @@ mod tests {
             vec![(adiantum, 40e6, 512), ("aes-cbc-essiv:sha256", 11e6, 512)]
         );
         assert_eq!(i.smb_encrypted.len(), 1);
+        assert!((i.smb_encrypted[0].ns_per_byte - 20.5).abs() < 1e-9);
+        // 4 cores, but smbd is single-threaded: 1e9 / 20.5 = 48.8 MB/s.
+        let enc = predict(&i)
+            .into_iter()
+            .find(|w| w.change == "SMB encryption on")
+            .unwrap();
+        assert!(close(enc.predicted_bytes_per_sec, 48.78e6), "{enc:?}");
+        assert!(
+            enc.arithmetic.ends_with(
+                "(costs scaled by 0.50: the stages counted 4100 ms, the CPUs were busy 2050 ms)"
+            ),
+            "{}",
+            enc.arithmetic
+        );
         assert_eq!(i.link_mbit_per_sec, Some(100));
         // Nothing says where smbd may run, so no IRQ what-if.
         assert_eq!(i.irq_core_shared_with_smbd, None);
