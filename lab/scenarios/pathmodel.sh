@@ -15,7 +15,9 @@
 # disks behind one QEMU throttle-group (16 MiB/s of reads for all three: a shared
 # controller). In the guest, during setup:
 #   shared.json        bench disk --rw read --direct on the three disks: alone, together
-#   check.json         check --smb //127.0.0.1/share --smb-encrypt-too: probe, the quick
+#   warm-{plain,encrypt}.json
+#                      a small copy each way first: TCG translates code on first use
+#   check-{1,2}.json   check --smb //127.0.0.1/share --smb-encrypt-too, twice: probe, the quick
 #                      disk suite on the share's ext4, the ciphers, loopback TCP and the
 #                      SMB copy (plain, then encrypted) whose per-byte costs, client
 #                      included, make the CPU stage; predictions and what-ifs
@@ -76,8 +78,12 @@ setup() {
         timed "warm-$sec" nastune bench smb $UNC --user lab --size 8M \
             --workload seq-write,seq-read --security $sec --settle 0 --json --no-store
     done
-    timed check nastune check --smb $UNC --smb-user lab --smb-size 32M --smb-encrypt-too \
-        --disk-size 32M --disk-seconds 1 --settle 0 --json --no-store
+    # Twice: the host's other work only inflates a copy's costs; the verdict takes the run
+    # whose copy cost less CPU per byte, as it takes the faster of the judged copies.
+    for n in 1 2; do
+        timed "check-$n" nastune check --smb $UNC --smb-user lab --smb-size 32M --smb-encrypt-too \
+            --disk-size 32M --disk-seconds 1 --settle 0 --json --no-store
+    done
     # Twice each: the host's other work can only slow a copy down, the faster one is judged.
     for n in 1 2; do
         for sec in plain encrypt; do
