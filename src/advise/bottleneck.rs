@@ -1128,5 +1128,26 @@ mod tests {
         );
         // Nothing is left for other processes: the path had its whole core.
         assert!(!cpu.arithmetic.contains("used by other processes"));
+        // The copy measured 50 MB/s under the load: a model miss, whose evidence
+        // says the costs were scaled.
+        let rule = super::super::paths::RULES[0];
+        let findings = (rule.evaluate)(
+            &rule.info,
+            &crate::advise::Context {
+                snapshot: &snap,
+                measurements: &m,
+            },
+        );
+        let miss = findings
+            .iter()
+            .find(|f| f.title.starts_with("write to /srv"))
+            .expect("a path-model-miss finding");
+        assert!(
+            miss.evidence
+                .iter()
+                .any(|e| e.fact == "costs scaled" && e.value.starts_with("costs scaled by 0.36")),
+            "{:?}",
+            miss.evidence
+        );
     }
 }
