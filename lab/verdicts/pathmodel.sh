@@ -67,8 +67,8 @@ best_check() {
     local key=$1_load costs=$1_costs f cost best="" best_cost=""
     [ "$2" = encrypt ] && key=encrypted_$key costs=encrypted_$costs
     for f in check-1.json check-2.json; do
-        cost=$(jq -er ".measurements.services[0] | [(([.${costs}[].ns_per_byte] | add) * .${key}.bytes),
-            ([.${key}.busy_by_cpu[].busy_ns] | add)] | min / .${key}.bytes" "$R/$f" 2>/dev/null) || continue
+        cost=$(jq -er ".measurements.services[0] | ([(([.${costs}[].ns_per_byte] | add) * .${key}.bytes),
+            ([.${key}.busy_by_cpu[].busy_ns] | add)] | min) / .${key}.bytes" "$R/$f" 2>/dev/null) || continue
         if [ -z "$best" ] || awk -v a="$cost" -v b="$best_cost" 'BEGIN { exit !(a < b) }'; then
             best=$f best_cost=$cost
         fi
