@@ -602,20 +602,16 @@ fn analyse_path(
         )
     });
     let cores = path_cores.count;
-    let service_costs = service.map_or(&[][..], |s| {
-        if write {
-            &s.write_costs[..]
-        } else {
-            &s.read_costs[..]
-        }
-    });
+    // The copy's costs, capped at what the CPUs were seen busy during it.
+    let (service_costs, scale) =
+        service.map_or((Vec::new(), None), |s| s.capped_costs(write, false));
     // Without bench smb's server sampling, the stages measured apart: TCP
     // (bench net from this box) and dm-crypt (bench crypto).
     let assembled = path_model::assembled_costs(&m.tcp, write, crypto_cost);
     let costs = if service_costs.is_empty() {
         &assembled[..]
     } else {
-        service_costs
+        &service_costs[..]
     };
     // What other processes took of those cores during the transfer is CPU
     // the path never had; the what-ifs below still predict for a quiet box.
@@ -629,20 +625,36 @@ fn analyse_path(
     if let Some(load) = load {
         path_cores.taken_by_others = path_model::taken_by_others(load, &path_cores.cpus, costs);
     }
-    let cpu = path_model::cpu_ceiling_on(costs, &path_cores);
+    let cpu = path_model::cpu_ceiling_on(costs, &path_cores).map(|c| c.scaled_by(scale));
     // The copy measured dm-crypt at work in this very path: its rate on the
     // path's cores replaces bench crypto's figure (one request at a time,
-    // through AF_ALG), which undersells kcryptd's queues.
-    if let Some(k) = service_costs
+    // through AF_ALG), which undersells kcryptd's queues. dm-crypt's work
+    // queues run in kworker threads, named kcryptd only while an item runs
+    // (a read's decryption is all kworker): on a dm-crypt path the kworker
+    // time counts as dm-crypt's. At most it is all of it, so this ceiling
+    // stays at or above the CPU's, which already bills the same time.
+    let crypt_work: Vec<&path_model::CpuCost> = service_costs
         .iter()
-        .find(|c| c.stage == "kcryptd" && c.ns_per_byte > 0.0)
+        .filter(|c| c.ns_per_byte > 0.0 && matches!(c.stage.as_str(), "kcryptd" | "kworker"))
+        .collect();
+    let crypt_ns: f64 = crypt_work.iter().map(|c| c.ns_per_byte).sum();
+    if crypt.is_some()
+        && crypt_ns > 0.0
         && let Some(st) = stages.iter_mut().find(|s| s.name == "crypto")
     {
-        let rate = path_cores.count * 1e9 / k.ns_per_byte;
+        let rate = path_cores.count * 1e9 / crypt_ns;
+        let terms: Vec<String> = crypt_work
+            .iter()
+            .map(|c| format!("{} {:.1}", c.stage, c.ns_per_byte))
+            .collect();
         st.basis = format!(
-            "dm-crypt during the copy: {} / kcryptd {:.1} ns/B = {} (instead of {})",
+            "dm-crypt during the copy: {} / {} ns/B = {} (instead of {})",
             path_model::cores_text(path_cores.count),
-            k.ns_per_byte,
+            if terms.len() > 1 {
+                format!("({})", terms.join(" + "))
+            } else {
+                terms.join("")
+            },
             mb(rate),
             st.basis
         );
@@ -942,6 +954,8 @@ mod tests {
             share_path: share_path.map(str::to_string),
             encrypted_read_costs: Vec::new(),
             encrypted_write_costs: Vec::new(),
+            encrypted_read_load: None,
+            encrypted_write_load: None,
         }
     }
 
@@ -1032,5 +1046,108 @@ mod tests {
         // 1 core / (20 + 5 ns/B) = 40 MB/s.
         assert!((model.predicted_bytes_per_sec.unwrap() - 40e6).abs() < 1.0);
         assert_eq!(model.limit, Some(Limit::Cpu));
+    }
+
+    /// The lab's read (run 1): decryption ran in kworker threads (kcryptd's
+    /// work queue), none named kcryptd, and bench crypto's one-request figure
+    /// (21.8 MB/s) bound the path below the 24.7 MB/s of the CPU that did
+    /// the decryption too. The kworker time is dm-crypt's on this path.
+    #[test]
+    fn a_reads_kworker_time_is_dm_crypts_on_a_crypt_path() {
+        let snap = snapshot_of("rk3399-raid5");
+        let mut svc = service(true, Some("/srv/other"));
+        let c = |stage: &str, ns: f64| path_model::CpuCost {
+            stage: stage.into(),
+            ns_per_byte: ns,
+            single_threaded: stage == "smbd",
+            basis: "literal".into(),
+        };
+        svc.read_costs = vec![
+            c("smbd", 9.2),
+            c("kworker", 11.3),
+            c("client (this box)", 19.4),
+        ];
+        let m = Measurements {
+            crypto: vec![cipher("aes-xts-plain64", 512, 21.8e6, 21.8e6)],
+            services: vec![svc],
+            ..Default::default()
+        };
+        let read = analyse(&snap, &m)
+            .into_iter()
+            .find(|p| p.name == "read from /srv")
+            .unwrap();
+        let crypto = read.stages.iter().find(|s| s.name == "crypto").unwrap();
+        // 1 core / 11.3 ns/B = 88.5 MB/s.
+        assert!(
+            crypto
+                .basis
+                .starts_with("dm-crypt during the copy: 1 core / kworker 11.3 ns/B = 88.5 MB/s"),
+            "{}",
+            crypto.basis
+        );
+        let model = read.model.unwrap();
+        // 1 core / (9.2 + 11.3 + 19.4 ns/B) = 25.1 MB/s: the CPU, not crypto.
+        assert_eq!(model.limit, Some(Limit::Cpu));
+        assert!((model.predicted_bytes_per_sec.unwrap() - 1e9 / 39.9).abs() < 1.0);
+    }
+
+    /// A loaded host under a guest without steal accounting: the threads'
+    /// clocks counted 2866 ms where the one CPU was busy 1030 ms. The costs
+    /// are scaled to the busy time before they predict, and the arithmetic
+    /// says so.
+    #[test]
+    fn a_copys_costs_are_capped_at_the_cpus_busy_time() {
+        let snap = snapshot_of("rk3399-raid5");
+        let mut svc = service(true, Some("/srv/other"));
+        // 20 ns/B x 143.3 MB = 2866 ms.
+        svc.write_bytes_per_sec = Some(50e6);
+        svc.write_load = Some(path_model::CoreLoad {
+            busy_by_cpu: vec![crate::bench::smb::server::CpuBusy {
+                cpu: 2,
+                busy_ns: 1_030_000_000,
+            }],
+            elapsed_ns: 2_842_000_000,
+            bytes: 143_300_000,
+        });
+        let m = Measurements {
+            services: vec![svc],
+            ..Default::default()
+        };
+        let write = path_named(&analyse(&snap, &m), "write to /srv").clone();
+        let cpu = write.model.unwrap().cpu.unwrap();
+        let scale = cpu.scaled.clone().unwrap();
+        assert!((scale.factor - 1030.0 / 2866.0).abs() < 1e-9, "{scale:?}");
+        // 1 core / (20 x 0.359 = 7.19 ns/B) = 139.1 MB/s.
+        assert!((cpu.bytes_per_sec - 1e9 / (20.0 * 1030.0 / 2866.0)).abs() < 1.0);
+        assert!(
+            cpu.arithmetic.ends_with(
+                "(costs scaled by 0.36: the stages counted 2866 ms, the CPUs were busy 1030 ms)"
+            ),
+            "{}",
+            cpu.arithmetic
+        );
+        // Nothing is left for other processes: the path had its whole core.
+        assert!(!cpu.arithmetic.contains("used by other processes"));
+        // The copy measured 50 MB/s under the load: a model miss, whose evidence
+        // says the costs were scaled.
+        let rule = super::super::paths::RULES[0];
+        let findings = (rule.evaluate)(
+            &rule.info,
+            &crate::advise::Context {
+                snapshot: &snap,
+                measurements: &m,
+            },
+        );
+        let miss = findings
+            .iter()
+            .find(|f| f.title.starts_with("write to /srv"))
+            .expect("a path-model-miss finding");
+        assert!(
+            miss.evidence
+                .iter()
+                .any(|e| e.fact == "costs scaled" && e.value.starts_with("costs scaled by 0.36")),
+            "{:?}",
+            miss.evidence
+        );
     }
 }

@@ -40,6 +40,20 @@ pub struct CpuCeiling {
     pub arithmetic: String,
     /// Each stage's share of the CPU time per byte, percent, largest first.
     pub shares: Vec<Share>,
+    /// When the costs were scaled to the CPUs' busy time ([`cap_at_busy`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaled: Option<CostScale>,
+}
+
+impl CpuCeiling {
+    /// The ceiling of costs [`cap_at_busy`] scaled, saying so in the arithmetic.
+    pub fn scaled_by(mut self, scale: Option<CostScale>) -> CpuCeiling {
+        if let Some(s) = &scale {
+            self.arithmetic = format!("{} ({})", self.arithmetic, s.text());
+        }
+        self.scaled = scale;
+        self
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -130,6 +144,62 @@ pub fn taken_by_others(load: &CoreLoad, cpus: &[u32], costs: &[CpuCost]) -> f64 
         .sum();
     let own: f64 = costs.iter().map(|c| c.ns_per_byte).sum::<f64>() * load.bytes as f64;
     ((busy as f64 - own) / load.elapsed_ns as f64).max(0.0)
+}
+
+/// How a transfer's costs were scaled down to the CPUs' busy time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CostScale {
+    /// What the stages' own clocks counted for the transfer, ns.
+    pub counted_ns: f64,
+    /// What every CPU was seen busy during it, ns.
+    pub busy_ns: u64,
+    /// busy / counted: each stage's cost was multiplied by it.
+    pub factor: f64,
+}
+
+impl CostScale {
+    /// "costs scaled by 0.36: the stages counted 2866 ms, the CPUs were busy 1030 ms".
+    pub fn text(&self) -> String {
+        format!(
+            "costs scaled by {:.2}: the stages counted {:.0} ms, the CPUs were busy {:.0} ms",
+            self.factor,
+            self.counted_ns / 1e6,
+            self.busy_ns as f64 / 1e6
+        )
+    }
+}
+
+/// The costs of a transfer, scaled so they add up to no more than every CPU
+/// was seen busy during it (`None`: they already do). A thread's clock runs
+/// on while a hypervisor has taken its CPU away (a guest without steal
+/// accounting, under load on the host), where the CPU's ticks do not: the
+/// stages then claim more CPU than there was, and the prediction would be
+/// the loaded run's, not the path's. All CPUs count, since the costs are the
+/// whole system's (kcryptd on another core than smbd's is still the path's).
+pub fn cap_at_busy(costs: &[CpuCost], load: &CoreLoad) -> (Vec<CpuCost>, Option<CostScale>) {
+    let counted = costs.iter().map(|c| c.ns_per_byte).sum::<f64>() * load.bytes as f64;
+    let busy_ns: u64 = load.busy_by_cpu.iter().map(|b| b.busy_ns).sum();
+    // No busy time seen (no ticks sampled) is no evidence: keep the costs.
+    if busy_ns == 0 || !counted.is_finite() || counted <= busy_ns as f64 {
+        return (costs.to_vec(), None);
+    }
+    let factor = busy_ns as f64 / counted;
+    let scaled = costs
+        .iter()
+        .map(|c| CpuCost {
+            ns_per_byte: c.ns_per_byte * factor,
+            basis: format!("{} x {factor:.2} (scaled to the CPUs' busy time)", c.basis),
+            ..c.clone()
+        })
+        .collect();
+    (
+        scaled,
+        Some(CostScale {
+            counted_ns: counted,
+            busy_ns,
+            factor,
+        }),
+    )
 }
 
 /// The CPUs of a kernel CPU list (`0-3,5,8-9`, as in Cpus_allowed_list or
@@ -262,6 +332,7 @@ pub fn cpu_ceiling_on(costs: &[CpuCost], path_cores: &PathCores) -> Option<CpuCe
         binding: best.1,
         arithmetic: best.2,
         shares,
+        scaled: None,
     })
 }
 
@@ -460,6 +531,85 @@ pub(crate) mod tests {
             taken_by_others(&load, &[], &[cost("smbd", 50.0, true)]),
             0.0
         );
+    }
+
+    fn busy(cpu: u32, ms: u64) -> crate::bench::smb::server::CpuBusy {
+        crate::bench::smb::server::CpuBusy {
+            cpu,
+            busy_ns: ms * 1_000_000,
+        }
+    }
+
+    /// The lab's loaded run: the stages counted 2866 ms for 33.5 MB on one
+    /// vCPU the guest saw busy 1030 ms; scaled, they add up to 1030 ms.
+    #[test]
+    fn costs_beyond_the_busy_time_are_scaled_down_to_it() {
+        let costs = [
+            cost("smbd", 30.0, true),
+            cost("kworker", 35.0, false),
+            cost("client (this box)", 20.4, true),
+        ];
+        let load = CoreLoad {
+            busy_by_cpu: vec![busy(0, 1030)],
+            elapsed_ns: 2_842_000_000,
+            bytes: 33_554_432,
+        };
+        // 85.4 ns/B x 33554432 B = 2865.6 ms.
+        let (scaled, scale) = cap_at_busy(&costs, &load);
+        let scale = scale.unwrap();
+        assert!((scale.counted_ns - 85.4 * 33_554_432.0).abs() < 1.0);
+        assert!((scale.factor - 1.03e9 / (85.4 * 33_554_432.0)).abs() < 1e-12);
+        let sum: f64 = scaled.iter().map(|c| c.ns_per_byte).sum();
+        assert!((sum * load.bytes as f64 - 1.03e9).abs() < 1.0, "{sum}");
+        // Each stage keeps its share: smbd 30/85.4 of the time.
+        assert!((scaled[0].ns_per_byte / sum - 30.0 / 85.4).abs() < 1e-12);
+        assert!(
+            scaled[0]
+                .basis
+                .ends_with("x 0.36 (scaled to the CPUs' busy time)")
+        );
+        assert_eq!(
+            scale.text(),
+            "costs scaled by 0.36: the stages counted 2866 ms, the CPUs were busy 1030 ms"
+        );
+        // The ceiling says it: 1 core / 30.7 ns/B = 32.6 MB/s, not 11.7 MB/s.
+        let c = cpu_ceiling(&scaled, 1.0).unwrap().scaled_by(Some(scale));
+        assert!((c.bytes_per_sec - 33_554_432.0 / 1.03).abs() < 1.0);
+        assert!(
+            c.arithmetic
+                .starts_with("1 core / (10.8 + 12.6 + 7.3 ns/B) = 32.6 MB/s (costs")
+        );
+    }
+
+    /// Costs within the busy time are left alone; a second CPU's busy time
+    /// counts too (the costs are the whole system's: kcryptd on CPU 1 is
+    /// the path's even when smbd may use only CPU 0).
+    #[test]
+    fn costs_within_every_cpus_busy_time_are_kept() {
+        let costs = [cost("smbd", 20.0, true), cost("kcryptd", 10.0, false)];
+        // 30 ns/B x 100 MB = 3000 ms, over two CPUs busy 2000 + 1000 ms.
+        let load = CoreLoad {
+            busy_by_cpu: vec![busy(0, 2000), busy(1, 1000)],
+            elapsed_ns: 2_000_000_000,
+            bytes: 100_000_000,
+        };
+        let (same, scale) = cap_at_busy(&costs, &load);
+        assert_eq!(scale, None);
+        assert_eq!(same, costs.to_vec());
+        // CPU 0 alone was busy 2000 ms of the 3000: scaled by 2/3.
+        let one = CoreLoad {
+            busy_by_cpu: vec![busy(0, 2000)],
+            ..load.clone()
+        };
+        let (scaled, scale) = cap_at_busy(&costs, &one);
+        assert!((scale.unwrap().factor - 2.0 / 3.0).abs() < 1e-12);
+        assert!((scaled[1].ns_per_byte - 20.0 / 3.0).abs() < 1e-12);
+        // No ticks seen at all is no evidence: the costs stand.
+        let none = CoreLoad {
+            busy_by_cpu: vec![busy(0, 0)],
+            ..load
+        };
+        assert_eq!(cap_at_busy(&costs, &none).1, None);
     }
 
     #[test]
@@ -695,6 +845,28 @@ pub struct ServiceFigure {
     pub encrypted_read_costs: Vec<CpuCost>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub encrypted_write_costs: Vec<CpuCost>,
+    /// The CPUs' busy time during the encrypted runs (their costs' cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted_read_load: Option<CoreLoad>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted_write_load: Option<CoreLoad>,
+}
+
+impl ServiceFigure {
+    /// The costs and load of the plain (`encrypted` false) or encrypted
+    /// copy in one direction, the costs capped at the CPUs' busy time.
+    pub fn capped_costs(&self, write: bool, encrypted: bool) -> (Vec<CpuCost>, Option<CostScale>) {
+        let (costs, load) = match (write, encrypted) {
+            (false, false) => (&self.read_costs, &self.read_load),
+            (true, false) => (&self.write_costs, &self.write_load),
+            (false, true) => (&self.encrypted_read_costs, &self.encrypted_read_load),
+            (true, true) => (&self.encrypted_write_costs, &self.encrypted_write_load),
+        };
+        match load {
+            Some(l) => cap_at_busy(costs, l),
+            None => (costs.clone(), None),
+        }
+    }
 }
 
 /// Stages one thread or one flow does: they never use more than one core.
@@ -767,12 +939,14 @@ pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> 
         .runs
         .iter()
         .find(|r| r.security == Security::Encrypt && run.security == Security::Plain);
+    let encrypted_of =
+        |w: Workload| encrypted.and_then(|e| e.results.iter().find(|r| r.workload == w));
     let encrypted_costs = |w: Workload| {
-        encrypted
-            .and_then(|e| e.results.iter().find(|r| r.workload == w))
+        encrypted_of(w)
             .map(|r| smb_costs(r, doc.server_local))
             .unwrap_or_default()
     };
+    let encrypted_load = |w: Workload| encrypted_of(w).and_then(|r| core_load(r, doc.server_local));
     Some(ServiceFigure {
         service: "smb".into(),
         share: target.share.clone(),
@@ -792,6 +966,8 @@ pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> 
         share_path: None,
         encrypted_read_costs: encrypted_costs(Workload::SeqRead),
         encrypted_write_costs: encrypted_costs(Workload::SeqWrite),
+        encrypted_read_load: encrypted_load(Workload::SeqRead),
+        encrypted_write_load: encrypted_load(Workload::SeqWrite),
     })
 }
 

@@ -30,31 +30,36 @@ static MODEL_MISS: Rule = Rule {
                 let m = p.model.as_ref()?;
                 let miss = m.miss_pct.filter(|d| d.abs() > MODEL_MISS_PCT)?;
                 let (predicted, measured) = (m.predicted_bytes_per_sec?, m.measured_bytes_per_sec?);
-                Some(
-                    Finding::of(
-                        info,
-                        format!(
-                            "{}: the model predicts {:.0} MB/s, {} measured {:.0} MB/s ({miss:+.0} %)",
-                            p.name,
-                            predicted / 1e6,
-                            m.measured_by,
-                            measured / 1e6
-                        ),
-                        format!(
-                            "The model does not explain this path: the prediction is {miss:+.0} % \
-                             from the measurement, beyond the {MODEL_MISS_PCT:.0} % it is held to. \
-                             A stage it does not count (page cache, writeback, a stage on another \
-                             box, a disturbed run) decides the transfer."
-                        ),
-                    )
-                    .evidence("predicted", format!("{:.1} MB/s", predicted / 1e6))
-                    .evidence("measured", format!("{:.1} MB/s", measured / 1e6))
-                    .change(Change::AdviceOnly {
-                        action: "measure the missing stages (bench disk on the share's \
-                                 filesystem, bench net from a client) and run check --smb again"
-                            .into(),
-                    }),
+                let mut finding = Finding::of(
+                    info,
+                    format!(
+                        "{}: the model predicts {:.0} MB/s, {} measured {:.0} MB/s ({miss:+.0} %)",
+                        p.name,
+                        predicted / 1e6,
+                        m.measured_by,
+                        measured / 1e6
+                    ),
+                    format!(
+                        "The model does not explain this path: the prediction is {miss:+.0} % \
+                         from the measurement, beyond the {MODEL_MISS_PCT:.0} % it is held to. \
+                         A stage it does not count (page cache, writeback, a stage on another \
+                         box, a disturbed run) decides the transfer."
+                    ),
                 )
+                .evidence("predicted", format!("{:.1} MB/s", predicted / 1e6))
+                .evidence("measured", format!("{:.1} MB/s", measured / 1e6))
+                .change(Change::AdviceOnly {
+                    action: "measure the missing stages (bench disk on the share's \
+                             filesystem, bench net from a client) and run check --smb again"
+                        .into(),
+                });
+                // Costs beyond the CPU's busy time: the copy lost its CPU to
+                // something outside the box (a hypervisor), which the
+                // prediction leaves out and the measurement does not.
+                if let Some(scale) = m.cpu.as_ref().and_then(|c| c.scaled.as_ref()) {
+                    finding = finding.evidence("costs scaled", scale.text());
+                }
+                Some(finding)
             })
             .collect()
     },

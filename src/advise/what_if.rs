@@ -48,6 +48,8 @@ pub struct Inputs {
     pub others: Vec<Stage>,
     /// The path's costs with SMB encryption on (bench smb --compare-security).
     pub smb_encrypted: Vec<CpuCost>,
+    /// How those were scaled to the CPUs' busy time, if they were.
+    pub smb_encrypted_scale: Option<path_model::CostScale>,
     /// The volume's cipher and the other ciphers measured at its sector size.
     pub volume_cipher: Option<String>,
     pub other_ciphers: Vec<Cipher>,
@@ -88,15 +90,15 @@ pub fn inputs(p: &Path) -> Inputs {
             }
         }
     }
+    // Capped like the plain copy's: the host's load during the encrypted
+    // copy is no cost of encryption.
+    let (smb_encrypted, smb_encrypted_scale) = p.service.capped_costs(p.write, true);
     Inputs {
         costs: p.costs.to_vec(),
         cores: p.cores,
         others: p.others.to_vec(),
-        smb_encrypted: if p.write {
-            p.service.encrypted_write_costs.clone()
-        } else {
-            p.service.encrypted_read_costs.clone()
-        },
+        smb_encrypted,
+        smb_encrypted_scale,
         volume_cipher: crypt.map(|c| c.cipher.clone()),
         other_ciphers,
         irq_core_shared_with_smbd: irq_shared_with(p.snapshot, p.smbd_core),
@@ -185,8 +187,13 @@ pub fn predict(i: &Inputs) -> Vec<WhatIf> {
     if !i.smb_encrypted.is_empty() {
         push(
             "SMB encryption on".into(),
-            held_down(cpu(&Change::Costs(i.smb_encrypted.clone())), &i.others)
-                .map(|(v, a)| (v, format!("the encrypted run's costs: {a}"))),
+            held_down(
+                path_model::with_change(&i.costs, i.cores, &Change::Costs(i.smb_encrypted.clone()))
+                    .map(|c| c.scaled_by(i.smb_encrypted_scale.clone()))
+                    .map(|c| (c.bytes_per_sec, c.arithmetic)),
+                &i.others,
+            )
+            .map(|(v, a)| (v, format!("the encrypted run's costs: {a}"))),
         );
     }
     if let Some(now) = &i.volume_cipher {
@@ -362,6 +369,7 @@ mod tests {
                 cost("kcryptd", 14.0, false),
                 cost("kworker", 2.2, false),
             ],
+            smb_encrypted_scale: None,
             volume_cipher: Some("aes-xts-plain64".into()),
             other_ciphers: vec![Cipher {
                 name: "xchacha12,aes-adiantum-plain64".into(),
@@ -544,6 +552,17 @@ mod tests {
             write_load: None,
             cores: None,
             share_path: None,
+            // The encrypted copy's threads counted 4100 ms (41 ns/B x 100 MB)
+            // on a CPU seen busy 2050 ms: half of it was the host's.
+            encrypted_read_load: Some(path_model::CoreLoad {
+                busy_by_cpu: vec![crate::bench::smb::server::CpuBusy {
+                    cpu: 0,
+                    busy_ns: 2_050_000_000,
+                }],
+                elapsed_ns: 4_100_000_000,
+                bytes: 100_000_000,
+            }),
+            encrypted_write_load: None,
         };
         let i = inputs(&Path {
             snapshot: &snap,
@@ -567,6 +586,20 @@ mod tests {
             vec![(adiantum, 40e6, 512), ("aes-cbc-essiv:sha256", 11e6, 512)]
         );
         assert_eq!(i.smb_encrypted.len(), 1);
+        assert!((i.smb_encrypted[0].ns_per_byte - 20.5).abs() < 1e-9);
+        // 4 cores, but smbd is single-threaded: 1e9 / 20.5 = 48.8 MB/s.
+        let enc = predict(&i)
+            .into_iter()
+            .find(|w| w.change == "SMB encryption on")
+            .unwrap();
+        assert!(close(enc.predicted_bytes_per_sec, 48.78e6), "{enc:?}");
+        assert!(
+            enc.arithmetic.ends_with(
+                "(costs scaled by 0.50: the stages counted 4100 ms, the CPUs were busy 2050 ms)"
+            ),
+            "{}",
+            enc.arithmetic
+        );
         assert_eq!(i.link_mbit_per_sec, Some(100));
         // Nothing says where smbd may run, so no IRQ what-if.
         assert_eq!(i.irq_core_shared_with_smbd, None);
