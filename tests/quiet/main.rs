@@ -1,5 +1,5 @@
 //! Tests whose verdicts are timings: the path model's predictions against
-//! known truth and a trial's "no effect". Their own test binary: cargo runs
+//! known truth, a trial's "no effect", and SMB encryption's measured cost. Their own test binary: cargo runs
 //! test binaries one after another, so no other test of ours loads the CPU
 //! they measure; within it they run one at a time.
 
@@ -42,3 +42,4 @@ mod net {
 
 mod check_truth;
 mod no_effect;
+mod smb_encryption;
