@@ -1,4 +1,5 @@
 use std::path::Path;
+use std::process::Command;
 
 use crate::util::*;
 
@@ -398,25 +399,36 @@ fn fixture_boxes_report_what_their_own_files_say() {
     }
 }
 
-/// A line written to /dev/kmsg is read back, classified, by the live probe.
+/// A kmsg record is read back, classified, by the live probe. Not written to
+/// the real kernel log (a fake I/O error there would show in every later
+/// check of this box): a FIFO stands in for /dev/kmsg, bind-mounted over it
+/// in a private mount namespace, and hands out one record per read and EAGAIN
+/// after the last, as the kernel does.
 #[test]
-fn a_line_written_to_kmsg_is_found_and_classified() {
-    if !require(&[Need::Root, Need::Path("/dev/kmsg")]) {
+fn a_kmsg_record_is_found_and_classified() {
+    if !require(&[Need::Root, Need::Path("/dev/kmsg"), Need::Tool("unshare")]) {
         return;
     }
-    // A device name no box has, so the line cannot be confused with a real one.
+    let t = tempfile::tempdir().unwrap();
     let marker = format!("sdz{}", std::process::id() % 100_000);
-    let line = format!("<3>nastune-test: I/O error, dev {marker}, sector 123\n");
-    if let Err(e) = std::fs::write("/dev/kmsg", &line) {
-        skip(&format!("cannot write /dev/kmsg: {e}"));
-        return;
-    }
-    let v = normalized(&stdout(
-        &nastune()
-            .args(["probe", "--json", "--no-store"])
-            .output()
-            .unwrap(),
-    ));
+    let script = r#"set -e
+mkfifo "$DIR/kmsg"
+mount --bind "$DIR/kmsg" /dev/kmsg
+# Read-write: a FIFO that opens without blocking and keeps a writer, so the
+# probe's non-blocking reads end in EAGAIN, not end-of-file.
+exec 3<>/dev/kmsg
+printf '3,1,1000,-;nastune-test: I/O error, dev %s, sector 123\n' "$MARKER" >&3
+"$BIN" probe --json --no-store
+"#;
+    let o = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", script])
+        .env("DIR", t.path())
+        .env("MARKER", &marker)
+        .env("BIN", env!("CARGO_BIN_EXE_nastune"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = normalized(&stdout(&o));
     let log = &v["kernel_log"]["data"];
     let count = log["counts"]
         .as_array()
@@ -433,4 +445,11 @@ fn a_line_written_to_kmsg_is_found_and_classified() {
             .contains(&format!("dev {marker}, sector 123"))),
         "{log}"
     );
+    // The real kernel log never saw it.
+    if let Ok(d) = Command::new("dmesg").output() {
+        assert!(
+            !stdout(&d).contains(&marker),
+            "the record reached the real log"
+        );
+    }
 }
