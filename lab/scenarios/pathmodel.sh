@@ -86,9 +86,10 @@ setup() {
             --workload seq-write,seq-read --security $sec --settle 0 --json --no-store
     done
     # The copies the verdict judges run with their stderr on the second serial port, so the
-    # host notes its own count of the vCPU's CPU time at each workload's start (check's
-    # progress bar on a terminal, bench smb's progress lines; see lab_mark). The time the
-    # host gave the vCPU to others is then known per copy, not guessed from guest counters.
+    # host notes the time on its own clock and its count of the vCPU's CPU time at each
+    # workload's start (check's progress bar on a terminal, bench smb's progress lines; see
+    # lab_mark). The time the host kept the vCPU waiting is then known per copy, not
+    # guessed from guest counters, and the guest's clock is not trusted with the window.
     marked() { # NAME COMMAND...
         name=$1
         shift
@@ -101,7 +102,7 @@ setup() {
         lab_mark "$name end"
     }
     # Twice: the host's other work only inflates a copy's costs; the verdict takes the run
-    # whose copy cost the vCPU the least host CPU time per byte.
+    # whose copy took the least host time per byte, the vCPU's waits taken off.
     for n in 1 2; do
         marked "check-$n" nastune check --smb $UNC --smb-user lab --smb-size 32M --smb-encrypt-too \
             --disk-size 32M --disk-seconds 1 --settle 0 --json --no-store

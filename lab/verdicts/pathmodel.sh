@@ -6,10 +6,11 @@
 #     guest's later plain copies (the faster of two; the prediction from the less disturbed
 #     of check's two runs, see best_check), and the what-if "SMB encryption on"
 #     within 25 % of the encrypted ones; each copy judged on the CPU it had, by the host's
-#     own count (vcpu.txt, see vcpu_watch in lab/run): under TCG the guest counts the time
-#     the host gave its vCPU thread to others as its own work, so a copy's busy time past
-#     the vCPU thread's time on a host CPU is taken off its elapsed time, and the costs of
-#     check's copy are scaled by the same two figures of that copy (see host_scale)
+#     own clock and count (vcpu.txt, see vcpu_watch in lab/run): under TCG the guest counts
+#     the time the host kept its vCPU waiting as its own work, and its clock falls behind
+#     the host's meanwhile. A copy's rate is its bytes over its window on the host's clock
+#     less the vCPU's wait in it (copy_window, rate_on_host_cpu); check's costs, sampled on
+#     the guest's clock, are scaled by the same figures of check's copy (host_scale).
 #   - from the host (shown, not judged): the what-if "the client on another machine"
 #     against the host's copies through QEMU's user-mode network
 set -uo pipefail
