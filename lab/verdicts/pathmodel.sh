@@ -10,7 +10,8 @@
 #     the time the host kept its vCPU waiting as its own work, and its clock falls behind
 #     the host's meanwhile. A copy's rate is its bytes over its window on the host's clock
 #     less the vCPU's wait in it (copy_window, rate_on_host_cpu); check's costs, sampled on
-#     the guest's clock, are scaled by the same figures of check's copy (host_scale).
+#     the guest's clock, are scaled by the same figures of check's copy, which replace the
+#     model's cap of them at the guest's busy ticks (host_scale).
 #   - from the host (shown, not judged): the what-if "the client on another machine"
 #     against the host's copies through QEMU's user-mode network
 set -uo pipefail
@@ -122,12 +123,17 @@ figures_text() {
            printf "guest %.0f ms (busy %.0f); host %.0f ms: the vCPU ran %.0f, waited %.0f (QEMU ran %.0f)",
              $2 / 1e6, $3 / 1e6, $4 / 1e6, $5 / 1e6, $6 / 1e6, $7 / 1e6 }' <<<"$1"
 }
-# What check's copy (FIGURES) measured in the guest's time per unit of the time the host
-# let its vCPU run when it wanted to: its costs, sampled on the guest's clock over the
-# copy, divided by this are costs on a vCPU the host never held back (1 when the guest's
-# clock lost exactly the time the vCPU waited).
-host_scale() {
-    awk '{ s = ($4 == "" || $4 <= $6) ? 1 : $2 / ($4 - $6); printf "%.4f\n", s }' <<<"$1"
+# What a CPU-bound prediction from check's copy (FIGURES) is multiplied by to be on the
+# CPU the copy had by the host's count: the copy's costs were sampled on the guest's clock
+# over its elapsed time, of which the vCPU ran (or idled) only the window less its wait;
+# and the model's own estimate of that, its cap of the costs at the guest's busy ticks
+# (CAP: busy / counted, from ARITHMETIC; those ticks miss time under TCG), is undone.
+# 1 without the host's figures: the model's cap then stands.
+host_scale() { # FIGURES ARITHMETIC
+    local cap
+    cap=$(sed -n 's/.*the stages counted \([0-9.]*\) ms, the CPUs were busy \([0-9.]*\) ms.*/\2 \1/p' <<<"$2")
+    awk -v cap="${cap:-1 1}" '{ split(cap, c, " "); f = c[2] > 0 ? c[1] / c[2] : 1
+        s = ($4 == "" || $4 <= $6) ? 1 : f * $2 / ($4 - $6); printf "%.4f\n", s }' <<<"$1"
 }
 
 # A workload's bandwidth in a bench smb document.
@@ -237,11 +243,11 @@ for dir in read write; do
     limit=$(model "$path" .limit)
     echo "-- SMB $dir ($C): limit $limit; cpu: $(model "$path" .cpu.arithmetic)"
     fig=$(check_figures "${C%.json}" $dir plain)
-    scale=$(host_scale "$fig")
+    scale=$(host_scale "$fig" "$(model "$path" .cpu.arithmetic)")
     predicted=$(model "$path" .predicted_bytes_per_sec)
     echo "   check's copy: $(figures_text "$fig"); the costs add up to $(get "$C" ".measurements.services[0] |
         ([.${dir}_costs[].ns_per_byte] | add) * .${dir}_load.bytes / 1e6 | round") ms; \
-costs / $scale"
+on the host's count the prediction x $scale"
     compare "check's own copy ($w, costed), on the CPU it had" \
         "$(scaled "$predicted" "$scale" "$limit")" "$(rate_on_host_cpu "$fig")" 25
     compare "   raw" "$predicted" "$(model "$path" .measured_bytes_per_sec)" 0
@@ -251,9 +257,11 @@ costs / $scale"
     compare "   guest counters only (earlier estimate)" "$predicted" "$(guest_own_cpu_bw plain $w)" 0
     C=$(best_check $dir encrypt)
     fig=$(check_figures "${C%.json}" $dir encrypt)
-    scale=$(host_scale "$fig")
+    scale=$(host_scale "$fig" "$(model "$path" ".what_ifs[] | select(.change == \"SMB encryption on\") | .arithmetic")")
     predicted=$(what_if "$path" "SMB encryption on")
-    echo "   check's encrypted copy ($C): $(figures_text "$fig"); costs / $scale"
+    echo "   check's encrypted copy ($C): $(figures_text "$fig"); what-if: \
+$(model "$path" ".what_ifs[] | select(.change == \"SMB encryption on\") | .arithmetic"); \
+on the host's count x $scale"
     compare "guest copy, encrypted, on the CPU it had: what-if encryption on" \
         "$(scaled "$predicted" "$scale" "$limit")" "$(guest_best encrypt $w)" 25
     compare "   raw" "$predicted" "$(guest_bw encrypt $w)" 0
