@@ -21,9 +21,12 @@
 #                      disk suite on the share's ext4, the ciphers, loopback TCP and the
 #                      SMB copy (plain, then encrypted) whose per-byte costs, client
 #                      included, make the CPU stage; predictions and what-ifs
-#   guest-smb-{plain,encrypt}-{1,2}.json
+#   guest-smb-{plain,encrypt}-{1,2}.stored.json
 #                      bench smb from the guest again, plain and encrypted, twice: the
-#                      copies the predictions are judged against (not the ones costed)
+#                      copies the predictions are judged against (not the ones costed),
+#                      as `history show --json` prints them
+# check's and these copies write their progress to ttyS1: the host notes its count of the
+# vCPU thread's CPU time at each (OUT/vcpu.txt), and the verdict judges each copy on it.
 # Then the host, through the forwarded ports: bench smb plain and encrypted, bench net both
 # ways against the guest's 'nastune net serve'. lab/verdicts/pathmodel.sh compares.
 
@@ -55,6 +58,10 @@ setup() {
     set +x
     lab_view_stack
     lab_view dmsetup-table dmsetup table
+    # The guest's clock: under TCG it can fall behind the host's while the host keeps the
+    # vCPU waiting (the verdict shows by how much, per copy).
+    lab_view clocksource cat /sys/devices/system/clocksource/clocksource0/current_clocksource \
+        /sys/devices/system/clocksource/clocksource0/available_clocksource
 
     # Each measurement's seconds of guest time go to timings.txt (the CI budget).
     timed() { # NAME COMMAND...
@@ -78,17 +85,39 @@ setup() {
         timed "warm-$sec" nastune bench smb $UNC --user lab --size 8M \
             --workload seq-write,seq-read --security $sec --settle 0 --json --no-store
     done
+    # The copies the verdict judges run with their stderr on the second serial port, so the
+    # host notes the time on its own clock and its count of the vCPU's CPU time at each
+    # workload's start (check's progress bar on a terminal, bench smb's progress lines; see
+    # lab_mark). The time the host kept the vCPU waiting is then known per copy, not
+    # guessed from guest counters, and the guest's clock is not trusted with the window.
+    marked() { # NAME COMMAND...
+        name=$1
+        shift
+        lab_mark "$name begin"
+        t0=$(cut -d' ' -f1 /proc/uptime)
+        "$@" >"$LAB_RESULT/$name.out" 2>/dev/ttyS1 ||
+            lab_fail "$name failed: its stderr is in vcpu.txt ('M' lines)"
+        echo "$name $t0 $(cut -d' ' -f1 /proc/uptime)" |
+            awk '{printf "%s %.1f\n", $1, $3 - $2}' >>"$LAB_RESULT/timings.txt"
+        lab_mark "$name end"
+    }
     # Twice: the host's other work only inflates a copy's costs; the verdict takes the run
-    # whose copy cost less CPU per byte, as it takes the faster of the judged copies.
+    # whose copy took the least host time per byte, the vCPU's waits taken off.
     for n in 1 2; do
-        timed "check-$n" nastune check --smb $UNC --smb-user lab --smb-size 32M --smb-encrypt-too \
+        marked "check-$n" nastune check --smb $UNC --smb-user lab --smb-size 32M --smb-encrypt-too \
             --disk-size 32M --disk-seconds 1 --settle 0 --json --no-store
+        mv "$LAB_RESULT/check-$n.out" "$LAB_RESULT/check-$n.json"
     done
     # Twice each: the host's other work can only slow a copy down, the faster one is judged.
+    # Without --json (which silences the progress lines); the document comes from the store.
+    # One small file after the read, so a progress line marks the read's end.
     for n in 1 2; do
         for sec in plain encrypt; do
-            timed "guest-smb-$sec-$n" nastune bench smb $UNC --user lab --size 32M \
-                --workload seq-write,seq-read --security $sec --settle 0 --json --no-store
+            marked "guest-smb-$sec-$n" nastune --db "/run/guest-smb-$sec-$n.db" bench smb $UNC \
+                --user lab --size 32M --workload seq-write,seq-read,small-files --files 1 \
+                --security $sec --settle 0
+            nastune --db "/run/guest-smb-$sec-$n.db" history show 1 --json \
+                >"$LAB_RESULT/guest-smb-$sec-$n.stored.json"
         done
     done
     cat "$LAB_RESULT/timings.txt"
