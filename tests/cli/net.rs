@@ -396,13 +396,19 @@ fn a_full_server_answers_busy_at_once_and_a_second_session_runs() {
     let p = port.to_string();
     let long = std::thread::spawn({
         let p = p.clone();
-        move || bench_json(&["127.0.0.1", "-p", &p, "-t", "3", "-b", "100M"])
+        move || bench_json(&["127.0.0.1", "-p", &p, "-t", "4", "-b", "100M"])
     });
     let second = std::thread::spawn({
         let p = p.clone();
-        move || bench_json(&["127.0.0.1", "-p", &p, "-t", "2", "-b", "100M", "-R"])
+        move || bench_json(&["127.0.0.1", "-p", &p, "-t", "3", "-b", "100M", "-R"])
     });
-    std::thread::sleep(Duration::from_millis(800));
+    // Both sessions admitted (a control and a data connection each), however
+    // long a loaded box takes to start them; a fixed sleep lost that race in CI.
+    let end = Instant::now() + Duration::from_secs(10);
+    while established_to(port) < 4 {
+        assert!(Instant::now() < end, "the two sessions never both started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let t0 = Instant::now();
     let o = short_bench(&p, &[]);
     assert_eq!(o.status.code(), Some(2));
@@ -426,6 +432,16 @@ fn a_full_server_answers_busy_at_once_and_a_second_session_runs() {
         sessions.iter().all(|s| s["concurrent_sessions_max"] == 2),
         "{sessions:?}"
     );
+}
+
+/// Established TCP connections the server on `port` holds (ss, server side).
+fn established_to(port: u16) -> usize {
+    let o = std::process::Command::new("ss")
+        .args(["-Htn", "state", "established"])
+        .arg(format!("sport = :{port}"))
+        .output()
+        .unwrap();
+    stdout(&o).lines().filter(|l| !l.trim().is_empty()).count()
 }
 
 /// Connects, sends a fresh cookie and returns the socket after PARAM_EXCHANGE.
