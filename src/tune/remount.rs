@@ -1,6 +1,7 @@
-//! Switching a tried fstab mount option: the edited fstab takes effect by a
-//! remount with the entry's options spelled out, and each revert is checked
-//! against the mount as it was before the trial.
+//! Remounting for an fstab edit (`tune apply --reload`, and each switch of a
+//! `tune try`): the edited entry takes effect by a remount with its options
+//! spelled out; a trial also checks each revert against the mount's state
+//! before it.
 //!
 //! A plain `mount -o remount MP` is not enough. util-linux merges the options
 //! the mount has now into the remount (`noatime` stays beside a `relatime`
