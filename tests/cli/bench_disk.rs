@@ -392,6 +392,51 @@ fn device_bytes_match_the_loop_devices_diskstats() {
     }
 }
 
+/// The warm-up and the read-back of --verify reach the device too: a quiet
+/// device must not look used by someone else (the guard once counted a 1 s
+/// warm-up as others' I/O and called every direct run of `check` disturbed).
+#[test]
+fn warm_up_and_verify_count_as_the_benchmarks_own_io() {
+    let Some(l) = loop_dev(64, &[]) else { return };
+    let d = l.dev.clone();
+    let v = json(&bench(&[
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--direct",
+        "--iodepth",
+        "4",
+        "--ramp-time",
+        "400ms",
+        "--runtime",
+        "400ms",
+        "--verify",
+        "--destroy-data",
+        &d,
+        "--json",
+        &d,
+    ]));
+    let t = &v["tests"][0];
+    let target = t["validity"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "target_io")
+        .unwrap_or_else(|| panic!("no target_io condition: {t}"))
+        .clone();
+    assert_eq!(target["verdict"], "clean", "{target}");
+    // The warm-up did move data (else this test proves nothing).
+    let layer_bytes = t["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == l.name())
+        .map(|x| x["write_bytes"].as_u64().unwrap())
+        .unwrap();
+    assert!(layer_bytes > 0, "{t}");
+}
+
 /// sha256 of the whole device: proof that a refused run wrote nothing.
 fn device_sum(dev: &str) -> String {
     let o = Command::new("sha256sum").arg(dev).output().unwrap();

@@ -38,6 +38,9 @@ pub struct JobResult {
     /// its last completion (or final flush). Rates divide by this, as fio's
     /// per-job runtime, not by a window the caller closes later.
     pub window: Duration,
+    /// Bytes moved during the warm-up: not counted above, yet the device saw
+    /// them, so the validity guard must not take them for someone else's I/O.
+    pub warmup_bytes: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -128,7 +131,9 @@ impl Tally {
                 wb.mark(s.offset / self.bs);
             }
         }
-        if self.measuring {
+        if !self.measuring {
+            self.res.warmup_bytes += c.result as u64;
+        } else {
             let d = if s.dir == Dir::Read {
                 &mut self.res.read
             } else {
@@ -190,7 +195,6 @@ pub fn run(engine: &mut dyn Engine, plan: &JobPlan<'_>) -> Result<JobResult, Job
             || plan.stop.load(Ordering::Relaxed)
             || crate::bench::interrupt::interrupted();
         if !st.measuring && now >= plan.ramp_end {
-            st.res = JobResult::default();
             st.measuring = true;
             window_start = now;
         }

@@ -88,6 +88,7 @@ fn merge_jobs(into: &mut JobResult, from: &JobResult) {
     merge_dir(&mut into.write, &from.write);
     into.sync_ns.merge(&from.sync_ns);
     into.window = into.window.max(from.window);
+    into.warmup_bytes += from.warmup_bytes;
     match (&mut into.written, &from.written) {
         (Some(a), Some(b)) => a.merge(b),
         (None, Some(b)) => into.written = Some(b.clone()),
@@ -376,10 +377,15 @@ pub fn run_test(
         last_cpu = Some(p.cpu);
     }
     let moved = total.read.bytes + total.write.bytes;
+    // The guard watched the device from before the first warm-up to after the
+    // last read-back: all of that is ours, not only the measured windows.
+    let verified = verify
+        .as_ref()
+        .map_or(0, |v| v.blocks_checked * u64::from(w.bs));
     let validity = guard.finish(
         b.root,
         validity::Outcome {
-            own_device_bytes: w.direct.then_some(moved),
+            own_device_bytes: w.direct.then_some(moved + total.warmup_bytes + verified),
             buffered_file_bytes: (!w.direct).then_some(b.target.size_bytes),
         },
     );
