@@ -161,7 +161,10 @@ fn remounted(plan: &Plan) -> Option<String> {
     plan.items
         .iter()
         .filter(|i| i.status == Status::Apply)
-        .find_map(|i| i.setting.strip_prefix("fstab:").map(str::to_string))
+        .find_map(|i| match &i.change {
+            crate::advise::Change::MountOption { mount_point, .. } => Some(mount_point.clone()),
+            _ => None,
+        })
 }
 
 /// The network interfaces a plan's writes of `setting` touch.
