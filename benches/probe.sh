@@ -21,5 +21,8 @@ for _ in $(seq "$runs"); do
     [ "$kib" -gt "$peak_kib" ] && peak_kib=$kib
 done
 echo "nastune probe (release, with store): wall min ${best_ms} ms, mean $((total_ms / runs)) ms, max ${worst_ms} ms over ${runs} runs"
+# build.rs keeps libm and libgcc_s out of release binaries (each mapped library costs RSS):
+# a newly used libm function brings libm.so.6 back, which this line shows.
+echo "shared libraries: $(readelf -d "$bin" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')"
 echo "peak RSS: $((peak_kib / 1024)).$(( (peak_kib % 1024) * 10 / 1024 )) MiB (goal: <= 30 ms, <= 6 MiB)"
 "$bin" probe --no-store >/dev/null
