@@ -15,7 +15,7 @@ fn main() {
 /// runs: the kernel's fault-around maps the 64 KiB around each page touched, and
 /// ld.so touches each library's headers, symbol and hash tables (issue 22:
 /// libm.so.6 was 0.35-0.4 MiB of probe's 7.3 MiB, libgcc_s.so.1 0.1 MiB plus its
-/// relocation work). Release binaries for glibc therefore
+/// relocation work). x86_64 release binaries for glibc therefore
 /// - link GCC's unwinder statically (libgcc_eh.a, what `gcc -static-libgcc` does):
 ///   std references it even when panics abort; 20 KiB of code. A `-l` of the
 ///   library target lands before std's `-lgcc_s`, which a `link-arg` (placed after
@@ -31,7 +31,10 @@ fn static_runtime() {
     println!("cargo::rustc-check-cfg=cfg(nastune_own_libm)");
     let var = |k: &str| std::env::var(k).unwrap_or_default();
     let glibc = var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu";
-    if var("PROFILE") != "release" || !glibc {
+    // Linked and measured on x86_64 only: no ARM toolchain here to prove the
+    // static libgcc_eh.a links for EHABI targets, so they keep the shared ones.
+    let proven = var("CARGO_CFG_TARGET_ARCH") == "x86_64";
+    if var("PROFILE") != "release" || !glibc || !proven {
         return;
     }
     println!("cargo:rustc-link-lib=static:-bundle,+verbatim=libgcc_eh.a");
