@@ -101,12 +101,12 @@ impl Availability {
         }
     }
 
-    /// How `CONFIG_X` reads in evidence: `=y`, `=m`, `is not set`.
+    /// The option's value as evidence shows it: `y`, `m`, `not set`.
     pub fn describe(self) -> &'static str {
         match self {
-            Availability::Builtin => "=y (built in)",
-            Availability::Module => "=m (a module, loaded on demand)",
-            Availability::Absent => "is not set (not in this kernel)",
+            Availability::Builtin => "y (built in)",
+            Availability::Module => "m (a module, loaded on demand)",
+            Availability::Absent => "not set (not in this kernel)",
             Availability::Unknown => "unknown (no kernel config could be read)",
         }
     }
@@ -254,7 +254,10 @@ fn read_gzip(root: &Root, rel: &str) -> Result<String, SourceError> {
 /// The options in a kernel config (`CONFIG_X=y`, `=m`, `# CONFIG_X is not set`).
 /// A full config lists every option it could have; one missing is not built.
 pub fn parse_config(text: &str) -> Result<BTreeMap<KernelOption, Availability>, ParseError> {
-    if !text.lines().any(|l| l.starts_with("CONFIG_")) {
+    if !text
+        .lines()
+        .any(|l| l.starts_with("CONFIG_") || l.starts_with("# CONFIG_"))
+    {
         let first = text.lines().next().unwrap_or_default();
         return Err(ParseError::value("kernel config (no CONFIG_ lines)", first));
     }
