@@ -141,6 +141,12 @@ impl KernelConfig {
     }
 }
 
+/// The config of the kernel `root` runs (its `osrelease`), or None without one.
+pub fn read_running(root: &Root) -> Option<KernelConfig> {
+    let release = root.read_value("proc/sys/kernel/osrelease").ok()?;
+    Some(read_kernel_config(root, &release))
+}
+
 /// What a snapshot says about `o`; unknown when the section is missing or failed.
 pub fn availability(section: &Outcome<KernelConfig>, o: KernelOption) -> Availability {
     section.data().map_or(Availability::Unknown, |k| k.get(o))

@@ -311,3 +311,37 @@ fn pfifo_fast_finding_on_this_box_offers_no_missing_qdisc() {
         }
     }
 }
+
+/// tune refuses a default qdisc the kernel's config leaves out, before writing anything.
+#[test]
+fn tune_plan_refuses_a_default_qdisc_the_kernel_lacks() {
+    if !require(&[Need::Tool("gzip")]) {
+        return;
+    }
+    let dir = pogoplug_with_config("CONFIG_NET_SCH_FQ=m\n# CONFIG_NET_SCH_FQ_CODEL is not set\n");
+    let root = dir.path().join("t");
+    let plan = |value: &str| {
+        let set = format!("sysctl:net.core.default_qdisc={value}");
+        let args = [
+            "tune",
+            "plan",
+            "--root",
+            root.to_str().unwrap(),
+            "--set",
+            &set,
+        ];
+        run_with_db(dir.path(), &args)
+    };
+    let o = plan("fq_codel");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "'fq_codel' is not valid for 'sysctl:net.core.default_qdisc': this kernel has no \
+             fq_codel: CONFIG_NET_SCH_FQ_CODEL is not set in '/proc/config.gz'; use one it has: fq"
+        ),
+        "{text}"
+    );
+    let o = plan("fq");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
