@@ -6,8 +6,6 @@
 //! /lib/modules/RELEASE/modules.builtin plus the module files. Only the options
 //! the rules need are kept.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use super::gunzip::{self, MAX_OUTPUT_BYTES};
@@ -15,15 +13,11 @@ use super::{Outcome, ParseError};
 use crate::root::{MAX_FILE_BYTES, ReadError, Root};
 
 /// A kernel build option a rule depends on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KernelOption {
-    #[serde(rename = "CONFIG_NET_SCH_FQ_CODEL")]
     NetSchFqCodel,
-    #[serde(rename = "CONFIG_NET_SCH_FQ")]
     NetSchFq,
-    #[serde(rename = "CONFIG_NET_SCH_CAKE")]
     NetSchCake,
-    #[serde(rename = "CONFIG_TCP_CONG_BBR")]
     TcpCongBbr,
 }
 
@@ -80,7 +74,7 @@ impl KernelOption {
 }
 
 /// Whether the kernel has an option.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Availability {
     Builtin,
@@ -88,6 +82,7 @@ pub enum Availability {
     Module,
     Absent,
     /// No configuration could be read; see [`KernelConfig::problems`].
+    #[default]
     Unknown,
 }
 
@@ -122,22 +117,75 @@ pub enum ConfigSource {
     Unknown,
 }
 
+/// Each option the rules need, by its config name. A struct, not a map keyed by
+/// option: a map's decoder and sort cost ~18 KiB of binary (issue 22). An option
+/// a snapshot lacks (stored before it was tracked) reads back unknown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Options {
+    #[serde(rename = "CONFIG_NET_SCH_FQ_CODEL")]
+    pub net_sch_fq_codel: Availability,
+    #[serde(rename = "CONFIG_NET_SCH_FQ")]
+    pub net_sch_fq: Availability,
+    #[serde(rename = "CONFIG_NET_SCH_CAKE")]
+    pub net_sch_cake: Availability,
+    #[serde(rename = "CONFIG_TCP_CONG_BBR")]
+    pub tcp_cong_bbr: Availability,
+}
+
+impl Options {
+    /// Every option in the same state.
+    pub fn all(a: Availability) -> Self {
+        Options {
+            net_sch_fq_codel: a,
+            net_sch_fq: a,
+            net_sch_cake: a,
+            tcp_cong_bbr: a,
+        }
+    }
+
+    fn slot(&mut self, o: KernelOption) -> &mut Availability {
+        match o {
+            KernelOption::NetSchFqCodel => &mut self.net_sch_fq_codel,
+            KernelOption::NetSchFq => &mut self.net_sch_fq,
+            KernelOption::NetSchCake => &mut self.net_sch_cake,
+            KernelOption::TcpCongBbr => &mut self.tcp_cong_bbr,
+        }
+    }
+
+    pub fn get(mut self, o: KernelOption) -> Availability {
+        *self.slot(o)
+    }
+
+    pub fn set(&mut self, o: KernelOption, a: Availability) {
+        *self.slot(o) = a;
+    }
+}
+
+/// The options named, the others unknown.
+impl FromIterator<(KernelOption, Availability)> for Options {
+    fn from_iter<I: IntoIterator<Item = (KernelOption, Availability)>>(iter: I) -> Self {
+        let mut all = Options::default();
+        for (o, a) in iter {
+            all.set(o, a);
+        }
+        all
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelConfig {
     pub source: ConfigSource,
     /// The file the answers came from (none when unknown).
     pub path: Option<String>,
-    pub options: BTreeMap<KernelOption, Availability>,
+    pub options: Options,
     /// Why a place that exists could not be used (a corrupt /proc/config.gz).
     pub problems: Vec<String>,
 }
 
 impl KernelConfig {
     pub fn get(&self, o: KernelOption) -> Availability {
-        self.options
-            .get(&o)
-            .copied()
-            .unwrap_or(Availability::Unknown)
+        self.options.get(o)
     }
 }
 
@@ -188,15 +236,13 @@ pub fn read_kernel_config(root: &Root, release: &str) -> KernelConfig {
     let builtin = format!("{dir}/modules.builtin");
     match root.read_string(&builtin) {
         Ok(text) => {
-            let options = KernelOption::ALL
-                .into_iter()
-                .map(|o| {
-                    let module = ["ko", "ko.xz", "ko.zst", "ko.gz"]
-                        .iter()
-                        .any(|ext| root.exists(&format!("{dir}/{}.{ext}", o.module_path())));
-                    (o, from_modules(&text, o, module))
-                })
-                .collect();
+            let mut options = Options::default();
+            for o in KernelOption::ALL {
+                let module = ["ko", "ko.xz", "ko.zst", "ko.gz"]
+                    .iter()
+                    .any(|ext| root.exists(&format!("{dir}/{}.{ext}", o.module_path())));
+                options.set(o, from_modules(&text, o, module));
+            }
             return found(ConfigSource::ModulesBuiltin, &builtin, options, problems);
         }
         Err(e) if e.is_not_found() => problems.push(format!(
@@ -208,20 +254,12 @@ pub fn read_kernel_config(root: &Root, release: &str) -> KernelConfig {
     KernelConfig {
         source: ConfigSource::Unknown,
         path: None,
-        options: KernelOption::ALL
-            .into_iter()
-            .map(|o| (o, Availability::Unknown))
-            .collect(),
+        options: Options::all(Availability::Unknown),
         problems,
     }
 }
 
-fn found(
-    source: ConfigSource,
-    rel: &str,
-    options: BTreeMap<KernelOption, Availability>,
-    problems: Vec<String>,
-) -> KernelConfig {
+fn found(source: ConfigSource, rel: &str, options: Options, problems: Vec<String>) -> KernelConfig {
     KernelConfig {
         source,
         path: Some(format!("/{rel}")),
@@ -259,7 +297,7 @@ fn read_gzip(root: &Root, rel: &str) -> Result<String, SourceError> {
 
 /// The options in a kernel config (`CONFIG_X=y`, `=m`, `# CONFIG_X is not set`).
 /// A full config lists every option it could have; one missing is not built.
-pub fn parse_config(text: &str) -> Result<BTreeMap<KernelOption, Availability>, ParseError> {
+pub fn parse_config(text: &str) -> Result<Options, ParseError> {
     if !text
         .lines()
         .any(|l| l.starts_with("CONFIG_") || l.starts_with("# CONFIG_"))
@@ -267,10 +305,7 @@ pub fn parse_config(text: &str) -> Result<BTreeMap<KernelOption, Availability>, 
         let first = text.lines().next().unwrap_or_default();
         return Err(ParseError::value("kernel config (no CONFIG_ lines)", first));
     }
-    let mut options: BTreeMap<KernelOption, Availability> = KernelOption::ALL
-        .into_iter()
-        .map(|o| (o, Availability::Absent))
-        .collect();
+    let mut options = Options::all(Availability::Absent);
     for line in text.lines() {
         let Some((name, value)) = line.split_once('=') else {
             continue;
@@ -286,7 +321,7 @@ pub fn parse_config(text: &str) -> Result<BTreeMap<KernelOption, Availability>, 
             "m" => Availability::Module,
             _ => Availability::Absent,
         };
-        options.insert(o, state);
+        options.set(o, state);
     }
     Ok(options)
 }
@@ -324,12 +359,28 @@ mod tests {
     #[test]
     fn config_lines_give_builtin_module_or_absent() {
         let o = parse_config(CONFIG).unwrap();
-        assert_eq!(o[&NetSchFq], Module);
-        assert_eq!(o[&NetSchFqCodel], Absent, "is not set");
-        assert_eq!(o[&NetSchCake], Absent, "not listed at all");
-        assert_eq!(o[&TcpCongBbr], Builtin);
+        assert_eq!(o.get(NetSchFq), Module);
+        assert_eq!(o.get(NetSchFqCodel), Absent, "is not set");
+        assert_eq!(o.get(NetSchCake), Absent, "not listed at all");
+        assert_eq!(o.get(TcpCongBbr), Builtin);
         let e = parse_config("\u{1f}garbage\n").unwrap_err().to_string();
         assert!(e.contains("no CONFIG_ lines"), "{e}");
+    }
+
+    #[test]
+    fn options_are_keyed_by_config_name_and_a_missing_one_reads_back_unknown() {
+        let k = KernelConfig {
+            source: ConfigSource::BootConfig,
+            path: None,
+            options: parse_config(CONFIG).unwrap(),
+            problems: Vec::new(),
+        };
+        let json = serde_json::to_value(&k).unwrap();
+        assert_eq!(json["options"]["CONFIG_TCP_CONG_BBR"], "builtin");
+        assert_eq!(json["options"]["CONFIG_NET_SCH_FQ_CODEL"], "absent");
+        assert_eq!(serde_json::from_value::<KernelConfig>(json).unwrap(), k);
+        let old: Options = serde_json::from_str(r#"{"CONFIG_NET_SCH_FQ":"module"}"#).unwrap();
+        assert_eq!((old.get(NetSchFq), old.get(TcpCongBbr)), (Module, Unknown));
     }
 
     #[test]
@@ -451,6 +502,9 @@ mod tests {
             return;
         }
         assert!(k.problems.is_empty(), "{:?}", k.problems);
-        assert!(k.options.values().all(|a| *a != Unknown), "{k:?}");
+        assert!(
+            KernelOption::ALL.iter().all(|o| k.get(*o) != Unknown),
+            "{k:?}"
+        );
     }
 }

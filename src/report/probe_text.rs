@@ -193,8 +193,8 @@ fn kernel_config(out: &mut String, k: &crate::probe::kernel_config::KernelConfig
         "  from {}",
         k.path.as_deref().unwrap_or("nowhere readable")
     );
-    for (o, a) in &k.options {
-        let _ = writeln!(out, "  {:<26} {}", o.config_name(), a.describe());
+    for o in crate::probe::kernel_config::KernelOption::ALL {
+        let _ = writeln!(out, "  {:<26} {}", o.config_name(), k.get(o).describe());
     }
     for p in &k.problems {
         let _ = writeln!(out, "  problem: {p}");
