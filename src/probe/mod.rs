@@ -16,8 +16,10 @@ pub mod ethtool;
 pub mod exports;
 pub mod file_services;
 pub mod filesystems;
+pub mod gunzip;
 pub mod host;
 pub mod irq;
+pub mod kernel_config;
 pub mod kernel_log;
 pub mod links;
 pub mod md;
@@ -253,6 +255,15 @@ sections! {
     };
     sysctl: sysctl::Sysctl = |p| sysctl::read_sysctl(p.root).into();
     kernel_crypto: crypto::KernelCrypto = |p| crypto::read_crypto(p.root).into();
+    // The config of the running kernel, so the release comes from the host section.
+    kernel_config: kernel_config::KernelConfig = |p| match p.host().data() {
+        Some(h) => Outcome::Ok {
+            data: kernel_config::read_kernel_config(p.root, &h.kernel_release),
+        },
+        None => Outcome::Unsupported {
+            reason: "the kernel release is unknown (the host section failed)".into(),
+        },
+    };
     // Storage reuses what memory and filesystems read, so a capture sees each file once.
     storage: storage::Storage = |p| {
         let swaps: Vec<String> = p

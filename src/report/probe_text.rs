@@ -28,6 +28,7 @@ bodies! {
     network: "Network" => netsys_text::network,
     sysctl: "Sysctl" => netsys_text::sysctl,
     kernel_crypto: "Kernel crypto" => netsys_text::kernel_crypto,
+    kernel_config: "Kernel config" => kernel_config,
     storage: "Storage" => storage::storage,
     filesystems: "Filesystems" => storage::filesystems,
     file_services: "File services" => services::file_services,
@@ -183,6 +184,21 @@ fn config_files(out: &mut String, c: &crate::probe::config_files::ConfigFiles) {
         count(&c.rc_local),
         c.problems.len()
     );
+}
+
+/// Where the answers came from, then one option a line.
+fn kernel_config(out: &mut String, k: &crate::probe::kernel_config::KernelConfig) {
+    let _ = writeln!(
+        out,
+        "  from {}",
+        k.path.as_deref().unwrap_or("nowhere readable")
+    );
+    for o in crate::probe::kernel_config::KernelOption::ALL {
+        let _ = writeln!(out, "  {:<26} {}", o.config_name(), k.get(o).describe());
+    }
+    for p in &k.problems {
+        let _ = writeln!(out, "  problem: {p}");
+    }
 }
 
 /// One line per class and device, with the latest line of each class.

@@ -4,6 +4,7 @@
 //! negative tcp_rmem; INT_MAX is a hard ceiling for `int` sysctls).
 
 use super::action::selected_value;
+use crate::probe::kernel_config::{Availability, KernelConfig, KernelOption};
 
 /// Kernel `int` ceiling.
 const INT_MAX: u64 = i32::MAX as u64;
@@ -150,6 +151,65 @@ pub fn check(
     Ok(normal)
 }
 
+/// The kernel option behind a value of `name` (a qdisc kind for
+/// `net.core.default_qdisc` or a root qdisc, a congestion control), if we track it.
+fn kernel_option(name: &str, value: &str) -> Option<KernelOption> {
+    match name {
+        "net.core.default_qdisc" | "qdisc" => KernelOption::for_qdisc(value),
+        "net.ipv4.tcp_congestion_control" => KernelOption::for_congestion_control(value),
+        _ => None,
+    }
+}
+
+/// Refuses a qdisc or congestion control that the kernel's build leaves out: the
+/// write would fail half-way through an apply. A module (=m) passes: naming it in
+/// the setting makes the kernel load it. Unknown (no config readable) passes too;
+/// the write is then the check.
+pub fn check_in_kernel(
+    setting: &str,
+    name: &str,
+    value: &str,
+    config: &KernelConfig,
+) -> Result<(), Invalid> {
+    let Some(option) = kernel_option(name, value.trim()) else {
+        return Ok(());
+    };
+    if config.get(option) != Availability::Absent {
+        return Ok(());
+    }
+    let alternatives: Vec<&str> = ["fq_codel", "fq", "cake"]
+        .into_iter()
+        .filter(|k| {
+            kernel_option(name, k)
+                .is_some_and(|o| o != option && config.get(o).usable() == Some(true))
+        })
+        .collect();
+    Err(Invalid {
+        setting: setting.to_string(),
+        value: value.to_string(),
+        reason: format!(
+            "this kernel has no {value}: {} is not set in '{}'; {}",
+            option.config_name(),
+            config.path.as_deref().unwrap_or("its config"),
+            if alternatives.is_empty() {
+                format!(
+                    "it needs a kernel built with {}=m (or =y)",
+                    option.config_name()
+                )
+            } else {
+                format!("use one it has: {}", alternatives.join(", "))
+            }
+        ),
+    })
+}
+
+/// Whether `value` of `name` is a module the kernel would load when the setting
+/// names it, although no live list shows it yet (tcp_available_congestion_control
+/// lists only loaded congestion controls).
+pub fn loadable(name: &str, value: &str, config: &KernelConfig) -> bool {
+    kernel_option(name, value.trim()).is_some_and(|o| config.get(o) == Availability::Module)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,8 +281,63 @@ mod tests {
             )
             .is_err()
         );
-        let cc = vec!["reno".to_string(), "cubic".to_string()];
+        let cc = ["reno".to_string(), "cubic".to_string()];
         assert!(check("s", "x", "bbr", "cubic", Some(&cc)).is_err());
         assert!(check("s", "x", "reno", "cubic", Some(&cc)).is_ok());
+    }
+
+    fn config(options: &[(KernelOption, Availability)]) -> KernelConfig {
+        KernelConfig {
+            source: crate::probe::kernel_config::ConfigSource::ProcConfigGz,
+            path: Some("/proc/config.gz".into()),
+            options: options.iter().copied().collect(),
+            problems: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_qdisc_or_congestion_control_the_kernel_lacks_is_refused() {
+        use Availability::*;
+        use KernelOption::*;
+        let k = config(&[
+            (NetSchFqCodel, Absent),
+            (NetSchFq, Module),
+            (NetSchCake, Absent),
+            (TcpCongBbr, Module),
+        ]);
+        let e = check_in_kernel("s", "net.core.default_qdisc", "fq_codel", &k).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "'fq_codel' is not valid for 's': this kernel has no fq_codel: \
+             CONFIG_NET_SCH_FQ_CODEL is not set in '/proc/config.gz'; use one it has: fq"
+        );
+        let e = check_in_kernel("tc:eth0:qdisc", "qdisc", "cake", &k).unwrap_err();
+        assert!(e.reason.contains("use one it has: fq"), "{e}");
+        // A module passes, and so do names we do not track and unknown kernels.
+        assert!(check_in_kernel("s", "net.core.default_qdisc", "fq", &k).is_ok());
+        assert!(check_in_kernel("s", "net.core.default_qdisc", "pfifo_fast", &k).is_ok());
+        assert!(check_in_kernel("s", "vm.swappiness", "fq_codel", &k).is_ok());
+        let unknown = config(&[]);
+        assert!(check_in_kernel("s", "net.core.default_qdisc", "fq_codel", &unknown).is_ok());
+        // Nothing else fair: say what kernel it takes.
+        let none = config(&[
+            (NetSchFqCodel, Absent),
+            (NetSchFq, Absent),
+            (NetSchCake, Absent),
+        ]);
+        let e = check_in_kernel("s", "qdisc", "fq_codel", &none).unwrap_err();
+        assert!(
+            e.reason.ends_with("CONFIG_NET_SCH_FQ_CODEL=m (or =y)"),
+            "{e}"
+        );
+        // bbr as a module is a choice although tcp_available_congestion_control lacks it.
+        let cc = "net.ipv4.tcp_congestion_control";
+        assert!(loadable(cc, "bbr", &k));
+        assert!(
+            !loadable(cc, "bbr", &config(&[(TcpCongBbr, Builtin)])),
+            "built in is listed"
+        );
+        let e = check_in_kernel("s", cc, "bbr", &config(&[(TcpCongBbr, Absent)])).unwrap_err();
+        assert!(e.reason.contains("CONFIG_TCP_CONG_BBR is not set"), "{e}");
     }
 }

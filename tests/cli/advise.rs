@@ -213,3 +213,135 @@ fn dirty_limit_rule_uses_the_write_speed_a_stored_bench_measured() {
         .unwrap();
     assert_eq!(dirty["value"], (mb * 3_000_000).to_string());
 }
+
+/// Every qdisc the `qdisc-pfifo-fast` finding would set (sysctl default and tc root).
+fn recommended_qdiscs(f: &serde_json::Value) -> Vec<String> {
+    f["recommendation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["key"] == "net.core.default_qdisc" || c["setting"] == "qdisc")
+        .map(|c| c["value"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A copy of the pogoplug box whose /proc/config.gz (made by gzip) has `config`.
+fn pogoplug_with_config(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("t");
+    let st = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(fixtures().join("boxes/pogoplug-v4"))
+        .arg(&tree)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let plain = tree.join("proc/config");
+    std::fs::write(&plain, config).unwrap();
+    let st = std::process::Command::new("gzip")
+        .arg(&plain)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    dir
+}
+
+fn advise_json(root: &std::path::Path) -> serde_json::Value {
+    let args = ["advise", "--no-store", "--json", "--root"];
+    json_of(&nastune().args(args).arg(root).output().unwrap())
+}
+
+#[test]
+fn pfifo_fast_finding_recommends_only_a_qdisc_in_the_kernels_config() {
+    if !require(&[Need::Tool("gzip")]) {
+        return;
+    }
+    let no_fq_codel = "CONFIG_NET_SCH_FQ=m\n# CONFIG_NET_SCH_FQ_CODEL is not set\n";
+    let dir = pogoplug_with_config(no_fq_codel);
+    let v = advise_json(&dir.path().join("t"));
+    let f = finding(&v, "qdisc-pfifo-fast");
+    assert_eq!(recommended_qdiscs(f), ["fq", "fq"], "{f}");
+    let none = "CONFIG_TCP_CONG_CUBIC=y\n# CONFIG_NET_SCH_FQ_CODEL is not set\n";
+    let dir = pogoplug_with_config(none);
+    let v = advise_json(&dir.path().join("t"));
+    let f = finding(&v, "qdisc-pfifo-fast");
+    assert!(recommended_qdiscs(f).is_empty(), "{f}");
+    assert_eq!(f["severity"], "info");
+    let why = f["rationale"].as_str().unwrap_or_default();
+    assert!(why.contains("no fair-queueing qdisc"), "{why}");
+}
+
+/// This box's kernel: when its config leaves fq_codel out, advise must not offer it.
+#[test]
+fn pfifo_fast_finding_on_this_box_offers_no_missing_qdisc() {
+    let config = ["/proc/config.gz", "/boot"]
+        .iter()
+        .any(|p| std::path::Path::new(p).exists());
+    if !config {
+        skip("this box has no /proc/config.gz or /boot to read its kernel config from");
+        return;
+    }
+    let v = advise_json(std::path::Path::new("/"));
+    let snap = json_of(
+        &nastune()
+            .args(["probe", "--no-store", "--json"])
+            .output()
+            .unwrap(),
+    );
+    let options = &snap["kernel_config"]["data"]["options"];
+    let Some(f) = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "qdisc-pfifo-fast")
+    else {
+        skip("no physical NIC with pfifo_fast here, so the rule says nothing");
+        return;
+    };
+    for (kind, option) in [
+        ("fq_codel", "CONFIG_NET_SCH_FQ_CODEL"),
+        ("fq", "CONFIG_NET_SCH_FQ"),
+        ("cake", "CONFIG_NET_SCH_CAKE"),
+    ] {
+        if options[option] == "absent" {
+            assert!(
+                !recommended_qdiscs(f).iter().any(|q| q == kind),
+                "{kind} is not in this kernel but advise recommends it: {f}"
+            );
+        }
+    }
+}
+
+/// tune refuses a default qdisc the kernel's config leaves out, before writing anything.
+#[test]
+fn tune_plan_refuses_a_default_qdisc_the_kernel_lacks() {
+    if !require(&[Need::Tool("gzip")]) {
+        return;
+    }
+    let dir = pogoplug_with_config("CONFIG_NET_SCH_FQ=m\n# CONFIG_NET_SCH_FQ_CODEL is not set\n");
+    let root = dir.path().join("t");
+    let plan = |value: &str| {
+        let set = format!("sysctl:net.core.default_qdisc={value}");
+        let args = [
+            "tune",
+            "plan",
+            "--root",
+            root.to_str().unwrap(),
+            "--set",
+            &set,
+        ];
+        run_with_db(dir.path(), &args)
+    };
+    let o = plan("fq_codel");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "'fq_codel' is not valid for 'sysctl:net.core.default_qdisc': this kernel has no \
+             fq_codel: CONFIG_NET_SCH_FQ_CODEL is not set in '/proc/config.gz'; use one it has: fq"
+        ),
+        "{text}"
+    );
+    let o = plan("fq");
+    assert!(o.status.success(), "{}", stderr(&o));
+}

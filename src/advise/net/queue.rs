@@ -1,8 +1,9 @@
 //! Queues: txqueuelen, the root qdisc, and the per-CPU input backlog.
 
 use super::super::sysctl_conf::{set_at, sysctl, value_u64};
-use super::super::{Change, Finding, Risk, Rule, RuleInfo, Severity};
+use super::super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
 use super::{ASSUMED_LINK_MBIT, physical, softnet, softnet_totals};
+use crate::probe::kernel_config::{Availability, KernelOption, availability};
 
 /// From here a transmit queue is bufferbloat, not smoothing (old guides: 5000+).
 const TXQUEUELEN_WARN: u32 = 5000;
@@ -61,15 +62,75 @@ pub(super) static TXQUEUELEN_LARGE: Rule = Rule {
     },
 };
 
+/// The fair-queueing qdiscs, in the order recommended, with the sentence that says
+/// why when fq_codel is not in the kernel.
+const FAIR_QDISCS: [(KernelOption, &str, &str); 3] = [
+    (
+        KernelOption::NetSchFqCodel,
+        "fq_codel",
+        "fq_codel gives each flow its own queue and keeps the standing delay near 5 ms; it \
+         is the default systemd and Debian 13 ship.",
+    ),
+    (
+        KernelOption::NetSchFq,
+        "fq",
+        "This kernel has no fq_codel, but it has fq: each flow gets its own queue and TCP is \
+         paced, so a bulk copy no longer delays interactive packets; it lacks codel's 5 ms \
+         delay target, which TCP small queues largely stand in for on a server's own flows.",
+    ),
+    (
+        KernelOption::NetSchCake,
+        "cake",
+        "This kernel has no fq_codel, but it has cake: per-flow queues with the same kind of \
+         delay-based AQM, at somewhat more CPU per packet on a small board.",
+    ),
+];
+
+/// What the rule can recommend on this kernel.
+enum Pick {
+    /// A fair-queueing qdisc the kernel has (built in or a module).
+    Has(usize),
+    /// No kernel config could be read: fq_codel, unchecked.
+    Unchecked,
+    /// None of them is in the kernel.
+    Nothing,
+}
+
+fn pick(ctx: &Context) -> Pick {
+    let has = |o| availability(&ctx.snapshot.kernel_config, o);
+    if has(KernelOption::NetSchFqCodel) == Availability::Unknown {
+        return Pick::Unchecked;
+    }
+    FAIR_QDISCS
+        .iter()
+        .position(|(o, _, _)| has(*o).usable() == Some(true))
+        .map_or(Pick::Nothing, Pick::Has)
+}
+
+/// Evidence that a kernel option is, or is not, in the kernel, and where that was read.
+fn option_evidence(f: Finding, ctx: &Context, o: KernelOption) -> Finding {
+    let from = ctx
+        .snapshot
+        .kernel_config
+        .data()
+        .and_then(|k| k.path.as_deref())
+        .map_or(String::new(), |p| format!(", per {p}"));
+    let state = availability(&ctx.snapshot.kernel_config, o).describe();
+    f.evidence(o.config_name(), format!("{state}{from}"))
+}
+
 pub(super) static QDISC_PFIFO_FAST: Rule = Rule {
     info: RuleInfo {
         id: "qdisc-pfifo-fast",
         area: "network",
-        title: "Physical NIC uses pfifo_fast instead of fq_codel",
+        title: "Physical NIC uses pfifo_fast instead of fq_codel (or another fair-queueing qdisc)",
         severity: Severity::Notice,
         risk: Risk::RuntimeSafe,
         checks: "The root qdisc of a physical NIC is pfifo_fast (or mq whose children come \
-                 from net.core.default_qdisc = pfifo_fast): one FIFO, no fairness, no AQM.",
+                 from net.core.default_qdisc = pfifo_fast): one FIFO, no fairness, no AQM. \
+                 Recommends fq_codel when the kernel has it (built in or a module), else fq or \
+                 cake, else nothing; the kernel config (/boot/config-RELEASE or \
+                 /proc/config.gz) says which it has.",
         references: &[
             "https://docs.kernel.org/admin-guide/sysctl/net.html#default-qdisc",
             "https://www.rfc-editor.org/rfc/rfc8290",
@@ -79,6 +140,7 @@ pub(super) static QDISC_PFIFO_FAST: Rule = Rule {
         let default = sysctl(ctx)
             .and_then(|s| s.values.get("net.core.default_qdisc"))
             .map(String::as_str);
+        let pick = pick(ctx);
         physical(ctx)
             .into_iter()
             .filter(|i| match i.qdisc.as_deref() {
@@ -88,46 +150,81 @@ pub(super) static QDISC_PFIFO_FAST: Rule = Rule {
             })
             .map(|i| {
                 let root = i.qdisc.as_deref().unwrap_or("?");
-                let recreate = format!(
-                    "after setting the default: tc qdisc del dev {0} root (the kernel \
-                     re-attaches mq with fq_codel children)",
-                    i.name
+                let (option, kind, why) = match pick {
+                    Pick::Has(n) => FAIR_QDISCS[n],
+                    Pick::Unchecked | Pick::Nothing => FAIR_QDISCS[0],
+                };
+                let fifo = format!(
+                    "pfifo_fast is one tail-drop FIFO: a bulk SMB copy fills it and an \
+                     interactive packet waits behind up to txqueuelen {} packets.",
+                    i.tx_queue_len_packets
+                        .map_or("?".to_string(), |q| q.to_string())
                 );
-                Finding::of(
-                    info,
-                    format!(
-                        "{} root qdisc {root} (net.core.default_qdisc = {})",
-                        i.name,
-                        default.unwrap_or("?")
-                    ),
-                    format!(
-                        "pfifo_fast is one tail-drop FIFO: a bulk SMB copy fills it and an \
-                         interactive packet waits behind up to txqueuelen {} packets. fq_codel \
-                         gives each flow its own queue and keeps the standing delay near 5 ms; \
-                         it is the default systemd and Debian 13 ship. Changing \
-                         net.core.default_qdisc only affects qdiscs created afterwards, so the \
-                         existing root must be re-created.",
-                        i.tx_queue_len_packets
-                            .map_or("?".to_string(), |q| q.to_string())
-                    ),
-                )
-                .evidence(format!("{} root qdisc", i.name), root)
-                .evidence("net.core.default_qdisc", default.unwrap_or("?"))
-                .setting("sysctl:net.core.default_qdisc")
-                .change(Change::Sysctl {
-                    key: "net.core.default_qdisc".into(),
-                    value: "fq_codel".into(),
-                })
-                .change(if root == "mq" {
-                    Change::AdviceOnly { action: recreate }
+                let title = format!(
+                    "{} root qdisc {root} (net.core.default_qdisc = {})",
+                    i.name,
+                    default.unwrap_or("?")
+                );
+                let f = |rationale: String| {
+                    Finding::of(info, title.clone(), rationale)
+                        .evidence(format!("{} root qdisc", i.name), root)
+                        .evidence("net.core.default_qdisc", default.unwrap_or("?"))
+                };
+                if let Pick::Nothing = pick {
+                    let f = f(format!(
+                        "{fifo} This kernel has no fair-queueing qdisc to replace it with: \
+                         fq_codel, fq and cake are all left out of its build, so no setting \
+                         can change this. A kernel built with CONFIG_NET_SCH_FQ_CODEL (=m is \
+                         enough) would allow it; until then the FIFO stays."
+                    ))
+                    .severity(Severity::Info);
+                    let f = FAIR_QDISCS
+                        .iter()
+                        .fold(f, |f, (o, _, _)| option_evidence(f, ctx, *o));
+                    return f.change(Change::AdviceOnly {
+                        action: "none possible with this kernel; one built with \
+                                 CONFIG_NET_SCH_FQ_CODEL=m or =y would allow fq_codel"
+                            .into(),
+                    });
+                }
+                let mut f = f(format!(
+                    "{fifo} {why} Changing net.core.default_qdisc only affects qdiscs created \
+                     afterwards, so the existing root must be re-created."
+                ));
+                if let Pick::Unchecked = pick {
+                    f = f.evidence(
+                        "fq_codel in this kernel",
+                        "not checked: no kernel config could be read; 'modprobe -n -v \
+                         sch_fq_codel' prints the module (or 'builtin') when the kernel has it \
+                         and fails when it does not",
+                    );
                 } else {
-                    // One queue: replacing the root is the whole change.
-                    Change::Ethtool {
-                        interface: i.name.clone(),
-                        setting: "qdisc".into(),
-                        value: "fq_codel".into(),
+                    f = option_evidence(f, ctx, KernelOption::NetSchFqCodel);
+                    if option != KernelOption::NetSchFqCodel {
+                        f = option_evidence(f, ctx, option);
                     }
-                })
+                }
+                f.setting("sysctl:net.core.default_qdisc")
+                    .change(Change::Sysctl {
+                        key: "net.core.default_qdisc".into(),
+                        value: kind.into(),
+                    })
+                    .change(if root == "mq" {
+                        Change::AdviceOnly {
+                            action: format!(
+                                "after setting the default: tc qdisc del dev {} root (the \
+                                 kernel re-attaches mq with {kind} children)",
+                                i.name
+                            ),
+                        }
+                    } else {
+                        // One queue: replacing the root is the whole change.
+                        Change::Ethtool {
+                            interface: i.name.clone(),
+                            setting: "qdisc".into(),
+                            value: kind.into(),
+                        }
+                    })
             })
             .collect()
     },
@@ -290,6 +387,8 @@ mod tests {
     use super::super::test_edit::*;
     use super::*;
     use crate::advise::test_support::snapshot_of;
+    use crate::probe::kernel_config::{ConfigSource, KernelConfig};
+    use crate::probe::{Outcome, Snapshot};
 
     #[test]
     fn txqueuelen_5000_with_drain_time() {
@@ -326,6 +425,103 @@ mod tests {
         let mut snap = snapshot_of("pogoplug-v4");
         eth0(&mut snap).qdisc = Some("fq_codel".into());
         assert!(run(&QDISC_PFIFO_FAST, &snap).is_empty());
+    }
+
+    /// The snapshot's kernel config, as /proc/config.gz would have said it.
+    fn kernel(snap: &mut Snapshot, options: [Availability; 3]) {
+        let o: [KernelOption; 3] = FAIR_QDISCS.map(|(o, _, _)| o);
+        snap.kernel_config = Outcome::Ok {
+            data: KernelConfig {
+                source: ConfigSource::ProcConfigGz,
+                path: Some("/proc/config.gz".into()),
+                options: o.into_iter().zip(options).collect(),
+                problems: Vec::new(),
+            },
+        };
+    }
+
+    fn qdisc_change(f: &Finding) -> Option<(&str, &str)> {
+        let sysctl = f.recommendation.iter().find_map(|c| match c {
+            Change::Sysctl { key, value } if key == "net.core.default_qdisc" => Some(value),
+            _ => None,
+        })?;
+        let tc = f.recommendation.iter().find_map(|c| match c {
+            Change::Ethtool { setting, value, .. } if setting == "qdisc" => Some(value),
+            _ => None,
+        })?;
+        Some((sysctl, tc))
+    }
+
+    fn evidence<'f>(f: &'f Finding, fact: &str) -> Option<&'f str> {
+        f.evidence
+            .iter()
+            .find(|e| e.fact == fact)
+            .map(|e| e.value.as_str())
+    }
+
+    #[test]
+    fn pfifo_fast_recommends_only_a_qdisc_the_kernel_has() {
+        use Availability::*;
+        let mut snap = snapshot_of("pogoplug-v4");
+        // No kernel config in the fixture: fq_codel still, and how to check.
+        let f = run(&QDISC_PFIFO_FAST, &snap);
+        assert_eq!(qdisc_change(&f[0]), Some(("fq_codel", "fq_codel")));
+        let unchecked = evidence(&f[0], "fq_codel in this kernel").unwrap();
+        assert!(
+            unchecked.contains("'modprobe -n -v sch_fq_codel'"),
+            "{unchecked}"
+        );
+        // A module is enough: setting the default loads it.
+        kernel(&mut snap, [Module, Absent, Absent]);
+        let f = run(&QDISC_PFIFO_FAST, &snap);
+        assert_eq!(qdisc_change(&f[0]), Some(("fq_codel", "fq_codel")));
+        assert_eq!(
+            evidence(&f[0], "CONFIG_NET_SCH_FQ_CODEL"),
+            Some("m (a module, loaded on demand), per /proc/config.gz")
+        );
+        assert_eq!(evidence(&f[0], "fq_codel in this kernel"), None);
+        // No fq_codel: fq, and why; then cake.
+        kernel(&mut snap, [Absent, Builtin, Module]);
+        let f = run(&QDISC_PFIFO_FAST, &snap);
+        assert_eq!(qdisc_change(&f[0]), Some(("fq", "fq")));
+        assert!(
+            f[0].rationale.contains("has no fq_codel, but it has fq"),
+            "{}",
+            f[0].rationale
+        );
+        assert_eq!(
+            evidence(&f[0], "CONFIG_NET_SCH_FQ_CODEL"),
+            Some("not set (not in this kernel), per /proc/config.gz")
+        );
+        assert!(evidence(&f[0], "CONFIG_NET_SCH_FQ").is_some());
+        kernel(&mut snap, [Absent, Absent, Builtin]);
+        let f = run(&QDISC_PFIFO_FAST, &snap);
+        assert_eq!(qdisc_change(&f[0]), Some(("cake", "cake")));
+        // mq: the re-created children are the qdisc picked.
+        let mut rk = snapshot_of("rk3399-raid5");
+        kernel(&mut rk, [Absent, Module, Absent]);
+        let f = run(&QDISC_PFIFO_FAST, &rk);
+        assert!(f[0].recommendation.iter().any(|c| matches!(c,
+            Change::AdviceOnly { action } if action.contains("re-attaches mq with fq children"))));
+        // None at all: said so, and nothing to apply.
+        kernel(&mut snap, [Absent, Absent, Absent]);
+        let f = run(&QDISC_PFIFO_FAST, &snap);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+        let advice_only = |c: &Change| matches!(c, Change::AdviceOnly { .. });
+        assert!(f[0].recommendation.iter().all(advice_only), "{f:?}");
+        let why = &f[0].rationale;
+        assert!(why.contains("no fair-queueing qdisc"), "{why}");
+        for o in [
+            "CONFIG_NET_SCH_FQ_CODEL",
+            "CONFIG_NET_SCH_FQ",
+            "CONFIG_NET_SCH_CAKE",
+        ] {
+            assert!(
+                evidence(&f[0], o).is_some_and(|v| v.starts_with("not set")),
+                "{o}"
+            );
+        }
     }
 
     #[test]

@@ -6,11 +6,13 @@
 
 use super::ChangeKind;
 use super::netdev::{export_fields, plan_live, setting_name};
+use crate::probe::kernel_config;
 use crate::root::Root;
 use crate::tune::export::Tuned;
 use crate::tune::netdev;
 use crate::tune::plan::PlanItem;
 use crate::tune::sysctl_d;
+use crate::tune::validate;
 
 /// The device setting name that makes an `Ethtool` change a qdisc change.
 pub const SETTING: &str = "qdisc";
@@ -68,6 +70,10 @@ impl ChangeKind for Qdisc<'_> {
         if root.is_live() {
             let (kind, handle) = netdev::root_qdisc(self.interface).map_err(|e| e.to_string())?;
             restorable(self.interface, &kind, &handle)?;
+        }
+        if let Some(config) = kernel_config::read_running(root) {
+            validate::check_in_kernel(&self.setting(), SETTING, self.value, &config)
+                .map_err(|e| e.to_string())?;
         }
         let persistence = persistence(self.interface, self.value);
         plan_live(root, item, self.interface, SETTING, self.value, persistence)

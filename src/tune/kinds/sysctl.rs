@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use super::ChangeKind;
 use crate::advise::Change;
+use crate::probe::kernel_config;
 use crate::root::Root;
 use crate::tune::export::{SYSCTL_FILE, Tuned, yaml_str};
 use crate::tune::plan::{Persist, PlanItem, read_text};
@@ -49,12 +50,31 @@ impl ChangeKind for Sysctl<'_> {
         let path = sysctl_path(key);
         let current = read_text(root, &path)?
             .ok_or_else(|| format!("'{key}' does not exist on this kernel"))?;
-        let choices = if key == "net.ipv4.tcp_congestion_control" {
+        let cc = key == "net.ipv4.tcp_congestion_control";
+        // The kernel's build says which qdiscs and congestion controls exist at all.
+        let config = (cc || key == "net.core.default_qdisc")
+            .then(|| kernel_config::read_running(root))
+            .flatten();
+        if let Some(config) = &config {
+            validate::check_in_kernel(&item.setting, key, self.value, config)
+                .map_err(|e| e.to_string())?;
+        }
+        let choices = if cc {
             read_text(
                 root,
                 &sysctl_path("net.ipv4.tcp_available_congestion_control"),
             )?
-            .map(|t| t.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .map(|t| {
+                let mut v: Vec<String> = t.split_whitespace().map(str::to_string).collect();
+                // Only loaded ones are listed; a module loads when the setting names it.
+                if config
+                    .as_ref()
+                    .is_some_and(|c| validate::loadable(key, self.value, c))
+                {
+                    v.push(self.value.trim().to_string());
+                }
+                v
+            })
         } else {
             None
         };
