@@ -34,6 +34,46 @@ pub fn from_value<'a, T: Deserialize<'a>>(value: &'a serde_json::Value) -> serde
     T::deserialize(Maps(value))
 }
 
+/// For decoders written by hand: implements `Deserialize` for `$ty` as a JSON
+/// object read by `$visit`, a `fn<'de, A: MapAccess<'de>>(A) -> Result<$ty, A::Error>`.
+macro_rules! map_decoder {
+    ($ty:ident, $expecting:literal, $visit:ident) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct MapVisitor;
+                impl<'de> serde::de::Visitor<'de> for MapVisitor {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str($expecting)
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        map: A,
+                    ) -> Result<$ty, A::Error> {
+                        $visit(map)
+                    }
+                }
+                d.deserialize_map(MapVisitor)
+            }
+        }
+    };
+}
+pub(crate) use map_decoder;
+
+/// For decoders written by hand: stores a field's value; a second one is an
+/// error, as with a derived decoder.
+pub fn put<T, E: de::Error>(slot: &mut Option<T>, value: T, field: &'static str) -> Result<(), E> {
+    match slot.replace(value) {
+        Some(_) => Err(E::duplicate_field(field)),
+        None => Ok(()),
+    }
+}
+
+/// For decoders written by hand: a field that must be there.
+pub fn need<T, E: de::Error>(slot: Option<T>, field: &'static str) -> Result<T, E> {
+    slot.ok_or_else(|| E::missing_field(field))
+}
+
 /// A deserializer that asks the inner one for a map wherever a struct is wanted,
 /// and passes itself down to every nested value.
 struct Maps<D>(D);

@@ -6,11 +6,10 @@
 //! Accepts what the derived decoder accepted, with one difference nastune never
 //! writes: a field of another kind, which is ignored, must still have its type.
 
-use std::fmt;
-
-use serde::de::{Deserialize, Deserializer, Error, IgnoredAny, MapAccess, Unexpected, Visitor};
+use serde::de::{Error, IgnoredAny, MapAccess, Unexpected};
 
 use super::Change;
+use crate::json::{need, put};
 
 const VARIANTS: &[&str] = &[
     "sysctl",
@@ -46,114 +45,88 @@ const STRINGS: [&str; 17] = [
     "action",
 ];
 
-impl<'de> Deserialize<'de> for Change {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(ChangeVisitor)
-    }
-}
+crate::json::map_decoder!(Change, "internally tagged enum Change", visit);
 
-struct ChangeVisitor;
-
-/// Stores a field's value; a second one is an error, as with a derived decoder.
-fn put<T, E: Error>(slot: &mut Option<T>, value: T, field: &'static str) -> Result<(), E> {
-    match slot.replace(value) {
-        Some(_) => Err(E::duplicate_field(field)),
-        None => Ok(()),
-    }
-}
-
-fn need<T, E: Error>(slot: Option<T>, field: &'static str) -> Result<T, E> {
-    slot.ok_or_else(|| E::missing_field(field))
-}
-
-impl<'de> Visitor<'de> for ChangeVisitor {
-    type Value = Change;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("internally tagged enum Change")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Change, A::Error> {
-        let mut strings: [Option<String>; STRINGS.len()] = Default::default();
-        // Outer None: absent; inner None: null (smb_conf's "remove the parameter").
-        let mut value: Option<Option<String>> = None;
-        let (mut matches, mut add, mut remove, mut on) = (None, None, None, None);
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "value" => put(&mut value, map.next_value()?, "value")?,
-                "matches" => put(&mut matches, map.next_value()?, "matches")?,
-                "add" => put(&mut add, map.next_value()?, "add")?,
-                "remove" => put(&mut remove, map.next_value()?, "remove")?,
-                "on" => put(&mut on, map.next_value()?, "on")?,
-                other => match STRINGS.iter().position(|s| *s == other) {
-                    Some(i) => put(&mut strings[i], map.next_value()?, STRINGS[i])?,
-                    None => {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                },
-            }
+fn visit<'de, A: MapAccess<'de>>(mut map: A) -> Result<Change, A::Error> {
+    let mut strings: [Option<String>; STRINGS.len()] = Default::default();
+    // Outer None: absent; inner None: null (smb_conf's "remove the parameter").
+    let mut value: Option<Option<String>> = None;
+    let (mut matches, mut add, mut remove, mut on) = (None, None, None, None);
+    while let Some(key) = map.next_key::<String>()? {
+        match key.as_str() {
+            "value" => put(&mut value, map.next_value()?, "value")?,
+            "matches" => put(&mut matches, map.next_value()?, "matches")?,
+            "add" => put(&mut add, map.next_value()?, "add")?,
+            "remove" => put(&mut remove, map.next_value()?, "remove")?,
+            "on" => put(&mut on, map.next_value()?, "on")?,
+            other => match STRINGS.iter().position(|s| *s == other) {
+                Some(i) => put(&mut strings[i], map.next_value()?, STRINGS[i])?,
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            },
         }
-        let mut s = |field: &'static str| -> Result<String, A::Error> {
-            let i = STRINGS.iter().position(|s| *s == field).unwrap_or(0);
-            need(strings[i].take(), field)
-        };
-        // Every kind but smb_conf needs a string here.
-        let required = |value: Option<Option<String>>| match value {
-            Some(Some(v)) => Ok(v),
-            Some(None) => Err(A::Error::invalid_type(Unexpected::Unit, &"a string")),
-            None => Err(A::Error::missing_field("value")),
-        };
-        let kind = s("kind")?;
-        Ok(match kind.as_str() {
-            "sysctl" => Change::Sysctl {
-                key: s("key")?,
-                value: required(value)?,
-            },
-            "sysfs_attribute" => Change::SysfsAttribute {
-                path: s("path")?,
-                value: required(value)?,
-            },
-            "udev_rule" => Change::UdevRule {
-                subsystem: s("subsystem")?,
-                matches: need(matches, "matches")?,
-                attribute: s("attribute")?,
-                value: required(value)?,
-            },
-            "mount_option" => Change::MountOption {
-                mount_point: s("mount_point")?,
-                add: need(add, "add")?,
-                remove: need(remove, "remove")?,
-            },
-            "smb_conf" => Change::SmbConf {
-                section: s("section")?,
-                parameter: s("parameter")?,
-                value: value.flatten(),
-            },
-            "ethtool" => Change::Ethtool {
-                interface: s("interface")?,
-                setting: s("setting")?,
-                value: required(value)?,
-            },
-            "irq_affinity" => Change::IrqAffinity {
-                irq: s("irq")?,
-                cpus: s("cpus")?,
-            },
-            "queue_cpus" => Change::QueueCpus {
-                interface: s("interface")?,
-                queue: s("queue")?,
-                mask: s("mask")?,
-            },
-            "dm_crypt_flag" => Change::DmCryptFlag {
-                name: s("name")?,
-                flag: s("flag")?,
-                on: need(on, "on")?,
-            },
-            "advice_only" => Change::AdviceOnly {
-                action: s("action")?,
-            },
-            other => return Err(A::Error::unknown_variant(other, VARIANTS)),
-        })
     }
+    let mut s = |field: &'static str| -> Result<String, A::Error> {
+        let i = STRINGS.iter().position(|s| *s == field).unwrap_or(0);
+        need(strings[i].take(), field)
+    };
+    // Every kind but smb_conf needs a string here.
+    let required = |value: Option<Option<String>>| match value {
+        Some(Some(v)) => Ok(v),
+        Some(None) => Err(A::Error::invalid_type(Unexpected::Unit, &"a string")),
+        None => Err(A::Error::missing_field("value")),
+    };
+    let kind = s("kind")?;
+    Ok(match kind.as_str() {
+        "sysctl" => Change::Sysctl {
+            key: s("key")?,
+            value: required(value)?,
+        },
+        "sysfs_attribute" => Change::SysfsAttribute {
+            path: s("path")?,
+            value: required(value)?,
+        },
+        "udev_rule" => Change::UdevRule {
+            subsystem: s("subsystem")?,
+            matches: need(matches, "matches")?,
+            attribute: s("attribute")?,
+            value: required(value)?,
+        },
+        "mount_option" => Change::MountOption {
+            mount_point: s("mount_point")?,
+            add: need(add, "add")?,
+            remove: need(remove, "remove")?,
+        },
+        "smb_conf" => Change::SmbConf {
+            section: s("section")?,
+            parameter: s("parameter")?,
+            value: value.flatten(),
+        },
+        "ethtool" => Change::Ethtool {
+            interface: s("interface")?,
+            setting: s("setting")?,
+            value: required(value)?,
+        },
+        "irq_affinity" => Change::IrqAffinity {
+            irq: s("irq")?,
+            cpus: s("cpus")?,
+        },
+        "queue_cpus" => Change::QueueCpus {
+            interface: s("interface")?,
+            queue: s("queue")?,
+            mask: s("mask")?,
+        },
+        "dm_crypt_flag" => Change::DmCryptFlag {
+            name: s("name")?,
+            flag: s("flag")?,
+            on: need(on, "on")?,
+        },
+        "advice_only" => Change::AdviceOnly {
+            action: s("action")?,
+        },
+        other => return Err(A::Error::unknown_variant(other, VARIANTS)),
+    })
 }
 
 #[cfg(test)]
