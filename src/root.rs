@@ -111,7 +111,7 @@ impl Root {
         match root.read_string(ERRORS_FILE) {
             Ok(text) => {
                 root.replayed_errors =
-                    serde_json::from_str(&text).map_err(|e| ReadError::BadCapture {
+                    crate::json::from_str(&text).map_err(|e| ReadError::BadCapture {
                         path: dir.join(ERRORS_FILE),
                         message: e.to_string(),
                     })?
@@ -379,7 +379,7 @@ impl Root {
         };
         // Straight into T, not through a serde_json::Value: T's decoder is then the
         // one the store uses, not a second copy for Value (issue 22: binary size).
-        let stored: Captured<T> = serde_json::from_str(&text).map_err(|e| {
+        let stored: Captured<T> = crate::json::from_str(&text).map_err(|e| {
             format!("'{rel}' in the captured tree is not valid JSON of the right shape: {e}")
         })?;
         match stored {

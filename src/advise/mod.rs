@@ -9,6 +9,7 @@
 mod boards_netvm;
 pub mod bottleneck;
 pub mod buses;
+mod change_de;
 pub mod check;
 mod cpu;
 mod crypto;
@@ -61,7 +62,8 @@ pub enum Risk {
 }
 
 /// A recommended change, typed so `tune` can apply it and journal the old value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Decoded by hand: see [`change_de`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Change {
     Sysctl {

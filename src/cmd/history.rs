@@ -90,7 +90,7 @@ fn show(store: &Store, id: i64, json: bool) -> anyhow::Result<String> {
     let run = store.run(id)?;
     let mut documents = Vec::new();
     for (kind, schema_version, body) in store.documents(id)? {
-        let body = serde_json::from_str(&body)
+        let body = crate::json::from_str(&body)
             .with_context(|| format!("run {id}: stored '{kind}' document is not valid JSON"))?;
         documents.push(StoredDoc {
             kind,

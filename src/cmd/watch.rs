@@ -155,7 +155,7 @@ fn sleep_unless_interrupted(wait: Duration) {
 fn load_baselines(store: &Store, host_id: &str) -> anyhow::Result<BTreeMap<String, SeriesState>> {
     let mut out = BTreeMap::new();
     for (series, json) in store.watch_series(host_id)? {
-        match serde_json::from_str::<SeriesState>(&json) {
+        match crate::json::from_str::<SeriesState>(&json) {
             Ok(state) => {
                 out.insert(series, state);
             }

@@ -188,7 +188,7 @@ pub enum ParamsError {
 
 /// Strict decode: wrong types, non-objects, trailing garbage are errors.
 pub fn decode(bytes: &[u8]) -> Result<Params, ParamsError> {
-    serde_json::from_slice(bytes).map_err(|e| ParamsError::Decode(e.to_string()))
+    crate::json::from_slice(bytes).map_err(|e| ParamsError::Decode(e.to_string()))
 }
 
 fn at_most(key: &'static str, value: u64, limit: u64) -> Result<(), ParamsError> {

@@ -95,7 +95,7 @@ fn signed_or_wrapped<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::E
 pub const MAX_CPU_INTERVALS: usize = 600;
 
 pub fn decode(bytes: &[u8]) -> Result<ExchangeResults, serde_json::Error> {
-    serde_json::from_slice(bytes)
+    crate::json::from_slice(bytes)
 }
 
 #[cfg(test)]

@@ -432,7 +432,7 @@ fn authenticate<S: Read + Write>(
     .map_err(ProtocolError::Json)?;
     proto::write_message(sock, &challenge)?;
     let answer = proto::read_message(sock, auth::MAX_AUTH_JSON)?;
-    let answer: auth::Response = serde_json::from_slice(&answer).map_err(ProtocolError::Json)?;
+    let answer: auth::Response = crate::json::from_slice(&answer).map_err(ProtocolError::Json)?;
     if auth::verify(psk, &nonce, cookie, &answer.mac) {
         Ok(())
     } else {

@@ -187,7 +187,7 @@ fn parse_luks2(head: &[u8]) -> Result<Crypt, ParseError> {
         ));
     };
     let end = area.iter().position(|b| *b == 0).unwrap_or(area.len());
-    let json: serde_json::Value = serde_json::from_slice(&area[..end]).map_err(|e| {
+    let json: serde_json::Value = crate::json::from_slice(&area[..end]).map_err(|e| {
         ParseError::value(
             "LUKS2 JSON area",
             format!("{e} (larger than the {LUKS_HEAD_BYTES} bytes read?)"),

@@ -266,7 +266,7 @@ fn run_smartctl(bin: &Path, name: &str, timeout: Duration) -> Result<serde_json:
             "smartctl printed more than {MAX_OUTPUT_BYTES} bytes for '{dev}'; not parsed"
         ));
     }
-    serde_json::from_slice(&buf).map_err(|e| {
+    crate::json::from_slice(&buf).map_err(|e| {
         format!("smartctl printed no JSON for '{dev}' ({e}); smartmontools 7.0 or newer is needed")
     })
 }
@@ -376,7 +376,7 @@ const EXIT_NO_DATA: u32 = 0b111;
 
 /// Turns one device's smartctl JSON into its health, or the reason there is none.
 pub fn health_from_json(v: &serde_json::Value) -> Outcome<DiskHealth> {
-    let j = match SmartctlJson::deserialize(v) {
+    let j = match crate::json::from_value::<SmartctlJson>(v) {
         Ok(j) => j,
         Err(e) => {
             return Outcome::Failed {

@@ -105,7 +105,7 @@ fn body<D: Document>(version: u32, json: &str) -> Result<D, DecodeError> {
             known: D::VERSION,
         });
     }
-    serde_json::from_str(json).map_err(|e| DecodeError::Malformed {
+    crate::json::from_str(json).map_err(|e| DecodeError::Malformed {
         kind: D::KIND,
         version,
         message: e.to_string(),

@@ -73,7 +73,7 @@ impl Store {
                 .documents(id)?
                 .into_iter()
                 .map(|(kind, schema_version, body)| {
-                    let body = serde_json::from_str(&body).map_err(|e| StoreError::Corrupt {
+                    let body = crate::json::from_str(&body).map_err(|e| StoreError::Corrupt {
                         path: self.path().to_path_buf(),
                         detail: format!("run {id}'s '{kind}' document is not JSON: {e}"),
                     })?;
@@ -144,7 +144,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<(ExportedRun, Vec<Doc>)>, Imp
         format: String,
         format_version: u32,
     }
-    let header: Header = serde_json::from_str(text).map_err(|e| not(e.to_string()))?;
+    let header: Header = crate::json::from_str(text).map_err(|e| not(e.to_string()))?;
     if header.format != FORMAT {
         return Err(not(format!("its format is '{}'", header.format)));
     }
@@ -155,7 +155,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<(ExportedRun, Vec<Doc>)>, Imp
             known: FORMAT_VERSION,
         });
     }
-    let export: ExportFile = serde_json::from_str(text).map_err(|e| not(e.to_string()))?;
+    let export: ExportFile = crate::json::from_str(text).map_err(|e| not(e.to_string()))?;
     let mut out = Vec::new();
     for run in export.runs {
         let bad = |detail: String| ImportError::BadRun {

@@ -270,7 +270,7 @@ pub fn udev_task(tasks: &mut String, name: &str, line: &str) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn s(x: &str) -> String {
@@ -278,7 +278,7 @@ mod tests {
     }
 
     /// One change of every kind, as advise produces them.
-    fn changes() -> Vec<Change> {
+    pub(crate) fn changes() -> Vec<Change> {
         vec![
             Change::Sysctl {
                 key: s("vm.swappiness"),
