@@ -32,12 +32,20 @@ pub enum GunzipError {
 /// Decodes the first member of a gzip stream, at most `limit` bytes of output.
 pub fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>, GunzipError> {
     let body = skip_header(data)?;
+    // The trailer's length, when the member ends the file, sizes the output at
+    // once: growing by doubling would hold up to twice the text (probe's peak
+    // RSS, issue 22). Only a hint, bounded by `limit`; the check comes below.
+    let hint = data
+        .len()
+        .checked_sub(4)
+        .and_then(|i| data.get(i..))
+        .map_or(0, |t| u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as usize);
     let mut s = Inflate {
         input: data,
         pos: body,
         bits: 0,
         nbits: 0,
-        out: Vec::new(),
+        out: Vec::with_capacity(hint.min(limit)),
         limit,
     };
     s.inflate()?;
