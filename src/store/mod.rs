@@ -448,8 +448,16 @@ fn inspect(path: &Path) -> Result<Option<(Connection, Identity)>, StoreError> {
     .map_err(|e| classify(path, e))?;
     let names: Vec<&str> = facts.names.iter().map(String::as_str).collect();
     let identity = identify::identify(path, facts.application_id, facts.user_version, &names)?;
+    // The check reads every page once: through the usual 2 MiB page cache it
+    // left a 15 MiB store's pages resident (probe: 6.0 MiB peak RSS against
+    // 5.1 on a new store, issue 22). A small cache while it runs bounds that.
     let check: String = conn
-        .query_row("PRAGMA quick_check", [], |r| r.get(0))
+        .execute_batch("PRAGMA cache_size = -128")
+        .and_then(|()| conn.query_row("PRAGMA quick_check", [], |r| r.get(0)))
+        .and_then(|check| {
+            conn.execute_batch("PRAGMA cache_size = -2000")
+                .map(|()| check)
+        })
         .map_err(|e| classify(path, e))?;
     if check != "ok" {
         return Err(StoreError::Corrupt {
