@@ -74,6 +74,34 @@ pub fn need<T, E: de::Error>(slot: Option<T>, field: &'static str) -> Result<T, 
     slot.ok_or_else(|| E::missing_field(field))
 }
 
+/// For decoders written by hand: the fields of a value that its parent's object
+/// holds in line (`#[serde(flatten)]`). A derived parent buffers every key it
+/// does not know into serde's `Content` and decodes the value again from there,
+/// a second copy of its decoder; [`flat`] reads each key once, as it comes.
+pub trait Fields<'de>: Default {
+    type Value;
+    /// Reads `key`'s value when the key is one of these fields; `false` when it
+    /// is not, with the value left unread.
+    fn read<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error>;
+    /// The value, once every key has been read.
+    fn finish<E: de::Error>(self) -> Result<Self::Value, E>;
+}
+
+/// Reads a parent's object: `own` takes the keys of the parent's own fields (it
+/// returns `false` for any other), `F` the flattened ones; other keys are ignored.
+pub fn flat<'de, F: Fields<'de>, A: MapAccess<'de>>(
+    map: &mut A,
+    mut own: impl FnMut(&str, &mut A) -> Result<bool, A::Error>,
+) -> Result<F::Value, A::Error> {
+    let mut fields = F::default();
+    while let Some(key) = map.next_key::<String>()? {
+        if !own(&key, map)? && !fields.read(&key, map)? {
+            map.next_value::<de::IgnoredAny>()?;
+        }
+    }
+    fields.finish()
+}
+
 /// A deserializer that asks the inner one for a map wherever a struct is wanted,
 /// and passes itself down to every nested value.
 struct Maps<D>(D);
