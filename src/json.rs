@@ -21,7 +21,9 @@ pub fn from_str<'a, T: Deserialize<'a>>(text: &'a str) -> serde_json::Result<T> 
     from_slice(text.as_bytes())
 }
 
-/// Decodes `T` from JSON bytes (UTF-8 is checked inside strings).
+/// Decodes `T` from JSON bytes (UTF-8 is checked inside strings). Out of line:
+/// measured -2.3 KB stripped (issue 22).
+#[inline(never)]
 pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> serde_json::Result<T> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = T::deserialize(Maps(&mut de))?;
