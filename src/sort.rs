@@ -3,9 +3,11 @@
 //! (issue 22: ~30 copies); these order indices through a `dyn` comparison instead,
 //! so each call site adds only the comparator and a move of the elements. Same
 //! order as `slice::sort_by` (stable). For the short lists of reports and probes,
-//! not for hot paths.
+//! not for hot paths. [`btree_map`] likewise builds a map without
+//! `BTreeMap::from_iter`'s sort.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 /// Sorts `v` stably by `cmp`, like `v.sort_by(cmp)`.
 pub fn sort_by<T>(v: &mut Vec<T>, cmp: impl Fn(&T, &T) -> Ordering) {
@@ -25,6 +27,17 @@ pub fn sort_by_key<T, K: Ord>(v: &mut Vec<T>, key: impl Fn(&T) -> K) {
 /// Sorts `v` stably, like `v.sort()`.
 pub fn sort<T: Ord>(v: &mut Vec<T>) {
     sort_by(v, T::cmp);
+}
+
+/// Builds a map by inserting each pair in turn (a later key replaces an earlier
+/// one), like `pairs.collect::<BTreeMap<_, _>>()`. That `collect` sorts the pairs
+/// first: a copy of the sort loop for each iterator type it is called with.
+pub fn btree_map<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
+    let mut map = BTreeMap::new();
+    for (k, v) in pairs {
+        map.insert(k, v);
+    }
+    map
 }
 
 /// The indices `0..len` in stably sorted order: the one instantiation of the sort.
@@ -65,5 +78,10 @@ mod tests {
         let mut empty: Vec<String> = Vec::new();
         sort(&mut empty);
         assert!(empty.is_empty());
+
+        let pairs = [("b", 1), ("a", 2), ("b", 3)];
+        let map = btree_map(pairs);
+        assert_eq!(map, pairs.into_iter().collect::<BTreeMap<_, _>>());
+        assert_eq!(map["b"], 3, "the later value wins, as with collect");
     }
 }

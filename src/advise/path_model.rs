@@ -325,7 +325,7 @@ pub fn cpu_ceiling_on(costs: &[CpuCost], path_cores: &PathCores) -> Option<CpuCe
             pct: c.ns_per_byte / total * 100.0,
         })
         .collect();
-    shares.sort_by(|a, b| b.pct.total_cmp(&a.pct));
+    crate::sort::sort_by(&mut shares, |a, b| b.pct.total_cmp(&a.pct));
     Some(CpuCeiling {
         bytes_per_sec: best.0,
         cores,

@@ -71,7 +71,9 @@ pub fn stack(root: &Root, top: &str) -> Vec<Layer> {
         }
         out.push(Layer { name, depth, kind });
     }
-    out.sort_by(|a, b| a.depth.cmp(&b.depth).then(a.name.cmp(&b.name)));
+    crate::sort::sort_by(&mut out, |a, b| {
+        a.depth.cmp(&b.depth).then(a.name.cmp(&b.name))
+    });
     out
 }
 

@@ -71,7 +71,8 @@ impl UdevAssignment {
 
 /// A tuning command a udev rule runs (`RUN+="/sbin/hdparm -M 254 /dev/%k"`),
 /// with `%k`/`$kernel` replaced by the rule's KERNEL match when it has one.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// Decoded by hand, `kind` in line: see [`rc_kind_de`].
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct UdevRun {
     pub file: String,
     pub line: usize,
@@ -83,7 +84,8 @@ pub struct UdevRun {
 }
 
 /// A line of rc.local that looks like tuning.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// Decoded by hand, `kind` in line: see [`rc_kind_de`].
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RcCommand {
     pub line: usize,
     pub text: String,
@@ -120,13 +122,15 @@ mod rc_kind_de {
     //! size, 10 KiB). Here each field is decoded once as it comes, in any order; the
     //! tag picks the variant at the end. Accepts what the derived decoder accepted,
     //! but that a field of another kind, which is ignored, must have its type.
+    //! [`UdevRun`] and [`RcCommand`], which flatten it, read its keys in line
+    //! ([`crate::json::Fields`]) rather than buffer them for it.
 
     use std::fmt;
 
-    use serde::de::{Deserialize, Deserializer, Error, IgnoredAny, MapAccess, Unexpected, Visitor};
+    use serde::de::{Deserialize, Deserializer, Error, MapAccess, Unexpected, Visitor};
 
-    use super::RcKind;
-    use crate::json::{need, put};
+    use super::{RcCommand, RcKind, UdevRun};
+    use crate::json::{flat, need, put};
 
     const VARIANTS: &[&str] = &[
         "sysfs_write",
@@ -169,59 +173,129 @@ mod rc_kind_de {
     }
 
     fn visit<'de, A: MapAccess<'de>>(mut map: A) -> Result<RcKind, A::Error> {
-        let (mut kind, mut path, mut interface) = (None::<String>, None, None);
-        let (mut value, mut sectors) = (None, None);
-        let (mut flags, mut devices, mut features) = (None, None, None);
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "kind" => put(&mut kind, map.next_value()?, "kind")?,
-                "path" => put(&mut path, map.next_value()?, "path")?,
-                "interface" => put(&mut interface, map.next_value()?, "interface")?,
-                "value" => put(&mut value, map.next_value()?, "value")?,
-                "sectors" => put(&mut sectors, map.next_value()?, "sectors")?,
-                "flags" => put(&mut flags, map.next_value()?, "flags")?,
-                "devices" => put(&mut devices, map.next_value()?, "devices")?,
-                "features" => put(&mut features, map.next_value()?, "features")?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+        flat::<Fields, A>(&mut map, |_, _| Ok(false))
+    }
+
+    crate::json::map_decoder!(UdevRun, "struct UdevRun", visit_udev_run);
+
+    fn visit_udev_run<'de, A: MapAccess<'de>>(mut map: A) -> Result<UdevRun, A::Error> {
+        let (mut file, mut line, mut matches, mut command) = (None, None, None, None);
+        let kind = flat::<Fields, A>(&mut map, |key, map| {
+            match key {
+                "file" => put(&mut file, map.next_value()?, "file")?,
+                "line" => put(&mut line, map.next_value()?, "line")?,
+                "matches" => put(&mut matches, map.next_value()?, "matches")?,
+                "command" => put(&mut command, map.next_value()?, "command")?,
+                _ => return Ok(false),
             }
-        }
-        let kind = need(kind, "kind")?;
-        let value = need(value, "value");
-        Ok(match kind.as_str() {
-            "sysfs_write" => RcKind::SysfsWrite {
-                path: need(path, "path")?,
-                value: match value? {
-                    Value::Text(v) => v,
-                    Value::Number(n) => {
-                        return Err(A::Error::invalid_type(Unexpected::Unsigned(n), &"a string"));
-                    }
-                },
-            },
-            "hdparm" => RcKind::Hdparm {
-                flags: need(flags, "flags")?,
-                devices: need(devices, "devices")?,
-            },
-            "blockdev_setra" => RcKind::BlockdevSetra {
-                sectors: need(sectors, "sectors")?,
-                devices: need(devices, "devices")?,
-            },
-            "txqueuelen" => RcKind::Txqueuelen {
-                interface: need(interface, "interface")?,
-                value: match value? {
-                    Value::Number(n) => n,
-                    Value::Text(v) => {
-                        return Err(A::Error::invalid_type(Unexpected::Str(&v), &"u64"));
-                    }
-                },
-            },
-            "ethtool_features" => RcKind::EthtoolFeatures {
-                interface: need(interface, "interface")?,
-                features: need(features, "features")?,
-            },
-            other => return Err(A::Error::unknown_variant(other, VARIANTS)),
+            Ok(true)
+        })?;
+        Ok(UdevRun {
+            file: need(file, "file")?,
+            line: need(line, "line")?,
+            matches: need(matches, "matches")?,
+            command: need(command, "command")?,
+            kind,
         })
+    }
+
+    crate::json::map_decoder!(RcCommand, "struct RcCommand", visit_rc_command);
+
+    fn visit_rc_command<'de, A: MapAccess<'de>>(mut map: A) -> Result<RcCommand, A::Error> {
+        let (mut line, mut text) = (None, None);
+        let kind = flat::<Fields, A>(&mut map, |key, map| {
+            match key {
+                "line" => put(&mut line, map.next_value()?, "line")?,
+                "text" => put(&mut text, map.next_value()?, "text")?,
+                _ => return Ok(false),
+            }
+            Ok(true)
+        })?;
+        Ok(RcCommand {
+            line: need(line, "line")?,
+            text: need(text, "text")?,
+            kind,
+        })
+    }
+
+    /// RcKind's keys, also read in line by the objects that flatten it.
+    #[derive(Default)]
+    pub(super) struct Fields {
+        kind: Option<String>,
+        path: Option<String>,
+        interface: Option<String>,
+        value: Option<Value>,
+        sectors: Option<u64>,
+        flags: Option<Vec<(String, Option<String>)>>,
+        devices: Option<Vec<String>>,
+        features: Option<Vec<(String, String)>>,
+    }
+
+    impl<'de> crate::json::Fields<'de> for Fields {
+        type Value = RcKind;
+
+        fn read<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+            match key {
+                "kind" => put(&mut self.kind, map.next_value()?, "kind")?,
+                "path" => put(&mut self.path, map.next_value()?, "path")?,
+                "interface" => put(&mut self.interface, map.next_value()?, "interface")?,
+                "value" => put(&mut self.value, map.next_value()?, "value")?,
+                "sectors" => put(&mut self.sectors, map.next_value()?, "sectors")?,
+                "flags" => put(&mut self.flags, map.next_value()?, "flags")?,
+                "devices" => put(&mut self.devices, map.next_value()?, "devices")?,
+                "features" => put(&mut self.features, map.next_value()?, "features")?,
+                _ => return Ok(false),
+            }
+            Ok(true)
+        }
+
+        fn finish<E: Error>(self) -> Result<RcKind, E> {
+            let Fields {
+                kind,
+                path,
+                interface,
+                value,
+                sectors,
+                flags,
+                devices,
+                features,
+            } = self;
+            let kind = need(kind, "kind")?;
+            let value = need(value, "value");
+            Ok(match kind.as_str() {
+                "sysfs_write" => RcKind::SysfsWrite {
+                    path: need(path, "path")?,
+                    value: match value? {
+                        Value::Text(v) => v,
+                        Value::Number(n) => {
+                            return Err(E::invalid_type(Unexpected::Unsigned(n), &"a string"));
+                        }
+                    },
+                },
+                "hdparm" => RcKind::Hdparm {
+                    flags: need(flags, "flags")?,
+                    devices: need(devices, "devices")?,
+                },
+                "blockdev_setra" => RcKind::BlockdevSetra {
+                    sectors: need(sectors, "sectors")?,
+                    devices: need(devices, "devices")?,
+                },
+                "txqueuelen" => RcKind::Txqueuelen {
+                    interface: need(interface, "interface")?,
+                    value: match value? {
+                        Value::Number(n) => n,
+                        Value::Text(v) => {
+                            return Err(E::invalid_type(Unexpected::Str(&v), &"u64"));
+                        }
+                    },
+                },
+                "ethtool_features" => RcKind::EthtoolFeatures {
+                    interface: need(interface, "interface")?,
+                    features: need(features, "features")?,
+                },
+                other => return Err(E::unknown_variant(other, VARIANTS)),
+            })
+        }
     }
 }
 
@@ -731,6 +805,23 @@ mod tests {
         );
         // The ATTR parser is unchanged by the shared line splitter.
         assert!(parse_udev_rules("/x.rules", text).is_empty());
+    }
+
+    #[test]
+    fn udev_runs_round_trip_byte_for_byte_with_their_kind_in_line() {
+        let text = "KERNEL==\"sda\", RUN+=\"/sbin/hdparm -M 254 /dev/%k\"\n\
+                    KERNEL==\"eth0\", RUN+=\"/sbin/ethtool -K eth0 tso off\"\n";
+        let runs = parse_udev_runs("/etc/udev/rules.d/50-nas.rules", text);
+        assert_eq!(runs.len(), 2);
+        let json = serde_json::to_string(&runs).expect("encodes");
+        assert!(json.contains(r#""command":"/sbin/hdparm -M 254 /dev/%k","kind":"hdparm""#));
+        let back: Vec<UdevRun> = crate::json::from_str(&json).expect("decodes");
+        assert_eq!(back, runs);
+        assert_eq!(serde_json::to_string(&back).expect("encodes"), json);
+        let e =
+            crate::json::from_str::<UdevRun>(r#"{"kind": "hdparm", "flags": [], "devices": []}"#)
+                .expect_err("no file");
+        assert!(e.to_string().starts_with("missing field `file`"), "{e}");
     }
 
     #[test]

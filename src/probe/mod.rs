@@ -55,6 +55,8 @@ pub enum Outcome<T> {
     Failed { error: String },
 }
 
+pub(crate) use outcome_de::OutcomeFields;
+
 mod outcome_de {
     //! A derived `#[serde(tag = "status")]` decoder buffers each section into serde's
     //! private `Content` first and then decodes the section's type from that buffer:
@@ -66,7 +68,7 @@ mod outcome_de {
     use std::fmt;
     use std::marker::PhantomData;
 
-    use serde::de::{Deserialize, Deserializer, Error, IgnoredAny, MapAccess, Visitor};
+    use serde::de::{Deserialize, Deserializer, Error, MapAccess, Visitor};
 
     use super::Outcome;
 
@@ -88,36 +90,60 @@ mod outcome_de {
         }
 
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut status: Option<String> = None;
-            let mut data: Option<T> = None;
-            let mut reason: Option<String> = None;
-            let mut error: Option<String> = None;
-            while let Some(key) = map.next_key::<String>()? {
-                match key.as_str() {
-                    "status" => status = Some(map.next_value()?),
-                    // "data" belongs to "ok" only: skipped when the tag already said otherwise.
-                    "data" if status.as_deref().is_none_or(|s| s == "ok") => {
-                        data = Some(map.next_value()?)
-                    }
-                    "reason" => reason = Some(map.next_value()?),
-                    "error" => error = Some(map.next_value()?),
-                    _ => {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
+            crate::json::flat::<OutcomeFields<T>, A>(&mut map, |_, _| Ok(false))
+        }
+    }
+
+    /// An outcome's keys, also read in line by the objects that flatten one
+    /// (`probe::smart::SmartDevice`).
+    pub(crate) struct OutcomeFields<T> {
+        status: Option<String>,
+        data: Option<T>,
+        reason: Option<String>,
+        error: Option<String>,
+    }
+
+    impl<T> Default for OutcomeFields<T> {
+        fn default() -> Self {
+            OutcomeFields {
+                status: None,
+                data: None,
+                reason: None,
+                error: None,
             }
-            let status = status.ok_or_else(|| A::Error::missing_field("status"))?;
+        }
+    }
+
+    impl<'de, T: Deserialize<'de>> crate::json::Fields<'de> for OutcomeFields<T> {
+        type Value = Outcome<T>;
+
+        fn read<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+            match key {
+                "status" => self.status = Some(map.next_value()?),
+                // "data" belongs to "ok" only: skipped when the tag already said otherwise.
+                "data" if self.status.as_deref().is_none_or(|s| s == "ok") => {
+                    self.data = Some(map.next_value()?)
+                }
+                "reason" => self.reason = Some(map.next_value()?),
+                "error" => self.error = Some(map.next_value()?),
+                _ => return Ok(false),
+            }
+            Ok(true)
+        }
+
+        fn finish<E: Error>(self) -> Result<Outcome<T>, E> {
+            let status = self.status.ok_or_else(|| E::missing_field("status"))?;
             match status.as_str() {
                 "ok" => Ok(Outcome::Ok {
-                    data: data.ok_or_else(|| A::Error::missing_field("data"))?,
+                    data: self.data.ok_or_else(|| E::missing_field("data"))?,
                 }),
                 "unsupported" => Ok(Outcome::Unsupported {
-                    reason: reason.ok_or_else(|| A::Error::missing_field("reason"))?,
+                    reason: self.reason.ok_or_else(|| E::missing_field("reason"))?,
                 }),
                 "failed" => Ok(Outcome::Failed {
-                    error: error.ok_or_else(|| A::Error::missing_field("error"))?,
+                    error: self.error.ok_or_else(|| E::missing_field("error"))?,
                 }),
-                other => Err(A::Error::unknown_variant(other, VARIANTS)),
+                other => Err(E::unknown_variant(other, VARIANTS)),
             }
         }
     }

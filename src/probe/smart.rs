@@ -32,12 +32,32 @@ pub struct Smart {
     pub skipped: Vec<SkippedDevice>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// Decoded by hand, `health` in line ([`crate::json::Fields`]): a derived
+/// `#[serde(flatten)]` decoder would buffer it into serde's `Content` and hold a
+/// second copy of [`DiskHealth`]'s decoder (issue 22: binary size).
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct SmartDevice {
     /// Kernel name (`sda`).
     pub name: String,
     #[serde(flatten)]
     pub health: Outcome<DiskHealth>,
+}
+
+crate::json::map_decoder!(SmartDevice, "struct SmartDevice", visit_device);
+
+fn visit_device<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<SmartDevice, A::Error> {
+    let mut name = None;
+    let health = crate::json::flat::<super::OutcomeFields<DiskHealth>, A>(&mut map, |key, map| {
+        if key != "name" {
+            return Ok(false);
+        }
+        crate::json::put(&mut name, map.next_value()?, "name")?;
+        Ok(true)
+    })?;
+    Ok(SmartDevice {
+        name: crate::json::need(name, "name")?,
+        health,
+    })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -462,6 +482,32 @@ mod tests {
 
     fn health(text: &str) -> Outcome<DiskHealth> {
         health_from_json(&serde_json::from_str(text).unwrap())
+    }
+
+    #[test]
+    fn devices_round_trip_byte_for_byte_with_their_health_in_line() {
+        let devices: Vec<SmartDevice> = [ATA_HDD, NVME, USB_FAIL]
+            .iter()
+            .zip(["sda", "nvme0n1", "sdb"])
+            .map(|(text, name)| SmartDevice {
+                name: name.into(),
+                health: health(text),
+            })
+            .collect();
+        assert!(devices.iter().any(|d| d.health.data().is_none()));
+        let json = serde_json::to_string(&devices).unwrap();
+        assert!(json.starts_with(r#"[{"name":"sda","status":"ok","data":{"protocol":"ATA""#));
+        let back: Vec<SmartDevice> = crate::json::from_str(&json).unwrap();
+        assert_eq!(back, devices);
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        let e = crate::json::from_str::<SmartDevice>(r#"{"status": "failed", "error": "x"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("missing field `name`"), "{e}");
+        let e = crate::json::from_str::<SmartDevice>(r#"{"name": "sda", "status": "ok"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("missing field `data`"), "{e}");
     }
 
     #[test]

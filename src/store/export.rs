@@ -22,13 +22,49 @@ pub struct ExportFile {
     pub runs: Vec<ExportedRun>,
 }
 
+/// Decoded through [`ExportedRunFields`], not the derived `flatten` (issue 22).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "ExportedRunFields")]
 pub struct ExportedRun {
     /// The run as stored; its `id` is the one in the store it came from (it
     /// gets a new one on import).
     #[serde(flatten)]
     pub run: RunRecord,
     pub documents: Vec<ExportedDoc>,
+}
+
+/// [`ExportedRun`] as stored, with `run`'s fields in line: a derived
+/// `#[serde(flatten)]` decoder buffers every key it does not know into serde's
+/// `Content` and decodes [`RunRecord`] again from that buffer (issue 22: size).
+#[derive(Deserialize)]
+struct ExportedRunFields {
+    id: RunId,
+    kind: String,
+    started_unix: i64,
+    finished_unix: Option<i64>,
+    status: String,
+    host_id: String,
+    tool_version: String,
+    command: String,
+    documents: Vec<ExportedDoc>,
+}
+
+impl From<ExportedRunFields> for ExportedRun {
+    fn from(f: ExportedRunFields) -> Self {
+        ExportedRun {
+            run: RunRecord {
+                id: f.id,
+                kind: f.kind,
+                started_unix: f.started_unix,
+                finished_unix: f.finished_unix,
+                status: f.status,
+                host_id: f.host_id,
+                tool_version: f.tool_version,
+                command: f.command,
+            },
+            documents: f.documents,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -214,6 +250,10 @@ mod tests {
             .collect();
         let file = old.export(&ids).unwrap();
         let text = serde_json::to_string(&file).unwrap();
+        // Byte for byte both ways, though `run` is decoded in line (ExportedRunFields).
+        let back: ExportFile = crate::json::from_str(&text).unwrap();
+        assert_eq!(back, file);
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
 
         let dir = tempfile::tempdir().unwrap();
         let new = Store::open(&dir.path().join("new.db")).unwrap();

@@ -88,9 +88,9 @@ pub fn identify(
         )));
     }
     let mut have: Vec<&str> = names.to_vec();
-    have.sort_unstable();
+    crate::sort::sort(&mut have);
     let mut want = tables_at(user_version);
-    want.sort_unstable();
+    crate::sort::sort(&mut want);
     if have == want {
         return Ok(if user_version == 0 {
             Identity::New

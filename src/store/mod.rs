@@ -18,7 +18,7 @@ use std::io::Read;
 
 use rusqlite::ffi::ErrorCode;
 use rusqlite::{Connection, MAIN_DB, OpenFlags, OptionalExtension, params};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub use doc::{DecodeError, Doc, DocKind, Document, RunDocs, RunKind};
 use identify::Identity;
@@ -109,8 +109,8 @@ pub fn default_path() -> Result<PathBuf, StoreError> {
 
 pub type RunId = i64;
 
-/// One stored run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// One stored run (decoded only within an export file's runs).
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RunRecord {
     pub id: RunId,
     pub kind: String,

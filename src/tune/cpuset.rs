@@ -23,7 +23,7 @@ pub fn parse_list(text: &str) -> Result<Vec<u32>, String> {
         }
         out.extend(a..=b);
     }
-    out.sort_unstable();
+    crate::sort::sort(&mut out);
     out.dedup();
     Ok(out)
 }

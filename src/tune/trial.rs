@@ -130,14 +130,11 @@ impl Effect {
     }
 }
 
-/// What a trial measured and decided.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What a trial measured and decided; decoded only within [`TryReportFields`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrialOutcome {
     /// Every measurement in the order taken (JSON: `{"side", "value"}` objects).
-    #[serde(
-        serialize_with = "runs_as_objects",
-        deserialize_with = "runs_from_objects"
-    )]
+    #[serde(serialize_with = "runs_as_objects")]
     pub runs: Vec<(Side, f64)>,
     pub baseline: Summary,
     pub changed: Summary,
@@ -475,7 +472,9 @@ fn signed_pct(p: Option<f64>) -> String {
 }
 
 /// The `tune-try` document: the change, every run, the interval, the verdict.
+/// Decoded through [`TryReportFields`], not the derived `flatten` (issue 22).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "TryReportFields")]
 pub struct TryReport {
     pub change: crate::tune::plan::PlanItem,
     /// The judge as written: a disk workload, `net:…`, `smb://…` or `http:…`.
@@ -514,6 +513,80 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+/// [`TryReport`] as stored, with `outcome`'s fields in line: a derived
+/// `#[serde(flatten)]` decoder buffers every key it does not know into serde's
+/// `Content` and decodes [`TrialOutcome`] again from that buffer, a second copy
+/// of its decoder (issue 22: binary size). Same keys, same defaults.
+#[derive(Deserialize)]
+struct TryReportFields {
+    change: crate::tune::plan::PlanItem,
+    workload: String,
+    metric: workload::StoredMetric,
+    runs_per_side: u32,
+    runtime_ms: u64,
+    warmup_value: f64,
+    alternate: bool,
+    session: i64,
+    #[serde(deserialize_with = "runs_from_objects")]
+    runs: Vec<(Side, f64)>,
+    baseline: Summary,
+    changed: Summary,
+    diff: f64,
+    ci_low: f64,
+    ci_high: f64,
+    confidence: f64,
+    p_value: f64,
+    diff_pct: Option<f64>,
+    verdict: Verdict,
+    reason: String,
+    #[serde(default)]
+    effect: Option<Effect>,
+    min_gain_pct: f64,
+    kept: bool,
+    final_value: Option<String>,
+    #[serde(default)]
+    disturbed_runs: Vec<String>,
+    #[serde(default)]
+    reruns: u32,
+    #[serde(default)]
+    security_trade: Option<String>,
+}
+
+impl From<TryReportFields> for TryReport {
+    fn from(f: TryReportFields) -> Self {
+        TryReport {
+            change: f.change,
+            workload: f.workload,
+            metric: f.metric,
+            runs_per_side: f.runs_per_side,
+            runtime_ms: f.runtime_ms,
+            warmup_value: f.warmup_value,
+            alternate: f.alternate,
+            session: f.session,
+            outcome: TrialOutcome {
+                runs: f.runs,
+                baseline: f.baseline,
+                changed: f.changed,
+                diff: f.diff,
+                ci_low: f.ci_low,
+                ci_high: f.ci_high,
+                confidence: f.confidence,
+                p_value: f.p_value,
+                diff_pct: f.diff_pct,
+                verdict: f.verdict,
+                reason: f.reason,
+                effect: f.effect,
+            },
+            min_gain_pct: f.min_gain_pct,
+            kept: f.kept,
+            final_value: f.final_value,
+            disturbed_runs: f.disturbed_runs,
+            reruns: f.reruns,
+            security_trade: f.security_trade,
+        }
+    }
+}
+
 impl crate::store::Document for TryReport {
     const KIND: crate::store::DocKind = crate::store::DocKind::TuneTry;
     const VERSION: u32 = crate::tune::plan::SCHEMA_VERSION;
@@ -524,6 +597,27 @@ mod tests {
     use std::cell::RefCell;
 
     use super::*;
+
+    #[test]
+    fn a_stored_report_round_trips_byte_for_byte() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/docs/tune-try.json"
+        );
+        let stored = std::fs::read_to_string(path).unwrap();
+        let report: TryReport = crate::json::from_str(&stored).unwrap();
+        assert!(!report.outcome.runs.is_empty());
+        let json = serde_json::to_string(&report).unwrap();
+        let as_value = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
+        assert_eq!(as_value(&json), as_value(&stored));
+        let back: TryReport = crate::json::from_str(&json).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        // A key of the outcome missing is still named as missing.
+        let e = crate::json::from_str::<TryReport>(&json.replace("\"p_value\"", "\"p\""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("missing field `p_value`"), "{e}");
+    }
 
     /// A fake system: a flag for the change, a log of calls, and scripted
     /// numbers per side (each side's script is cycled).

@@ -20,8 +20,9 @@ pub const MAX_EVENTS: usize = 256;
 /// Series kept at most; the longest unseen ones go first (interfaces churn).
 pub const MAX_SERIES: usize = 4096;
 
-/// What one new value means next to the last one of its series.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// What one new value means next to the last one of its series; decoded only
+/// in line within an [`Observation`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "step")]
 pub enum Step {
     /// The first value of a series: the baseline.
@@ -129,8 +130,10 @@ impl SeriesState {
     }
 }
 
-/// One reading after tracking.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One reading after tracking. Decoded by hand, `step` in line
+/// ([`crate::json::Fields`]): a derived `#[serde(flatten)]` decoder buffers the
+/// object into serde's `Content` first (issue 22: binary size).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Observation {
     pub series: String,
     #[serde(flatten)]
@@ -139,6 +142,85 @@ pub struct Observation {
     pub total: u64,
     /// Per second over the time since the last value; absent for the first.
     pub rate_per_sec: Option<f64>,
+}
+
+mod observation_de {
+    use serde::de::{Error, MapAccess};
+
+    use super::{Observation, Step};
+    use crate::json::{flat, need, put};
+
+    const STEPS: &[&str] = &[
+        "first",
+        "unchanged",
+        "increase",
+        "wrap",
+        "reset",
+        "reboot",
+        "new_identity",
+    ];
+
+    #[derive(Default)]
+    struct StepFields {
+        step: Option<String>,
+        delta: Option<u64>,
+        bits: Option<u32>,
+    }
+
+    impl<'de> crate::json::Fields<'de> for StepFields {
+        type Value = Step;
+
+        fn read<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+            match key {
+                "step" => put(&mut self.step, map.next_value()?, "step")?,
+                "delta" => put(&mut self.delta, map.next_value()?, "delta")?,
+                "bits" => put(&mut self.bits, map.next_value()?, "bits")?,
+                _ => return Ok(false),
+            }
+            Ok(true)
+        }
+
+        fn finish<E: Error>(self) -> Result<Step, E> {
+            let delta = || need(self.delta, "delta");
+            Ok(match need(self.step.clone(), "step")?.as_str() {
+                "first" => Step::First,
+                "unchanged" => Step::Unchanged,
+                "increase" => Step::Increase { delta: delta()? },
+                "wrap" => Step::Wrap {
+                    delta: delta()?,
+                    bits: need(self.bits, "bits")?,
+                },
+                "reset" => Step::Reset,
+                "reboot" => Step::Reboot { delta: delta()? },
+                "new_identity" => Step::NewIdentity,
+                other => return Err(E::unknown_variant(other, STEPS)),
+            })
+        }
+    }
+
+    crate::json::map_decoder!(Observation, "struct Observation", visit);
+
+    fn visit<'de, A: MapAccess<'de>>(mut map: A) -> Result<Observation, A::Error> {
+        let (mut series, mut value, mut total, mut rate) = (None, None, None, None);
+        let step = flat::<StepFields, A>(&mut map, |key, map| {
+            match key {
+                "series" => put(&mut series, map.next_value()?, "series")?,
+                "value" => put(&mut value, map.next_value()?, "value")?,
+                "total" => put(&mut total, map.next_value()?, "total")?,
+                "rate_per_sec" => put(&mut rate, map.next_value()?, "rate_per_sec")?,
+                _ => return Ok(false),
+            }
+            Ok(true)
+        })?;
+        Ok(Observation {
+            series: need(series, "series")?,
+            step,
+            value: need(value, "value")?,
+            total: need(total, "total")?,
+            // Absent or null: the first value of its series.
+            rate_per_sec: rate.flatten(),
+        })
+    }
 }
 
 #[derive(Debug, Default)]
@@ -273,6 +355,44 @@ mod tests {
             resets_only: false,
             value,
         }
+    }
+
+    #[test]
+    fn observations_of_every_step_round_trip_byte_for_byte() {
+        let steps = [
+            Step::First,
+            Step::Unchanged,
+            Step::Increase { delta: 5 },
+            Step::Wrap { delta: 7, bits: 32 },
+            Step::Reset,
+            Step::Reboot { delta: 9 },
+            Step::NewIdentity,
+        ];
+        let obs: Vec<Observation> = steps
+            .iter()
+            .enumerate()
+            .map(|(i, &step)| Observation {
+                series: format!("net/eth{i}/rx_bytes"),
+                step,
+                value: 100,
+                total: 7,
+                rate_per_sec: (i > 0).then_some(1.5),
+            })
+            .collect();
+        let json = serde_json::to_string(&obs).unwrap();
+        assert!(
+            json.contains(r#""step":"wrap","delta":7,"bits":32,"value":100"#),
+            "{json}"
+        );
+        let back: Vec<Observation> = crate::json::from_str(&json).unwrap();
+        assert_eq!(back, obs);
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        let e = crate::json::from_str::<Observation>(
+            r#"{"series": "s", "step": "wrap", "delta": 1, "value": 1, "total": 1}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("missing field `bits`"), "{e}");
     }
 
     #[test]

@@ -589,7 +589,7 @@ pub fn add_smart(root: &Root, s: &mut Sample) {
 
 /// Gauges by key, for the JSON line of a sample.
 pub fn gauges_by_key(gauges: &[Gauge]) -> BTreeMap<String, f64> {
-    gauges.iter().map(|g| (g.key(), g.value)).collect()
+    crate::sort::btree_map(gauges.iter().map(|g| (g.key(), g.value)))
 }
 
 #[cfg(test)]

@@ -54,10 +54,11 @@ pub struct LatencyStats {
 
 impl LatencyStats {
     pub fn from_histogram(h: &Histogram) -> Option<Self> {
-        let percentile = REPORTED_PERCENTILES
-            .iter()
-            .filter_map(|p| Some((format!("{p:.6}"), h.percentile(*p)?)))
-            .collect();
+        let percentile = crate::sort::btree_map(
+            REPORTED_PERCENTILES
+                .iter()
+                .filter_map(|p| Some((format!("{p:.6}"), h.percentile(*p)?))),
+        );
         Some(LatencyStats {
             min: h.min()?,
             max: h.max()?,

@@ -163,7 +163,7 @@ pub(super) fn measure(
         let paths = members.iter().map(|(_, p)| p.target.path.clone()).collect();
         rows.push(row(name, "together", d + file_depth, paths, tests));
     }
-    rows.sort_by_key(|r| r.depth);
+    crate::sort::sort_by_key(&mut rows, |r| r.depth);
     costs(&mut rows);
     let results = rows.first().map(|r| r.tests.clone()).unwrap_or_default();
     let mut doc = measure::document(root, plan, chosen, &top.target, top.layers.clone(), results);

@@ -289,19 +289,22 @@ fn summarize(
     if cpu.percent_of_one_core > 0.0 {
         cpu.requests_per_cpu_sec = Some(rps / (cpu.percent_of_one_core / 100.0));
     }
-    let status_classes = STATUS_CLASSES
-        .iter()
-        .zip(t.status_classes)
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-    let errors = ErrorKind::ALL
-        .iter()
-        .map(|k| (k.name().to_string(), t.errors[*k as usize]))
-        .collect();
-    let in_flight_at_end = InFlight::ALL
-        .iter()
-        .map(|k| (k.name().to_string(), t.in_flight_at_end[*k as usize]))
-        .collect();
+    let status_classes = crate::sort::btree_map(
+        STATUS_CLASSES
+            .iter()
+            .zip(t.status_classes)
+            .map(|(k, v)| (k.to_string(), v)),
+    );
+    let errors = crate::sort::btree_map(
+        ErrorKind::ALL
+            .iter()
+            .map(|k| (k.name().to_string(), t.errors[*k as usize])),
+    );
+    let in_flight_at_end = crate::sort::btree_map(
+        InFlight::ALL
+            .iter()
+            .map(|k| (k.name().to_string(), t.in_flight_at_end[*k as usize])),
+    );
     let open = settings.rate_per_sec.is_some();
     RunResult {
         url: url.display(),

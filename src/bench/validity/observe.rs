@@ -134,9 +134,7 @@ fn device_counters(root: &Root, devices: &[String]) -> BTreeMap<String, DevCount
     }
     read_diskstats(root)
         .map(|all| {
-            all.into_iter()
-                .filter(|(name, _)| devices.contains(name))
-                .collect()
+            crate::sort::btree_map(all.into_iter().filter(|(name, _)| devices.contains(name)))
         })
         .unwrap_or_default()
 }
