@@ -86,7 +86,7 @@ fn own_lld() -> bool {
 /// over 4 MiB of .text, made ~90 % of it resident. lld puts the functions listed
 /// in benches/startup-symbols.txt (what probe, advise and check run, written by
 /// benches/startup-order.sh) first, in few windows: probe's text RSS 3.9 -> 1.4
-/// MiB (issue 22). Stale names (their hashes change with the toolchain) are
+/// MiB (issue 22). Stale names (their hashes change with the toolchain and with edits) are
 /// skipped without a warning; they only pack less. Release binaries, lld only.
 fn startup_order() {
     let list = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/startup-symbols.txt");
