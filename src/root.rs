@@ -239,7 +239,9 @@ impl Root {
         self.read_bytes_inner(rel, limit, false)
     }
 
-    fn read_bytes(&self, rel: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+    /// Reads a whole binary file of at most `limit` bytes; a larger one is an
+    /// error ([`ReadError::TooLarge`]), not cut.
+    pub fn read_bytes(&self, rel: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
         self.read_bytes_inner(rel, limit, true)
     }
 

@@ -273,15 +273,7 @@ fn read_text(root: &Root, rel: &str) -> Result<String, SourceError> {
 }
 
 fn read_gzip(root: &Root, rel: &str) -> Result<String, SourceError> {
-    // Read one byte past the bound so that a larger file is refused, not cut.
-    let gz = root.read_head(rel, MAX_FILE_BYTES + 1)?;
-    if gz.len() as u64 > MAX_FILE_BYTES {
-        return Err(ReadError::TooLarge {
-            path: root.path(rel),
-            limit: MAX_FILE_BYTES,
-        }
-        .into());
-    }
+    let gz = root.read_bytes(rel, MAX_FILE_BYTES)?;
     let gzip_error = |source| SourceError::Gzip {
         path: format!("/{rel}"),
         source,

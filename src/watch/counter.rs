@@ -181,14 +181,15 @@ mod observation_de {
         }
 
         fn finish<E: Error>(self) -> Result<Step, E> {
-            let delta = || need(self.delta, "delta");
-            Ok(match need(self.step.clone(), "step")?.as_str() {
+            let StepFields { step, delta, bits } = self;
+            let delta = || need(delta, "delta");
+            Ok(match need(step, "step")?.as_str() {
                 "first" => Step::First,
                 "unchanged" => Step::Unchanged,
                 "increase" => Step::Increase { delta: delta()? },
                 "wrap" => Step::Wrap {
                     delta: delta()?,
-                    bits: need(self.bits, "bits")?,
+                    bits: need(bits, "bits")?,
                 },
                 "reset" => Step::Reset,
                 "reboot" => Step::Reboot { delta: delta()? },
