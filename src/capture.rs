@@ -61,7 +61,7 @@ pub enum CaptureError {
 }
 
 /// Summary of a written capture.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, serde::Serialize, crate::json::Decode)]
 pub struct CaptureSummary {
     pub files: usize,
     pub dirs: usize,

@@ -1,465 +1,695 @@
 //! Every JSON document nastune reads is decoded here (issue 22: binary size).
 //!
-//! serde_json's `deserialize_struct` takes a JSON array as well as an object, so
-//! each derived struct visitor compiles a `visit_seq` next to its `visit_map`: about
-//! a third of all decoding code, for a form nastune never writes. [`Maps`] wraps the
-//! deserializer, and everything nested below it, so that structs are asked for as
-//! maps only. One reader (a byte slice) for every document likewise keeps one copy
-//! of each type's decoder instead of one per serde_json reader.
+//! The text is parsed once into a `serde_json::Value` (one parser in the binary),
+//! and each type then takes its fields out of that tree with [`Decode`], derived by
+//! `nastune_derive` from the same `#[serde(...)]` attributes that describe its
+//! encoding. A derived serde decoder is a generic visitor of about 2 KiB per struct;
+//! these are a call per field into the helpers below, which are generic over the
+//! field's type only. Strings are moved out of the tree, not copied.
 //!
-//! Errors are serde_json's own, with its line and column. A struct stored as an
-//! array, which nastune never writes, is refused ("expected struct ...").
+//! Errors name the value, what was expected and where it is (`runs[2].iops`); a
+//! syntax error keeps serde_json's line and column.
 
-use serde::Deserialize;
-use serde::de::{
-    self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
-};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::path::PathBuf;
+
+pub use nastune_derive::Decode;
+pub use serde_json::Value;
+
+/// A JSON object, as parsed.
+pub type Object = serde_json::Map<String, Value>;
+
+/// A type read from a parsed JSON value.
+pub trait Decode: Sized {
+    fn decode(v: Value) -> Result<Self, Error>;
+
+    /// The value of a field that is absent: `None` (an error), except for `Option`,
+    /// which is `None` then, as with serde.
+    fn missing() -> Option<Self> {
+        None
+    }
+}
+
+/// A type read from the fields of an object, which it takes out of the map: what
+/// a parent may hold in line (`#[serde(flatten)]`) and what an internally tagged
+/// variant holds beside its tag.
+pub trait DecodeFields: Sized {
+    fn decode_fields(m: &mut Object) -> Result<Self, Error>;
+}
 
 /// Decodes `T` from JSON text; trailing characters other than whitespace are an error.
-pub fn from_str<'a, T: Deserialize<'a>>(text: &'a str) -> serde_json::Result<T> {
+pub fn from_str<T: Decode>(text: &str) -> Result<T, Error> {
     from_slice(text.as_bytes())
 }
 
-/// Decodes `T` from JSON bytes (UTF-8 is checked inside strings). Out of line:
-/// measured -2.3 KB stripped (issue 22).
+/// Decodes `T` from JSON bytes (UTF-8 is checked inside strings).
+pub fn from_slice<T: Decode>(bytes: &[u8]) -> Result<T, Error> {
+    T::decode(parse(bytes)?)
+}
+
+/// The one JSON parser: out of line, so every document shares it.
 #[inline(never)]
-pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> serde_json::Result<T> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = T::deserialize(Maps(&mut de))?;
-    de.end()?;
-    Ok(value)
+fn parse(bytes: &[u8]) -> Result<Value, Error> {
+    serde_json::from_slice(bytes).map_err(Error::from)
 }
 
 /// Decodes `T` from an already parsed value (smartctl's output, read as a whole first).
-pub fn from_value<'a, T: Deserialize<'a>>(value: &'a serde_json::Value) -> serde_json::Result<T> {
-    T::deserialize(Maps(value))
+pub fn from_value<T: Decode>(value: Value) -> Result<T, Error> {
+    T::decode(value)
 }
 
-/// For decoders written by hand: implements `Deserialize` for `$ty` as a JSON
-/// object read by `$visit`, a `fn<'de, A: MapAccess<'de>>(A) -> Result<$ty, A::Error>`.
-macro_rules! map_decoder {
-    ($ty:ident, $expecting:literal, $visit:ident) => {
-        impl<'de> serde::Deserialize<'de> for $ty {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct MapVisitor;
-                impl<'de> serde::de::Visitor<'de> for MapVisitor {
-                    type Value = $ty;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str($expecting)
-                    }
-                    fn visit_map<A: serde::de::MapAccess<'de>>(
-                        self,
-                        map: A,
-                    ) -> Result<$ty, A::Error> {
-                        $visit(map)
-                    }
-                }
-                d.deserialize_map(MapVisitor)
+/// Why a document could not be decoded, and where in it. Boxed: every field's
+/// `Result` carries one, and a pointer keeps those small (issue 22: binary size).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error(Box<Inner>);
+
+#[derive(Debug, Clone, PartialEq)]
+struct Inner {
+    message: String,
+    /// From the value outwards: the innermost key or index first.
+    path: Vec<Step>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+impl Error {
+    #[inline(never)]
+    pub fn custom(message: impl fmt::Display) -> Self {
+        Error(Box::new(Inner {
+            message: message.to_string(),
+            path: Vec::new(),
+        }))
+    }
+
+    #[inline(never)]
+    fn invalid_type(v: &Value, expected: &str) -> Self {
+        Error::custom(format_args!(
+            "invalid type: {}, expected {expected}",
+            Unexpected(v)
+        ))
+    }
+
+    #[inline(never)]
+    fn missing_field(key: &str) -> Self {
+        Error::custom(format_args!("missing field `{key}`"))
+    }
+
+    #[inline(never)]
+    pub fn unknown_variant(name: &str, expected: &[&str]) -> Self {
+        let list: Vec<String> = expected.iter().map(|e| format!("`{e}`")).collect();
+        Error::custom(format_args!(
+            "unknown variant `{name}`, expected one of {}",
+            list.join(", ")
+        ))
+    }
+
+    /// The error, inside the field `key` of an object.
+    #[must_use]
+    #[inline(never)]
+    pub fn at(mut self, key: &str) -> Self {
+        self.0.path.push(Step::Key(key.to_string()));
+        self
+    }
+
+    #[must_use]
+    #[inline(never)]
+    fn at_index(mut self, i: usize) -> Self {
+        self.0.path.push(Step::Index(i));
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.message)?;
+        if self.0.path.is_empty() {
+            return Ok(());
+        }
+        f.write_str(" at `")?;
+        for (i, step) in self.0.path.iter().rev().enumerate() {
+            match step {
+                Step::Key(k) if i == 0 => f.write_str(k)?,
+                Step::Key(k) => write!(f, ".{k}")?,
+                Step::Index(n) => write!(f, "[{n}]")?,
             }
         }
-    };
+        f.write_str("`")
+    }
 }
-pub(crate) use map_decoder;
 
-/// For decoders written by hand: stores a field's value; a second one is an
-/// error, as with a derived decoder.
-pub fn put<T, E: de::Error>(slot: &mut Option<T>, value: T, field: &'static str) -> Result<(), E> {
-    match slot.replace(value) {
-        Some(_) => Err(E::duplicate_field(field)),
+impl std::error::Error for Error {}
+
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Self {
+        Error::custom(e)
+    }
+}
+
+/// A value as serde names it in its errors.
+struct Unexpected<'a>(&'a Value);
+
+impl fmt::Display for Unexpected<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Value::Null => f.write_str("null"),
+            Value::Bool(b) => write!(f, "boolean `{b}`"),
+            Value::Number(n) if n.is_f64() => write!(f, "floating point `{n}`"),
+            Value::Number(n) => write!(f, "integer `{n}`"),
+            Value::String(s) => write!(f, "string {s:?}"),
+            Value::Array(_) => f.write_str("sequence"),
+            Value::Object(_) => f.write_str("map"),
+        }
+    }
+}
+
+// Helpers the derived decoders call. Each takes the field's key as a string so
+// that a struct's decoder is a sequence of calls, not a state machine.
+
+/// The object a struct is read from.
+pub fn object(v: Value) -> Result<Object, Error> {
+    match v {
+        Value::Object(m) => Ok(m),
+        other => Err(Error::invalid_type(&other, "an object")),
+    }
+}
+
+/// A field that must be there (or is an `Option`).
+pub fn field<T: Decode>(m: &mut Object, key: &str) -> Result<T, Error> {
+    match m.remove(key) {
+        Some(v) => T::decode(v).map_err(|e| e.at(key)),
+        None => T::missing().ok_or_else(|| Error::missing_field(key)),
+    }
+}
+
+/// A field with a default: `None` when it is absent.
+pub fn opt_field<T: Decode>(m: &mut Object, key: &str) -> Result<Option<T>, Error> {
+    m.remove(key)
+        .map(|v| T::decode(v).map_err(|e| e.at(key)))
+        .transpose()
+}
+
+/// A field read by `#[serde(deserialize_with = "f")]`, which must be there.
+pub fn field_with<T>(
+    m: &mut Object,
+    key: &str,
+    f: fn(Value) -> Result<T, Error>,
+) -> Result<T, Error> {
+    opt_field_with(m, key, f)?.ok_or_else(|| Error::missing_field(key))
+}
+
+/// A field read by `#[serde(deserialize_with = "f")]` with a default.
+pub fn opt_field_with<T>(
+    m: &mut Object,
+    key: &str,
+    f: fn(Value) -> Result<T, Error>,
+) -> Result<Option<T>, Error> {
+    m.remove(key)
+        .map(|v| f(v).map_err(|e| e.at(key)))
+        .transpose()
+}
+
+/// `#[serde(deny_unknown_fields)]`: every key must have been taken.
+pub fn no_unknown_fields(m: &Object) -> Result<(), Error> {
+    match m.keys().next() {
+        Some(k) => Err(Error::custom(format_args!("unknown field `{k}`"))),
         None => Ok(()),
     }
 }
 
-/// For decoders written by hand: a field that must be there.
-pub fn need<T, E: de::Error>(slot: Option<T>, field: &'static str) -> Result<T, E> {
-    slot.ok_or_else(|| E::missing_field(field))
+/// An internally or adjacently tagged enum's tag, taken out of its object.
+pub fn tag(m: &mut Object, key: &str) -> Result<String, Error> {
+    field(m, key)
 }
 
-/// For decoders written by hand: the fields of a value that its parent's object
-/// holds in line (`#[serde(flatten)]`). A derived parent buffers every key it
-/// does not know into serde's `Content` and decodes the value again from there,
-/// a second copy of its decoder; [`flat`] reads each key once, as it comes.
-pub trait Fields<'de>: Default {
-    type Value;
-    /// Reads `key`'s value when the key is one of these fields; `false` when it
-    /// is not, with the value left unread.
-    fn read<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error>;
-    /// The value, once every key has been read.
-    fn finish<E: de::Error>(self) -> Result<Self::Value, E>;
+/// An externally tagged enum: `"variant"`, or `{"variant": content}`.
+pub fn external(v: Value) -> Result<(String, Option<Value>), Error> {
+    match v {
+        Value::String(name) => Ok((name, None)),
+        Value::Object(m) if m.len() == 1 => {
+            let (name, content) = m.into_iter().next().unwrap_or_default();
+            Ok((name, Some(content)))
+        }
+        other => Err(Error::invalid_type(
+            &other,
+            "a variant name or an object with one key",
+        )),
+    }
 }
 
-/// Reads a parent's object: `own` takes the keys of the parent's own fields (it
-/// returns `false` for any other), `F` the flattened ones; other keys are ignored.
-pub fn flat<'de, F: Fields<'de>, A: MapAccess<'de>>(
-    map: &mut A,
-    mut own: impl FnMut(&str, &mut A) -> Result<bool, A::Error>,
-) -> Result<F::Value, A::Error> {
-    let mut fields = F::default();
-    while let Some(key) = map.next_key::<String>()? {
-        if !own(&key, map)? && !fields.read(&key, map)? {
-            map.next_value::<de::IgnoredAny>()?;
+/// An adjacently tagged enum: `{tag: "variant", content: ...}`.
+pub fn adjacent(v: Value, tag_key: &str, content: &str) -> Result<(String, Option<Value>), Error> {
+    let mut m = object(v)?;
+    let name = tag(&mut m, tag_key)?;
+    Ok((name, m.remove(content)))
+}
+
+/// A unit variant: no content (or `null`).
+pub fn unit_variant(content: Option<Value>) -> Result<(), Error> {
+    match content {
+        None | Some(Value::Null) => Ok(()),
+        Some(other) => Err(Error::invalid_type(&other, "a unit variant")),
+    }
+}
+
+/// A newtype variant's content.
+pub fn content<T: Decode>(content: Option<Value>) -> Result<T, Error> {
+    match content {
+        Some(v) => T::decode(v),
+        None => Err(Error::custom(
+            "invalid type: unit variant, expected a value",
+        )),
+    }
+}
+
+/// A struct variant's content: its object.
+pub fn struct_content(content: Option<Value>) -> Result<Object, Error> {
+    match content {
+        Some(v) => object(v),
+        None => Err(Error::custom(
+            "invalid type: unit variant, expected an object",
+        )),
+    }
+}
+
+/// A tuple's elements, which must be exactly `n`; read with [`element`].
+pub fn tuple(v: Option<Value>, n: usize) -> Result<Tuple, Error> {
+    match v {
+        Some(Value::Array(a)) if a.len() == n => Ok(Tuple(a.into_iter().enumerate())),
+        Some(Value::Array(a)) => Err(Error::custom(format_args!(
+            "invalid length {}, expected {n} elements",
+            a.len()
+        ))),
+        Some(other) => Err(Error::invalid_type(&other, "a sequence")),
+        None => Err(Error::custom(
+            "invalid type: unit variant, expected a sequence",
+        )),
+    }
+}
+
+/// The elements of a tuple still to be read.
+pub struct Tuple(std::iter::Enumerate<std::vec::IntoIter<Value>>);
+
+/// The next element of a tuple ([`tuple`] checked there are enough).
+pub fn element<T: Decode>(t: &mut Tuple) -> Result<T, Error> {
+    let (i, v) = t.0.next().unwrap_or((0, Value::Null));
+    T::decode(v).map_err(|e| e.at_index(i))
+}
+
+// The types that fields hold.
+
+impl Decode for Value {
+    fn decode(v: Value) -> Result<Self, Error> {
+        Ok(v)
+    }
+}
+
+impl Decode for bool {
+    fn decode(v: Value) -> Result<Self, Error> {
+        match v {
+            Value::Bool(b) => Ok(b),
+            other => Err(Error::invalid_type(&other, "a boolean")),
         }
     }
-    fields.finish()
 }
 
-/// A deserializer that asks the inner one for a map wherever a struct is wanted,
-/// and passes itself down to every nested value.
-struct Maps<D>(D);
+impl Decode for String {
+    fn decode(v: Value) -> Result<Self, Error> {
+        match v {
+            Value::String(s) => Ok(s),
+            other => Err(Error::invalid_type(&other, "a string")),
+        }
+    }
+}
 
-/// Methods whose visitor may meet a nested value: the visitor is wrapped.
-macro_rules! nested {
-    ($($method:ident($($arg:ident: $ty:ty),*);)*) => {$(
-        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-            self.0.$method($($arg,)* Wrap(visitor))
+impl Decode for PathBuf {
+    fn decode(v: Value) -> Result<Self, Error> {
+        String::decode(v).map(PathBuf::from)
+    }
+}
+
+/// An unsigned integer of any width, as u64; the caller narrows it.
+fn unsigned(v: &Value, expected: &str) -> Result<u64, Error> {
+    match v {
+        Value::Number(n) if n.is_u64() => Ok(n.as_u64().unwrap_or_default()),
+        Value::Number(n) if n.is_i64() => Err(Error::custom(format_args!(
+            "invalid value: integer `{n}`, expected {expected}"
+        ))),
+        other => Err(Error::invalid_type(other, expected)),
+    }
+}
+
+/// A signed integer of any width, as i64; the caller narrows it.
+fn signed(v: &Value, expected: &str) -> Result<i64, Error> {
+    match v {
+        Value::Number(n) if n.is_i64() => Ok(n.as_i64().unwrap_or_default()),
+        Value::Number(n) if n.is_u64() => Err(Error::custom(format_args!(
+            "invalid value: integer `{n}`, expected {expected}"
+        ))),
+        other => Err(Error::invalid_type(other, expected)),
+    }
+}
+
+macro_rules! integers {
+    ($read:ident: $($t:ty),*) => {$(
+        impl Decode for $t {
+            fn decode(v: Value) -> Result<Self, Error> {
+                let wide = $read(&v, stringify!($t))?;
+                <$t>::try_from(wide).map_err(|_| {
+                    Error::custom(format_args!(
+                        "invalid value: integer `{wide}`, expected {}",
+                        stringify!($t)
+                    ))
+                })
+            }
         }
     )*};
 }
 
-/// Methods that only ever produce a scalar: the visitor goes in as it is.
-macro_rules! scalar {
-    ($($method:ident($($arg:ident: $ty:ty),*);)*) => {$(
-        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-            self.0.$method($($arg,)* visitor)
+integers!(unsigned: u8, u16, u32, u64, usize);
+integers!(signed: i8, i16, i32, i64, isize);
+
+impl Decode for f64 {
+    fn decode(v: Value) -> Result<Self, Error> {
+        match &v {
+            Value::Number(n) => Ok(n.as_f64().unwrap_or_default()),
+            other => Err(Error::invalid_type(other, "f64")),
+        }
+    }
+}
+
+impl Decode for f32 {
+    fn decode(v: Value) -> Result<Self, Error> {
+        f64::decode(v).map(|f| f as f32)
+    }
+}
+
+impl<T: Decode> Decode for Option<T> {
+    fn decode(v: Value) -> Result<Self, Error> {
+        match v {
+            Value::Null => Ok(None),
+            v => T::decode(v).map(Some),
+        }
+    }
+
+    fn missing() -> Option<Self> {
+        Some(None)
+    }
+}
+
+impl<T: Decode> Decode for Box<T> {
+    fn decode(v: Value) -> Result<Self, Error> {
+        T::decode(v).map(Box::new)
+    }
+}
+
+impl<T: Decode> Decode for std::collections::VecDeque<T> {
+    fn decode(v: Value) -> Result<Self, Error> {
+        Vec::decode(v).map(Self::from)
+    }
+}
+
+impl<T: Decode> Decode for Vec<T> {
+    fn decode(v: Value) -> Result<Self, Error> {
+        match v {
+            Value::Array(a) => a
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| T::decode(v).map_err(|e| e.at_index(i)))
+                .collect(),
+            other => Err(Error::invalid_type(&other, "a sequence")),
+        }
+    }
+}
+
+/// A map's key: JSON keys are strings, and serde writes integer keys as their digits.
+pub trait Key: Sized {
+    fn from_key(k: String) -> Result<Self, Error>;
+}
+
+impl Key for String {
+    fn from_key(k: String) -> Result<Self, Error> {
+        Ok(k)
+    }
+}
+
+macro_rules! integer_keys {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            fn from_key(k: String) -> Result<Self, Error> {
+                k.parse().map_err(|_| {
+                    Error::custom(format_args!(
+                        "invalid value: string {k:?}, expected {} as a key",
+                        stringify!($t)
+                    ))
+                })
+            }
         }
     )*};
 }
 
-impl<'de, D: Deserializer<'de>> Deserializer<'de> for Maps<D> {
-    type Error = D::Error;
+integer_keys!(u8, u16, u32, u64, usize, i32, i64);
 
-    nested! {
-        deserialize_any();
-        deserialize_option();
-        deserialize_newtype_struct(name: &'static str);
-        deserialize_seq();
-        deserialize_tuple(len: usize);
-        deserialize_tuple_struct(name: &'static str, len: usize);
-        deserialize_map();
-        deserialize_enum(name: &'static str, variants: &'static [&'static str]);
-    }
+/// The entries of an object, each value decoded.
+fn entries<K: Key, T: Decode>(m: Object) -> impl Iterator<Item = Result<(K, T), Error>> {
+    m.into_iter().map(|(k, v)| {
+        let value = T::decode(v).map_err(|e| e.at(&k))?;
+        Ok((K::from_key(k)?, value))
+    })
+}
 
-    scalar! {
-        deserialize_bool();
-        deserialize_i8();
-        deserialize_i16();
-        deserialize_i32();
-        deserialize_i64();
-        deserialize_i128();
-        deserialize_u8();
-        deserialize_u16();
-        deserialize_u32();
-        deserialize_u64();
-        deserialize_u128();
-        deserialize_f32();
-        deserialize_f64();
-        deserialize_char();
-        deserialize_str();
-        deserialize_string();
-        deserialize_bytes();
-        deserialize_byte_buf();
-        deserialize_unit();
-        deserialize_unit_struct(name: &'static str);
-        deserialize_identifier();
-        deserialize_ignored_any();
-    }
-
-    /// The point of the wrapper: a struct is read as a map, never as an array.
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_map(Wrap(visitor))
-    }
-
-    fn is_human_readable(&self) -> bool {
-        self.0.is_human_readable()
+impl<K: Key + Ord, T: Decode> Decode for BTreeMap<K, T> {
+    fn decode(v: Value) -> Result<Self, Error> {
+        entries(object(v)?).collect()
     }
 }
 
-/// A visitor whose nested deserializers and accessors are wrapped in turn.
-struct Wrap<V>(V);
-
-macro_rules! visit {
-    ($($method:ident($ty:ty);)*) => {$(
-        fn $method<E: de::Error>(self, v: $ty) -> Result<Self::Value, E> {
-            self.0.$method(v)
-        }
-    )*};
-}
-
-impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
-    type Value = V::Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        self.0.expecting(f)
-    }
-
-    visit! {
-        visit_bool(bool);
-        visit_i8(i8);
-        visit_i16(i16);
-        visit_i32(i32);
-        visit_i64(i64);
-        visit_i128(i128);
-        visit_u8(u8);
-        visit_u16(u16);
-        visit_u32(u32);
-        visit_u64(u64);
-        visit_u128(u128);
-        visit_f32(f32);
-        visit_f64(f64);
-        visit_char(char);
-        visit_str(&str);
-        visit_borrowed_str(&'de str);
-        visit_string(String);
-        visit_bytes(&[u8]);
-        visit_borrowed_bytes(&'de [u8]);
-        visit_byte_buf(Vec<u8>);
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        self.0.visit_none()
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        self.0.visit_unit()
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        self.0.visit_some(Maps(d))
-    }
-
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        self.0.visit_newtype_struct(Maps(d))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_seq(Wrap(seq))
-    }
-
-    /// Kept out of line, so each struct's derived `visit_map` is called rather than
-    /// inlined into serde_json's reader: measured -70 KB stripped (issue 22).
-    /// The same on `visit_seq` and `visit_enum` measured +55 KB, so not there.
-    #[inline(never)]
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_map(Wrap(map))
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_enum(Wrap(data))
+impl<K: Key + Eq + std::hash::Hash, T: Decode> Decode for HashMap<K, T> {
+    fn decode(v: Value) -> Result<Self, Error> {
+        entries(object(v)?).collect()
     }
 }
 
-/// A seed whose deserializer is wrapped: how wrapping reaches nested values.
-struct Seed<S>(S);
-
-impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Seed<S> {
-    type Value = S::Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        self.0.deserialize(Maps(d))
+/// A flattened map takes every key its parent's own fields left.
+impl<K: Key + Ord, T: Decode> DecodeFields for BTreeMap<K, T> {
+    fn decode_fields(m: &mut Object) -> Result<Self, Error> {
+        entries(std::mem::take(m)).collect()
     }
 }
 
-impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Wrap<A> {
-    type Error = A::Error;
-
-    fn next_element_seed<T: DeserializeSeed<'de>>(
-        &mut self,
-        seed: T,
-    ) -> Result<Option<T::Value>, A::Error> {
-        self.0.next_element_seed(Seed(seed))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        self.0.size_hint()
+impl<A: Decode, B: Decode> Decode for (A, B) {
+    fn decode(v: Value) -> Result<Self, Error> {
+        let mut t = tuple(Some(v), 2)?;
+        Ok((element(&mut t)?, element(&mut t)?))
     }
 }
 
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for Wrap<A> {
-    type Error = A::Error;
-
-    /// Keys are strings: nothing nested to wrap.
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, A::Error> {
-        self.0.next_key_seed(seed)
-    }
-
-    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
-        self.0.next_value_seed(Seed(seed))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        self.0.size_hint()
-    }
-}
-
-impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Wrap<A> {
-    type Error = A::Error;
-    type Variant = Wrap<A::Variant>;
-
-    /// The variant's name is a string: nothing nested to wrap.
-    fn variant_seed<T: DeserializeSeed<'de>>(
-        self,
-        seed: T,
-    ) -> Result<(T::Value, Self::Variant), A::Error> {
-        let (value, variant) = self.0.variant_seed(seed)?;
-        Ok((value, Wrap(variant)))
-    }
-}
-
-impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<A> {
-    type Error = A::Error;
-
-    fn unit_variant(self) -> Result<(), A::Error> {
-        self.0.unit_variant()
-    }
-
-    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, A::Error> {
-        self.0.newtype_variant_seed(Seed(seed))
-    }
-
-    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
-        self.0.tuple_variant(len, Wrap(visitor))
-    }
-
-    /// The inner `struct_variant` would take an array too (see the module doc), so
-    /// the variant's content is read as a newtype holding a map.
-    fn struct_variant<V: Visitor<'de>>(
-        self,
-        _fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, A::Error> {
-        self.0.newtype_variant_seed(StructVariant(visitor))
-    }
-}
-
-/// The content of a struct variant, read as a map.
-struct StructVariant<V>(V);
-
-impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for StructVariant<V> {
-    type Value = V::Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(Wrap(self.0))
+impl<A: Decode, B: Decode, C: Decode> Decode for (A, B, C) {
+    fn decode(v: Value) -> Result<Self, Error> {
+        let mut t = tuple(Some(v), 3)?;
+        Ok((element(&mut t)?, element(&mut t)?, element(&mut t)?))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    //! The derived decoders against serde's, on the same types and documents:
+    //! serde is the known truth for what the attributes mean.
     use super::*;
-    use std::collections::BTreeMap;
+    use serde::Deserialize;
 
-    #[derive(Debug, PartialEq, Deserialize)]
+    #[derive(Debug, PartialEq, Deserialize, Decode)]
     struct Inner {
         a: u32,
         b: Option<String>,
     }
 
-    #[derive(Debug, PartialEq, Deserialize)]
+    #[derive(Debug, PartialEq, Deserialize, Decode)]
     #[serde(rename_all = "snake_case")]
     enum Shape {
         Unit,
         Newtype(Inner),
         Tuple(u8, u8),
-        Struct { inner: Inner, n: i64 },
+        StructLike { inner: Inner, n: i64 },
     }
 
-    #[derive(Debug, PartialEq, Deserialize)]
-    #[serde(tag = "kind", rename_all = "snake_case")]
+    #[derive(Debug, PartialEq, Deserialize, Decode)]
+    #[serde(tag = "kind", rename_all = "kebab-case")]
     enum Tagged {
-        One { inner: Inner },
+        OneThing { inner: Inner },
         Two(Inner),
+        Three,
     }
 
-    #[derive(Debug, PartialEq, Deserialize)]
+    #[derive(Debug, PartialEq, Deserialize, Decode)]
+    #[serde(tag = "state", content = "why", rename_all = "lowercase")]
+    enum Adjacent {
+        Fine,
+        Broken(String),
+    }
+
+    #[derive(Debug, PartialEq, Default, Deserialize, Decode)]
+    #[serde(default)]
+    struct Defaults {
+        x: u64,
+        y: String,
+    }
+
+    fn seven() -> u8 {
+        7
+    }
+
+    fn doubled(v: Value) -> Result<u64, Error> {
+        u64::decode(v).map(|n| n * 2)
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, Decode)]
+    #[serde(rename_all = "kebab-case")]
     struct Outer {
-        inner: Inner,
+        inner_one: Inner,
         list: Vec<Inner>,
         map: BTreeMap<String, Inner>,
+        by_number: BTreeMap<u32, bool>,
         shapes: Vec<Shape>,
         tagged: Vec<Tagged>,
+        adjacent: Vec<Adjacent>,
+        #[serde(rename = "pair")]
+        two: (i8, f64),
+        #[serde(default)]
+        absent: Vec<u8>,
+        #[serde(default = "seven")]
+        seven: u8,
+        #[serde(skip)]
+        skipped: u16,
+        defaults: Defaults,
         #[serde(flatten)]
-        rest: BTreeMap<String, serde_json::Value>,
+        rest: BTreeMap<String, Value>,
     }
 
     const DOC: &str = r#"{
-        "inner": {"a": 1, "b": "x"},
+        "inner-one": {"a": 1, "b": "x"},
         "list": [{"a": 2, "b": null}],
         "map": {"k": {"a": 3}},
-        "shapes": ["unit", {"newtype": {"a": 4}}, {"tuple": [5, 6]}, {"struct": {"inner": {"a": 7}, "n": -8}}],
-        "tagged": [{"kind": "one", "inner": {"a": 9}}, {"kind": "two", "a": 10}],
+        "by-number": {"17": true},
+        "shapes": ["unit", {"newtype": {"a": 4}}, {"tuple": [5, 6]}, {"struct_like": {"inner": {"a": 7}, "n": -8}}],
+        "tagged": [{"kind": "one-thing", "inner": {"a": 9}}, {"kind": "two", "a": 10}, {"kind": "three"}],
+        "adjacent": [{"state": "fine"}, {"state": "broken", "why": "disk"}],
+        "pair": [-3, 2.5],
+        "defaults": {"y": "set"},
         "extra": [1, {"x": true}]
     }"#;
 
     #[test]
-    fn decodes_what_serde_json_decodes() {
-        let ours: Outer = from_str(DOC).expect("decodes");
-        let theirs: Outer = serde_json::from_str(DOC).expect("decodes");
+    fn decodes_what_serde_decodes() {
+        let theirs: Outer = serde_json::from_str(DOC).expect("serde decodes");
+        let ours: Outer = from_str(DOC).expect("ours decodes");
         assert_eq!(ours, theirs);
+        assert_eq!(ours.seven, 7);
         assert_eq!(
-            ours.shapes[3],
-            Shape::Struct {
-                inner: Inner { a: 7, b: None },
-                n: -8
+            ours.defaults,
+            Defaults {
+                x: 0,
+                y: "set".into()
             }
         );
-        assert_eq!(ours.rest["extra"], serde_json::json!([1, {"x": true}]));
-        let value: serde_json::Value = serde_json::from_str(DOC).expect("decodes");
-        assert_eq!(from_value::<Outer>(&value).expect("decodes"), theirs);
+        assert_eq!(ours.rest.keys().collect::<Vec<_>>(), ["extra"]);
+        assert_eq!(ours.skipped, 0);
     }
 
+    /// Each case is refused by serde too; ours says where.
     #[test]
-    fn a_struct_stored_as_an_array_is_refused_with_its_position() {
-        let e = from_str::<Outer>(r#"{"inner": [1, "x"]}"#).expect_err("array for a struct");
-        assert_eq!(
-            e.to_string(),
-            "invalid type: sequence, expected struct Inner at line 1 column 10"
-        );
-        // serde_json alone takes it: the wrapper is what refuses it.
-        assert!(serde_json::from_str::<Inner>(r#"[1, "x"]"#).is_ok());
-        let e = from_str::<Shape>(r#"{"struct": [{"a": 1}, 2]}"#).expect_err("array for a variant");
-        assert_eq!(
-            e.to_string(),
-            "invalid type: sequence, expected struct variant Shape::Struct at line 1 column 11"
-        );
-    }
-
-    #[test]
-    fn errors_keep_serde_jsons_line_and_column() {
-        let text = "{\n  \"inner\": {\"a\": \"one\"}\n}";
-        let ours = from_str::<Outer>(text)
-            .expect_err("string for a number")
-            .to_string();
-        let theirs = serde_json::from_str::<Outer>(text)
-            .expect_err("string for a number")
-            .to_string();
-        assert_eq!(ours, theirs);
-        assert!(ours.contains("line 2 column 22"), "{ours}");
-        let missing = from_str::<Inner>("{\"b\": \"x\"}")
-            .expect_err("no a")
-            .to_string();
-        assert_eq!(missing, "missing field `a` at line 1 column 10");
-        let trailing = from_str::<Inner>("{\"a\": 1} x")
-            .expect_err("trailing")
-            .to_string();
-        assert_eq!(trailing, "trailing characters at line 1 column 10");
-    }
-
-    #[test]
-    fn borrows_from_the_input() {
-        #[derive(Deserialize)]
-        struct Borrowed<'a> {
-            name: &'a str,
+    fn errors_name_the_value_and_where_it_is() {
+        let cases = [
+            (
+                r#"{"a": "one"}"#,
+                "invalid type: string \"one\", expected u32 at `a`",
+            ),
+            (r#"{"b": "x"}"#, "missing field `a`"),
+            (
+                r#"{"a": -1}"#,
+                "invalid value: integer `-1`, expected u32 at `a`",
+            ),
+            (
+                r#"{"a": 4294967296}"#,
+                "invalid value: integer `4294967296`, expected u32 at `a`",
+            ),
+            (
+                r#"{"a": 1.5}"#,
+                "invalid type: floating point `1.5`, expected u32 at `a`",
+            ),
+            (
+                r#"{"a": 1, "b": 2}"#,
+                "invalid type: integer `2`, expected a string at `b`",
+            ),
+            ("[1, 2]", "invalid type: sequence, expected an object"),
+        ];
+        for (text, message) in cases {
+            assert!(serde_json::from_str::<Inner>(text).is_err(), "{text}");
+            assert_eq!(
+                from_str::<Inner>(text).expect_err(text).to_string(),
+                message
+            );
         }
-        let text = String::from(r#"{"name": "sda"}"#);
-        let b: Borrowed = from_str(&text).expect("decodes");
-        assert_eq!(b.name, "sda");
+        let e =
+            from_str::<Vec<Shape>>(r#"["unit", {"struct_like": {"inner": {"a": true}, "n": 1}}]"#)
+                .expect_err("bool for a number");
+        assert_eq!(
+            e.to_string(),
+            "invalid type: boolean `true`, expected u32 at `[1].inner.a`"
+        );
+        let e = from_str::<Tagged>(r#"{"kind": "four"}"#).expect_err("unknown variant");
+        assert_eq!(
+            e.to_string(),
+            "unknown variant `four`, expected one of `one-thing`, `two`, `three`"
+        );
+        let e = from_str::<Tagged>(r#"{"inner": {"a": 1}}"#).expect_err("no tag");
+        assert_eq!(e.to_string(), "missing field `kind`");
+        let e = from_str::<Inner>("{\"a\": 1} x").expect_err("trailing");
+        assert_eq!(e.to_string(), "trailing characters at line 1 column 10");
+        let e = from_str::<Inner>("{\n \"a\": 1,").expect_err("cut short");
+        assert!(e.to_string().contains("line 2"), "{e}");
+    }
+
+    /// `deserialize_with` names a `fn(Value) -> Result<T, Error>` here, not serde's
+    /// generic function, so it has no serde twin to compare with.
+    #[test]
+    fn deserialize_with_reads_the_value_through_the_function() {
+        #[derive(Debug, PartialEq, Decode)]
+        struct With {
+            #[serde(deserialize_with = "doubled")]
+            n: u64,
+            #[serde(default, deserialize_with = "doubled")]
+            m: u64,
+        }
+        assert_eq!(from_str::<With>(r#"{"n": 21}"#), Ok(With { n: 42, m: 0 }));
+        assert_eq!(
+            from_str::<With>(r#"{"n": 1, "m": 2}"#),
+            Ok(With { n: 2, m: 4 })
+        );
+        let e = from_str::<With>("{}").expect_err("n is needed");
+        assert_eq!(e.to_string(), "missing field `n`");
+        let e = from_str::<With>(r#"{"n": "x"}"#).expect_err("a string");
+        assert_eq!(
+            e.to_string(),
+            "invalid type: string \"x\", expected u64 at `n`"
+        );
+    }
+
+    #[test]
+    fn deny_unknown_fields_names_the_field() {
+        #[derive(Debug, Deserialize, Decode)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Strict {
+            a: u8,
+        }
+        assert!(serde_json::from_str::<Strict>(r#"{"a": 1, "z": 2}"#).is_err());
+        let e = from_str::<Strict>(r#"{"a": 1, "z": 2}"#).expect_err("unknown field");
+        assert_eq!(e.to_string(), "unknown field `z`");
+        assert!(from_str::<Strict>(r#"{"a": 1}"#).is_ok());
     }
 }

@@ -22,7 +22,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use crate::capture::{Event, Recorder};
 
@@ -357,7 +356,7 @@ impl Root {
     /// An `Err` from `live` is a reason such as "ioctl not supported by driver".
     pub fn captured<T, F>(&self, name: &str, live: F) -> Result<T, String>
     where
-        T: Serialize + DeserializeOwned,
+        T: Serialize + crate::json::Decode,
         F: FnOnce() -> Result<T, String>,
     {
         let rel = format!("{SYNTHETIC_DIR}/{name}.json");
@@ -475,7 +474,7 @@ fn set_blocking(file: fs::File, path: &Path) -> Result<fs::File, ReadError> {
     Ok(file)
 }
 
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(serde::Serialize, crate::json::Decode)]
 #[serde(rename_all = "snake_case")]
 enum Captured<T> {
     Value(T),

@@ -2,7 +2,8 @@
 //! and check runs of this host measured. `advise` measures nothing itself, so it
 //! reads them here; `check` passes its own fresh figures instead.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::bottleneck::{CipherFigure, Measurements, measurements_from};
 use crate::store::{RunId, RunKind, RunRecord, Store, StoreError};
@@ -20,7 +21,7 @@ const MEASURING_KINDS: [RunKind; 4] = [
 ];
 
 /// The stored run a figure was read from.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq, Eq)]
 pub struct MeasuredBy {
     pub run_id: RunId,
     /// The run's kind as stored (`bench-disk`, `check`).
@@ -221,7 +222,7 @@ mod tests {
     fn disk_doc() -> DiskBench {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/docs/disk-loops.json");
-        serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("decode")
+        crate::json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("decode")
     }
 
     fn store_disk_run(store: &Store, host: &str, doc: &DiskBench) -> RunId {

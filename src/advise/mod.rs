@@ -9,7 +9,8 @@
 mod boards_netvm;
 pub mod bottleneck;
 pub mod buses;
-mod change_de;
+#[cfg(test)]
+mod change_json;
 pub mod check;
 mod cpu;
 mod crypto;
@@ -32,14 +33,15 @@ mod usb;
 mod vm;
 mod what_if;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use crate::probe::Snapshot;
 pub use bottleneck::Measurements;
 
 /// How much a finding matters. Ordered: `--fail-on warning` also fails on critical.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Decode, clap::ValueEnum,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
@@ -50,7 +52,7 @@ pub enum Severity {
 }
 
 /// What applying the recommendation takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     /// A runtime value that can be set and reverted at once.
@@ -62,8 +64,7 @@ pub enum Risk {
 }
 
 /// A recommended change, typed so `tune` can apply it and journal the old value.
-/// Decoded by hand: see [`change_de`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Change {
     Sysctl {
@@ -124,7 +125,7 @@ pub enum Change {
 }
 
 /// One fact that triggered a finding.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct Evidence {
     pub fact: String,
     pub value: String,
@@ -153,7 +154,7 @@ pub struct RuleInfo {
 }
 
 /// What a rule found on this box.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct Finding {
     pub rule_id: String,
     pub title: String,
@@ -173,7 +174,7 @@ pub struct Finding {
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The `findings` document of an advise run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct FindingsDoc {
     pub schema_version: u32,
     pub tool_version: String,

@@ -6,10 +6,11 @@
 //! single-threaded stage (one smbd per client, one flow's softirq) can never
 //! use more than one core. Pure: the figures come from the benches' documents.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 /// One stage's CPU cost per byte moved.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct CpuCost {
     /// `smbd`, `softirq`, `kcryptd`, `md-raid`, `tcp`, `client (this box)` …
     pub stage: String,
@@ -21,7 +22,7 @@ pub struct CpuCost {
 }
 
 /// What binds the CPU's ceiling.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "stage")]
 pub enum Binding {
     /// All the cores the path may use, shared by every stage.
@@ -31,7 +32,7 @@ pub enum Binding {
 }
 
 /// The CPU's ceiling for a path, with the arithmetic.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct CpuCeiling {
     pub bytes_per_sec: f64,
     pub cores: f64,
@@ -56,7 +57,7 @@ impl CpuCeiling {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct Share {
     pub stage: String,
     pub pct: f64,
@@ -68,7 +69,7 @@ fn mb(bytes_per_sec: f64) -> String {
 
 /// The cores a path may use and, when read from the processes' affinity,
 /// which ones and whose (`smbd's affinity: 0`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct PathCores {
     pub count: f64,
     /// `smbd's affinity: 0` or `smbd's and this client's affinity: 0-1`;
@@ -121,7 +122,7 @@ impl PathCores {
 
 /// A transfer's use of the box's CPUs: each CPU's busy time, whoever used
 /// it, over the transfer's elapsed time and bytes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct CoreLoad {
     pub busy_by_cpu: Vec<crate::bench::smb::server::CpuBusy>,
     pub elapsed_ns: u64,
@@ -147,7 +148,7 @@ pub fn taken_by_others(load: &CoreLoad, cpus: &[u32], costs: &[CpuCost]) -> f64 
 }
 
 /// How a transfer's costs were scaled down to the CPUs' busy time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct CostScale {
     /// What the stages' own clocks counted for the transfer, ns.
     pub counted_ns: f64,
@@ -765,7 +766,7 @@ pub(crate) mod tests {
                         {"stage": "iowait", "cpu_ns": 1, "cpu_seconds_per_gb": 30.0}]}}]
             })
         };
-        serde_json::from_value(serde_json::json!({
+        crate::json::from_value(serde_json::json!({
             "schema_version": 1, "tool_version": "0", "server_local": true,
             "settings": {"target": "//127.0.0.1/data", "user": null,
                 "workloads": ["seq-read"], "securities": ["plain", "encrypt"], "dialects": [],
@@ -809,7 +810,7 @@ pub(crate) mod tests {
 
 /// A file service measured end to end (bench smb): what it moved and, when
 /// the server is this box, what each stage cost per byte.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct ServiceFigure {
     /// `smb`.
     pub service: String,
@@ -973,7 +974,7 @@ pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> 
 
 /// A one-way TCP transfer bench net ran from this box to a peer, with what
 /// each byte cost this box's CPU.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct TcpFigure {
     pub peer: String,
     /// `send` (this box sent: what a client reading from it asks) or `receive`.

@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use crate::probe::proc_stat::{CpuTicks, parse_stat};
 use crate::root::{ReadError, Root};
@@ -35,7 +36,7 @@ pub fn process_cpu() -> ProcessCpu {
 }
 
 /// System-wide CPU over an interval, as percent of all CPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Decode)]
 pub struct SystemCpuPct {
     pub user_pct: f64,
     pub sys_pct: f64,
@@ -115,7 +116,7 @@ pub fn read_kernel_threads(root: &Root) -> Result<KernelThreads, ReadError> {
     Ok(KernelThreads { by_pid })
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct ThreadCpu {
     pub pid: u32,
     pub comm: String,
@@ -216,7 +217,7 @@ fn read_system(root: &Root) -> Option<CpuTicks> {
 }
 
 /// CPU used over an interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct CpuUsage {
     pub process_user_ns: u64,
     pub process_sys_ns: u64,

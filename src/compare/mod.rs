@@ -261,10 +261,10 @@ pub(crate) mod tests {
     use crate::store::Doc;
 
     /// A stored document from the fixture store (tests/fixtures/docs).
-    pub(crate) fn fixture<D: serde::de::DeserializeOwned>(name: &str) -> D {
+    pub(crate) fn fixture<D: crate::json::Decode>(name: &str) -> D {
         let path = format!("{}/tests/fixtures/docs/{name}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap();
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+        crate::json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
     fn disk(passes: &[f64]) -> RunDocs {

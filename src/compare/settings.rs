@@ -3,19 +3,20 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::probe::Snapshot;
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Decode)]
 pub struct SettingsDiff {
     /// Why no diff could be made (a run without a snapshot).
     pub unavailable: Option<String>,
     pub changed: Vec<Change>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct Change {
     pub setting: String,
     pub a: Option<String>,

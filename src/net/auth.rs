@@ -3,8 +3,9 @@
 //! compares in constant time. Binding the cookie ties the answer to this session,
 //! so a sniffed answer cannot be replayed for another one.
 
+use crate::json::Decode;
 use hmac::{Hmac, KeyInit, Mac};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::Sha256;
 use thiserror::Error;
 
@@ -27,13 +28,13 @@ pub enum AuthError {
     Malformed(String),
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Challenge {
     pub nonce: String,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Response {
     pub mac: String,

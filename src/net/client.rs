@@ -158,7 +158,7 @@ pub fn run(
             return Err(ClientError::NeedPsk);
         };
         let raw = proto::read_message(&mut ctrl, auth::MAX_AUTH_JSON)?;
-        let ch: auth::Challenge = crate::json::from_slice(&raw).map_err(ProtocolError::Json)?;
+        let ch: auth::Challenge = crate::json::from_slice(&raw).map_err(ProtocolError::Decode)?;
         let nonce = auth::unhex(&ch.nonce).map_err(|e| ClientError::Results(e.to_string()))?;
         let answer = serde_json::to_vec(&auth::Response {
             mac: auth::respond(psk, &nonce, &cookie),

@@ -4,13 +4,14 @@
 
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use crate::probe::proc_stat::{CpuTicks, parse_stat};
 use crate::root::Root;
 
 /// System-wide CPU between two samples, in % of all CPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct SystemCpu {
     pub busy_percent: f64,
@@ -80,7 +81,7 @@ pub struct CpuMeter {
 }
 
 /// iperf3-style process CPU (% of one core) plus the system-wide view.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Decode)]
 pub struct CpuUse {
     pub process_total_percent: f64,
     pub process_user_percent: f64,

@@ -7,7 +7,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::params::RrMode;
 use super::protocol::COOKIE_SIZE;
@@ -101,7 +102,7 @@ impl Histogram {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Decode)]
 pub struct RrResult {
     pub mode: RrMode,
     pub streams: u32,

@@ -17,7 +17,8 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::allow::{self, Cidr};
 use super::auth;
@@ -72,7 +73,7 @@ pub struct ServeConfig {
 }
 
 /// What the server reports for each session (stdout, one JSON line or a text line).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Decode)]
 pub struct SessionReport {
     pub peer: String,
     pub outcome: String,
@@ -380,6 +381,7 @@ fn handle_connection(
                         ProtocolError::TooLong { .. }
                             | ProtocolError::Empty
                             | ProtocolError::Json(_)
+                            | ProtocolError::Decode(_)
                             | ProtocolError::UnknownState(_)
                     )
             ) {
@@ -432,7 +434,7 @@ fn authenticate<S: Read + Write>(
     .map_err(ProtocolError::Json)?;
     proto::write_message(sock, &challenge)?;
     let answer = proto::read_message(sock, auth::MAX_AUTH_JSON)?;
-    let answer: auth::Response = crate::json::from_slice(&answer).map_err(ProtocolError::Json)?;
+    let answer: auth::Response = crate::json::from_slice(&answer).map_err(ProtocolError::Decode)?;
     if auth::verify(psk, &nonce, cookie, &answer.mac) {
         Ok(())
     } else {

@@ -3,9 +3,10 @@
 
 use std::os::fd::AsRawFd;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Decode)]
 pub struct TcpInfo {
     pub rtt_us: u32,
     pub rttvar_us: u32,

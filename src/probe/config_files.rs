@@ -4,7 +4,8 @@
 //! leniently: a line we cannot read becomes a problem with file:line, never an
 //! error for the whole section.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::ProbeError;
 use super::file_services::ConfigProblem;
@@ -15,7 +16,7 @@ pub const RC_LOCAL: &str = "etc/rc.local";
 /// Later directories override files of the same name in earlier ones.
 pub const UDEV_RULE_DIRS: &[&str] = &["lib/udev/rules.d", "etc/udev/rules.d"];
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq, Default)]
 pub struct ConfigFiles {
     /// `None` when /etc/fstab does not exist.
     pub fstab: Option<Vec<FstabEntry>>,
@@ -30,14 +31,14 @@ pub struct ConfigFiles {
     pub problems: Vec<ConfigProblem>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Comment {
     pub line: usize,
     pub text: String,
 }
 
 /// One fstab line, octal escapes (`\040`) decoded.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct FstabEntry {
     pub line: usize,
     pub spec: String,
@@ -50,7 +51,7 @@ pub struct FstabEntry {
 
 /// One `ATTR{...}=` assignment in a udev rule that concerns block, net or USB
 /// power attributes.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct UdevAssignment {
     pub file: String,
     pub line: usize,
@@ -71,8 +72,7 @@ impl UdevAssignment {
 
 /// A tuning command a udev rule runs (`RUN+="/sbin/hdparm -M 254 /dev/%k"`),
 /// with `%k`/`$kernel` replaced by the rule's KERNEL match when it has one.
-/// Decoded by hand, `kind` in line: see [`rc_kind_de`].
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct UdevRun {
     pub file: String,
     pub line: usize,
@@ -84,8 +84,7 @@ pub struct UdevRun {
 }
 
 /// A line of rc.local that looks like tuning.
-/// Decoded by hand, `kind` in line: see [`rc_kind_de`].
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct RcCommand {
     pub line: usize,
     pub text: String,
@@ -93,8 +92,7 @@ pub struct RcCommand {
     pub kind: RcKind,
 }
 
-/// Decoded by hand: see [`rc_kind_de`].
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RcKind {
     /// `echo VALUE > /sys/PATH`; path relative to /sys.
@@ -113,190 +111,6 @@ pub enum RcKind {
         interface: String,
         features: Vec<(String, String)>,
     },
-}
-
-mod rc_kind_de {
-    //! The derived `#[serde(tag = "kind")]` decoder buffers the object into serde's
-    //! private `Content` and decodes all five variants from it as arrays or maps,
-    //! besides the buffering its two flattening parents do already (issue 22: binary
-    //! size, 10 KiB). Here each field is decoded once as it comes, in any order; the
-    //! tag picks the variant at the end. Accepts what the derived decoder accepted,
-    //! but that a field of another kind, which is ignored, must have its type.
-    //! [`UdevRun`] and [`RcCommand`], which flatten it, read its keys in line
-    //! ([`crate::json::Fields`]) rather than buffer them for it.
-
-    use std::fmt;
-
-    use serde::de::{Deserialize, Deserializer, Error, MapAccess, Unexpected, Visitor};
-
-    use super::{RcCommand, RcKind, UdevRun};
-    use crate::json::{flat, need, put};
-
-    const VARIANTS: &[&str] = &[
-        "sysfs_write",
-        "hdparm",
-        "blockdev_setra",
-        "txqueuelen",
-        "ethtool_features",
-    ];
-
-    crate::json::map_decoder!(RcKind, "internally tagged enum RcKind", visit);
-
-    /// `value`: text for `sysfs_write`, a number for `txqueuelen`.
-    enum Value {
-        Text(String),
-        Number(u64),
-    }
-
-    impl<'de> Deserialize<'de> for Value {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            d.deserialize_any(ValueVisitor)
-        }
-    }
-
-    struct ValueVisitor;
-
-    impl Visitor<'_> for ValueVisitor {
-        type Value = Value;
-
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a string or a number")
-        }
-
-        fn visit_str<E: Error>(self, v: &str) -> Result<Value, E> {
-            Ok(Value::Text(v.to_string()))
-        }
-
-        fn visit_u64<E: Error>(self, v: u64) -> Result<Value, E> {
-            Ok(Value::Number(v))
-        }
-    }
-
-    fn visit<'de, A: MapAccess<'de>>(mut map: A) -> Result<RcKind, A::Error> {
-        flat::<Fields, A>(&mut map, |_, _| Ok(false))
-    }
-
-    crate::json::map_decoder!(UdevRun, "struct UdevRun", visit_udev_run);
-
-    fn visit_udev_run<'de, A: MapAccess<'de>>(mut map: A) -> Result<UdevRun, A::Error> {
-        let (mut file, mut line, mut matches, mut command) = (None, None, None, None);
-        let kind = flat::<Fields, A>(&mut map, |key, map| {
-            match key {
-                "file" => put(&mut file, map.next_value()?, "file")?,
-                "line" => put(&mut line, map.next_value()?, "line")?,
-                "matches" => put(&mut matches, map.next_value()?, "matches")?,
-                "command" => put(&mut command, map.next_value()?, "command")?,
-                _ => return Ok(false),
-            }
-            Ok(true)
-        })?;
-        Ok(UdevRun {
-            file: need(file, "file")?,
-            line: need(line, "line")?,
-            matches: need(matches, "matches")?,
-            command: need(command, "command")?,
-            kind,
-        })
-    }
-
-    crate::json::map_decoder!(RcCommand, "struct RcCommand", visit_rc_command);
-
-    fn visit_rc_command<'de, A: MapAccess<'de>>(mut map: A) -> Result<RcCommand, A::Error> {
-        let (mut line, mut text) = (None, None);
-        let kind = flat::<Fields, A>(&mut map, |key, map| {
-            match key {
-                "line" => put(&mut line, map.next_value()?, "line")?,
-                "text" => put(&mut text, map.next_value()?, "text")?,
-                _ => return Ok(false),
-            }
-            Ok(true)
-        })?;
-        Ok(RcCommand {
-            line: need(line, "line")?,
-            text: need(text, "text")?,
-            kind,
-        })
-    }
-
-    /// RcKind's keys, also read in line by the objects that flatten it.
-    #[derive(Default)]
-    pub(super) struct Fields {
-        kind: Option<String>,
-        path: Option<String>,
-        interface: Option<String>,
-        value: Option<Value>,
-        sectors: Option<u64>,
-        flags: Option<Vec<(String, Option<String>)>>,
-        devices: Option<Vec<String>>,
-        features: Option<Vec<(String, String)>>,
-    }
-
-    impl<'de> crate::json::Fields<'de> for Fields {
-        type Value = RcKind;
-
-        fn read<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
-            match key {
-                "kind" => put(&mut self.kind, map.next_value()?, "kind")?,
-                "path" => put(&mut self.path, map.next_value()?, "path")?,
-                "interface" => put(&mut self.interface, map.next_value()?, "interface")?,
-                "value" => put(&mut self.value, map.next_value()?, "value")?,
-                "sectors" => put(&mut self.sectors, map.next_value()?, "sectors")?,
-                "flags" => put(&mut self.flags, map.next_value()?, "flags")?,
-                "devices" => put(&mut self.devices, map.next_value()?, "devices")?,
-                "features" => put(&mut self.features, map.next_value()?, "features")?,
-                _ => return Ok(false),
-            }
-            Ok(true)
-        }
-
-        fn finish<E: Error>(self) -> Result<RcKind, E> {
-            let Fields {
-                kind,
-                path,
-                interface,
-                value,
-                sectors,
-                flags,
-                devices,
-                features,
-            } = self;
-            let kind = need(kind, "kind")?;
-            let value = need(value, "value");
-            Ok(match kind.as_str() {
-                "sysfs_write" => RcKind::SysfsWrite {
-                    path: need(path, "path")?,
-                    value: match value? {
-                        Value::Text(v) => v,
-                        Value::Number(n) => {
-                            return Err(E::invalid_type(Unexpected::Unsigned(n), &"a string"));
-                        }
-                    },
-                },
-                "hdparm" => RcKind::Hdparm {
-                    flags: need(flags, "flags")?,
-                    devices: need(devices, "devices")?,
-                },
-                "blockdev_setra" => RcKind::BlockdevSetra {
-                    sectors: need(sectors, "sectors")?,
-                    devices: need(devices, "devices")?,
-                },
-                "txqueuelen" => RcKind::Txqueuelen {
-                    interface: need(interface, "interface")?,
-                    value: match value? {
-                        Value::Number(n) => n,
-                        Value::Text(v) => {
-                            return Err(E::invalid_type(Unexpected::Str(&v), &"u64"));
-                        }
-                    },
-                },
-                "ethtool_features" => RcKind::EthtoolFeatures {
-                    interface: need(interface, "interface")?,
-                    features: need(features, "features")?,
-                },
-                other => return Err(E::unknown_variant(other, VARIANTS)),
-            })
-        }
-    }
 }
 
 impl RcKind {

@@ -7,7 +7,8 @@
 //! Each item is asked separately: a driver that lacks ring sizes (lo, veth, usbnet)
 //! still reports its features, and the reason it lacks rings is kept per item.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::Outcome;
 
@@ -31,7 +32,7 @@ pub const INTERESTING_FEATURES: &[&str] = &[
 
 /// What the ethtool ioctl told about one interface; stored as
 /// `.nastune/ethtool/<ifname>.json` in a capture.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Ethtool {
     pub driver_info: Outcome<DriverInfo>,
     pub rings: Outcome<Rings>,
@@ -44,7 +45,7 @@ pub struct Ethtool {
 /// `ETHTOOL_GCOALESCE`: how long (µs) and how many frames the NIC waits before
 /// it interrupts, per direction, and whether the driver adapts that itself
 /// (ethtool -c: rx-usecs, rx-frames, tx-usecs, tx-frames, adaptive-rx/tx).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Coalesce {
     pub rx_usecs: u32,
     pub rx_frames: u32,
@@ -130,7 +131,7 @@ impl EthtoolCoalesce {
 }
 
 /// `ETHTOOL_GDRVINFO`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct DriverInfo {
     pub driver: String,
     pub version: String,
@@ -139,7 +140,7 @@ pub struct DriverInfo {
 }
 
 /// `ETHTOOL_GRINGPARAM`: descriptors per ring, current and the hardware maximum.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Rings {
     pub rx_pending: u32,
     pub rx_max: u32,
@@ -149,7 +150,7 @@ pub struct Rings {
 
 /// One offload feature: whether it is on, and whether it can be changed at all
 /// (ethtool's `[fixed]`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Feature {
     pub name: String,
     pub active: bool,

@@ -2,14 +2,15 @@
 //! without either is a valid answer, not a failure, so each part carries the
 //! reason it is absent.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::ProbeError;
 use super::exports::{self, Nfs};
 use super::smb::{self, Samba};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct FileServices {
     pub samba: Option<Samba>,
     pub samba_absent: Option<String>,
@@ -18,7 +19,7 @@ pub struct FileServices {
 }
 
 /// Something wrong in a configuration file, at a 1-based line.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct ConfigProblem {
     pub file: String,
     pub line: usize,

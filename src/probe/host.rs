@@ -1,12 +1,13 @@
 //! The host: kernel, architecture, board or system model, boot id, uptime.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::ProbeError;
 use super::text::parse_f64;
 use crate::root::Root;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Host {
     pub hostname: Option<String>,
     pub os: Option<String>,
@@ -20,7 +21,7 @@ pub struct Host {
     pub uptime_seconds: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Decode)]
 struct Uname {
     machine: String,
 }

@@ -1,13 +1,14 @@
 //! Linux software RAID: /proc/mdstat for the overview and sync progress,
 //! /sys/block/mdX/md/* for the settings and each member's state.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::ParseError;
 use super::text::{parse_f64, parse_u64};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct MdArray {
     pub name: String,
     /// `raid5`, `raid1`, … (`None` while inactive).
@@ -33,7 +34,7 @@ pub struct MdArray {
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct MdMember {
     pub device: String,
     /// Role in the array; `None` for spares and failed members.
@@ -42,7 +43,7 @@ pub struct MdMember {
     pub state: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct SyncProgress {
     /// `resync`, `recovery`, `check`, `reshape`.
     pub action: String,

@@ -37,7 +37,8 @@ pub mod usb;
 
 use std::cell::OnceCell;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use crate::root::Root;
 
@@ -45,108 +46,13 @@ use crate::root::Root;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The result of one probe section. Serialized as `{"status": "ok", "data": …}`,
-/// `{"status": "unsupported", "reason": …}` or `{"status": "failed", "error": …}`;
-/// see [`outcome_de`] for why the decoding is written by hand.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// `{"status": "unsupported", "reason": …}` or `{"status": "failed", "error": …}`.
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Outcome<T> {
     Ok { data: T },
     Unsupported { reason: String },
     Failed { error: String },
-}
-
-pub(crate) use outcome_de::OutcomeFields;
-
-mod outcome_de {
-    //! A derived `#[serde(tag = "status")]` decoder buffers each section into serde's
-    //! private `Content` first and then decodes the section's type from that buffer:
-    //! a second copy of every section's decoder in the binary (issue 22: ~200 KiB).
-    //! The variants have distinct field names, so each field is decoded as it comes,
-    //! straight from the JSON, in whatever order; the tag is checked at the end.
-    //! Accepts what the derived decoder accepted (unknown fields ignored).
-
-    use std::fmt;
-    use std::marker::PhantomData;
-
-    use serde::de::{Deserialize, Deserializer, Error, MapAccess, Visitor};
-
-    use super::Outcome;
-
-    const VARIANTS: &[&str] = &["ok", "unsupported", "failed"];
-
-    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Outcome<T> {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            d.deserialize_map(OutcomeVisitor(PhantomData))
-        }
-    }
-
-    struct OutcomeVisitor<T>(PhantomData<T>);
-
-    impl<'de, T: Deserialize<'de>> Visitor<'de> for OutcomeVisitor<T> {
-        type Value = Outcome<T>;
-
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a section outcome with a 'status'")
-        }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            crate::json::flat::<OutcomeFields<T>, A>(&mut map, |_, _| Ok(false))
-        }
-    }
-
-    /// An outcome's keys, also read in line by the objects that flatten one
-    /// (`probe::smart::SmartDevice`).
-    pub(crate) struct OutcomeFields<T> {
-        status: Option<String>,
-        data: Option<T>,
-        reason: Option<String>,
-        error: Option<String>,
-    }
-
-    impl<T> Default for OutcomeFields<T> {
-        fn default() -> Self {
-            OutcomeFields {
-                status: None,
-                data: None,
-                reason: None,
-                error: None,
-            }
-        }
-    }
-
-    impl<'de, T: Deserialize<'de>> crate::json::Fields<'de> for OutcomeFields<T> {
-        type Value = Outcome<T>;
-
-        fn read<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
-            match key {
-                "status" => self.status = Some(map.next_value()?),
-                // "data" belongs to "ok" only: skipped when the tag already said otherwise.
-                "data" if self.status.as_deref().is_none_or(|s| s == "ok") => {
-                    self.data = Some(map.next_value()?)
-                }
-                "reason" => self.reason = Some(map.next_value()?),
-                "error" => self.error = Some(map.next_value()?),
-                _ => return Ok(false),
-            }
-            Ok(true)
-        }
-
-        fn finish<E: Error>(self) -> Result<Outcome<T>, E> {
-            let status = self.status.ok_or_else(|| E::missing_field("status"))?;
-            match status.as_str() {
-                "ok" => Ok(Outcome::Ok {
-                    data: self.data.ok_or_else(|| E::missing_field("data"))?,
-                }),
-                "unsupported" => Ok(Outcome::Unsupported {
-                    reason: self.reason.ok_or_else(|| E::missing_field("reason"))?,
-                }),
-                "failed" => Ok(Outcome::Failed {
-                    error: self.error.ok_or_else(|| E::missing_field("error"))?,
-                }),
-                other => Err(E::unknown_variant(other, VARIANTS)),
-            }
-        }
-    }
 }
 
 impl<T> Outcome<T> {
@@ -187,7 +93,7 @@ impl<T, E: std::fmt::Display> From<Result<T, E>> for Outcome<T> {
 }
 
 /// Where the snapshot was read from.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Decode, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     Live,
@@ -210,7 +116,7 @@ pub fn not_probed<T>() -> Outcome<T> {
 macro_rules! sections {
     ($($(#[$doc:meta])* $name:ident: $ty:ty = $read:expr;)+) => {
         /// Everything `nastune probe` found.
-        #[derive(Debug, Clone, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Serialize, Decode)]
         pub struct Snapshot {
             pub schema_version: u32,
             pub tool_version: String,
@@ -406,7 +312,7 @@ mod tests {
         let mut json = serde_json::to_value(&snap).unwrap();
         // A snapshot stored before the smart section existed.
         json.as_object_mut().unwrap().remove("smart");
-        let old: Snapshot = serde_json::from_value(json).unwrap();
+        let old: Snapshot = crate::json::from_value(json).unwrap();
         assert_eq!(old.smart.problem(), Some("not probed by this version"));
         assert_eq!(old.cpu.status(), snap.cpu.status());
     }
@@ -426,11 +332,11 @@ mod tests {
             let text = serde_json::to_string(o).unwrap();
             assert!(text.starts_with("{\"status\":"), "{text}");
             assert_eq!(
-                &serde_json::from_str::<Outcome<Vec<u32>>>(&text).unwrap(),
+                &crate::json::from_str::<Outcome<Vec<u32>>>(&text).unwrap(),
                 o
             );
         }
-        let de = |t: &str| serde_json::from_str::<Outcome<Vec<u32>>>(t);
+        let de = |t: &str| crate::json::from_str::<Outcome<Vec<u32>>>(t);
         assert_eq!(
             de(r#"{"data":[3],"extra":{"x":1},"status":"ok"}"#).unwrap(),
             Outcome::Ok { data: vec![3] }

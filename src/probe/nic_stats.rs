@@ -10,7 +10,8 @@
 //! protocol is known only by elimination: nothing else moved while the
 //! driver's counters were readable.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::Outcome;
 use super::ethtool::{Request, Socket};
@@ -21,7 +22,7 @@ use crate::root::Root;
 pub const MAX_STATS: usize = 64;
 
 /// One of the driver's own counters.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct NicStat {
     pub name: String,
     pub value: u64,
@@ -90,7 +91,7 @@ pub struct DropCounters {
 }
 
 /// What moved with the drops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
     /// rx_dropped and rx_errors did not grow.
@@ -106,7 +107,7 @@ pub enum Cause {
     Unknown,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct Explanation {
     pub cause: Cause,
     /// Only when the stack dropped frames nobody asked for.

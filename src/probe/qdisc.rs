@@ -2,12 +2,13 @@
 //! `RTM_GETQDISC` dump on a `NETLINK_ROUTE` socket, hand-written on libc (a
 //! netlink crate would be heavier than the ~100 lines this needs).
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::ParseError;
 
 /// The root qdisc of one interface, as the kernel dumps it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct RootQdisc {
     pub ifindex: i32,
     pub kind: String,

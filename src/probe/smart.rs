@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::{Outcome, ProbeError};
 use crate::root::Root;
@@ -23,7 +24,7 @@ pub const ATA_ERROR_ATTRIBUTES: [u32; 6] = [5, 187, 188, 197, 198, 199];
 /// Name (under `.nastune/`) of the captured smartctl location.
 const BINARY_CAPTURE: &str = "smartctl-binary";
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Smart {
     /// Where smartctl was found.
     pub smartctl: String,
@@ -32,10 +33,7 @@ pub struct Smart {
     pub skipped: Vec<SkippedDevice>,
 }
 
-/// Decoded by hand, `health` in line ([`crate::json::Fields`]): a derived
-/// `#[serde(flatten)]` decoder would buffer it into serde's `Content` and hold a
-/// second copy of [`DiskHealth`]'s decoder (issue 22: binary size).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct SmartDevice {
     /// Kernel name (`sda`).
     pub name: String,
@@ -43,30 +41,13 @@ pub struct SmartDevice {
     pub health: Outcome<DiskHealth>,
 }
 
-crate::json::map_decoder!(SmartDevice, "struct SmartDevice", visit_device);
-
-fn visit_device<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<SmartDevice, A::Error> {
-    let mut name = None;
-    let health = crate::json::flat::<super::OutcomeFields<DiskHealth>, A>(&mut map, |key, map| {
-        if key != "name" {
-            return Ok(false);
-        }
-        crate::json::put(&mut name, map.next_value()?, "name")?;
-        Ok(true)
-    })?;
-    Ok(SmartDevice {
-        name: crate::json::need(name, "name")?,
-        health,
-    })
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct SkippedDevice {
     pub name: String,
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct DiskHealth {
     /// `ATA`, `NVMe` or `SCSI`.
     pub protocol: String,
@@ -90,7 +71,7 @@ pub struct DiskHealth {
     pub smartctl_version: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct AtaAttribute {
     pub id: u32,
     pub name: String,
@@ -102,7 +83,7 @@ pub struct AtaAttribute {
     pub when_failed: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct NvmeHealth {
     pub critical_warning: u64,
     pub media_errors: u64,
@@ -292,7 +273,7 @@ fn run_smartctl(bin: &Path, name: &str, timeout: Duration) -> Result<serde_json:
 }
 
 /// smartctl's JSON, only the parts we use; every field may be missing.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Decode)]
 #[serde(default)]
 struct SmartctlJson {
     smartctl: SmartctlMeta,
@@ -309,7 +290,7 @@ struct SmartctlJson {
     nvme_smart_health_information_log: Option<NvmeLogJson>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Decode)]
 #[serde(default)]
 struct SmartctlMeta {
     version: Vec<u32>,
@@ -317,13 +298,13 @@ struct SmartctlMeta {
     messages: Vec<MessageJson>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Decode)]
 #[serde(default)]
 struct MessageJson {
     string: String,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Decode)]
 #[serde(default)]
 struct DeviceJson {
     #[serde(rename = "type")]
@@ -331,37 +312,37 @@ struct DeviceJson {
     protocol: String,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Decode)]
 #[serde(default)]
 struct CapacityJson {
     bytes: u64,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Decode)]
 #[serde(default)]
 struct PowerOnJson {
     hours: u64,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Decode)]
 #[serde(default)]
 struct TemperatureJson {
     current: Option<i64>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Decode)]
 #[serde(default)]
 struct StatusJson {
     passed: Option<bool>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Decode)]
 #[serde(default)]
 struct AtaTableJson {
     table: Vec<AtaAttributeJson>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Decode)]
 #[serde(default)]
 struct AtaAttributeJson {
     id: u32,
@@ -373,13 +354,13 @@ struct AtaAttributeJson {
     raw: RawJson,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Decode)]
 #[serde(default)]
 struct RawJson {
     value: u64,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Decode)]
 #[serde(default)]
 struct NvmeLogJson {
     critical_warning: u64,
@@ -396,7 +377,7 @@ const EXIT_NO_DATA: u32 = 0b111;
 
 /// Turns one device's smartctl JSON into its health, or the reason there is none.
 pub fn health_from_json(v: &serde_json::Value) -> Outcome<DiskHealth> {
-    let j = match crate::json::from_value::<SmartctlJson>(v) {
+    let j = match crate::json::from_value::<SmartctlJson>(v.clone()) {
         Ok(j) => j,
         Err(e) => {
             return Outcome::Failed {
@@ -481,7 +462,7 @@ mod tests {
         include_str!("../../tests/fixtures/smartctl/usb-bridge-unsupported.json");
 
     fn health(text: &str) -> Outcome<DiskHealth> {
-        health_from_json(&serde_json::from_str(text).unwrap())
+        health_from_json(&crate::json::from_str(text).unwrap())
     }
 
     #[test]

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::ProbeError;
 use crate::root::Root;
@@ -61,7 +62,7 @@ pub const CONFIG_DIRS: &[&str] = &[
     "lib/sysctl.d",
 ];
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Sysctl {
     /// Current value per key; whitespace runs (tcp_rmem's tabs) become one space.
     pub values: BTreeMap<String, String>,
@@ -76,7 +77,7 @@ pub struct Sysctl {
     pub config_problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct ConfigSetting {
     pub file: String,
     pub line: u32,

@@ -5,12 +5,13 @@
 //! /sys/module/usb_storage/parameters/quirks; disks are matched to their USB
 //! device through their /sys/block link.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::{Outcome, ProbeError};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Usb {
     /// Every USB device (root hubs included, interfaces not).
     pub devices: Vec<UsbDevice>,
@@ -24,7 +25,7 @@ pub struct Usb {
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct UsbDevice {
     /// sysfs name: `usb1` (root hub), `1-1`, `1-1.3`.
     pub name: String,
@@ -50,7 +51,7 @@ pub struct UsbDevice {
     pub net_interfaces: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct UsbDisk {
     /// The block device: `sda`.
     pub disk: String,
@@ -81,14 +82,14 @@ pub struct UsbDisk {
     pub shares_link_with: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct QuirkFlag {
     pub flag: String,
     /// The kernel's name without `US_FL_`: `IGNORE_UAS`.
     pub name: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct KnownBridge {
     pub chip: String,
     pub trouble: String,

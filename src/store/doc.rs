@@ -4,13 +4,12 @@
 //! there are any, are decoded here and nowhere else.
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use crate::compare::Metric;
 use crate::compare::metrics::{Chart, Measured};
 
 /// A document a run stores: its kind and the schema version it is written in.
-pub trait Document: Serialize + DeserializeOwned {
+pub trait Document: Serialize + crate::json::Decode {
     const KIND: DocKind;
     const VERSION: u32;
 

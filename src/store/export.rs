@@ -4,7 +4,8 @@
 //! written, and the whole import is one transaction: a bad or newer file
 //! imports nothing.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::{Doc, RunId, RunKind, RunRecord, Store, StoreError};
 
@@ -13,7 +14,7 @@ pub const FORMAT: &str = "nastune-runs";
 /// Version of the export file layout.
 pub const FORMAT_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct ExportFile {
     pub format: String,
     pub format_version: u32,
@@ -22,9 +23,7 @@ pub struct ExportFile {
     pub runs: Vec<ExportedRun>,
 }
 
-/// Decoded through [`ExportedRunFields`], not the derived `flatten` (issue 22).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(from = "ExportedRunFields")]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct ExportedRun {
     /// The run as stored; its `id` is the one in the store it came from (it
     /// gets a new one on import).
@@ -33,41 +32,7 @@ pub struct ExportedRun {
     pub documents: Vec<ExportedDoc>,
 }
 
-/// [`ExportedRun`] as stored, with `run`'s fields in line: a derived
-/// `#[serde(flatten)]` decoder buffers every key it does not know into serde's
-/// `Content` and decodes [`RunRecord`] again from that buffer (issue 22: size).
-#[derive(Deserialize)]
-struct ExportedRunFields {
-    id: RunId,
-    kind: String,
-    started_unix: i64,
-    finished_unix: Option<i64>,
-    status: String,
-    host_id: String,
-    tool_version: String,
-    command: String,
-    documents: Vec<ExportedDoc>,
-}
-
-impl From<ExportedRunFields> for ExportedRun {
-    fn from(f: ExportedRunFields) -> Self {
-        ExportedRun {
-            run: RunRecord {
-                id: f.id,
-                kind: f.kind,
-                started_unix: f.started_unix,
-                finished_unix: f.finished_unix,
-                status: f.status,
-                host_id: f.host_id,
-                tool_version: f.tool_version,
-                command: f.command,
-            },
-            documents: f.documents,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct ExportedDoc {
     pub kind: String,
     pub schema_version: u32,
@@ -175,7 +140,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<(ExportedRun, Vec<Doc>)>, Imp
         detail,
     };
     /// Only the header first: a newer layout may not parse as ours.
-    #[derive(Deserialize)]
+    #[derive(Decode)]
     struct Header {
         format: String,
         format_version: u32,
@@ -261,7 +226,7 @@ mod tests {
         assert_eq!(got.len(), ids.len());
         let bodies = |s: &Store, id: RunId| -> Vec<(String, u32, serde_json::Value)> {
             let docs = s.documents(id).unwrap().into_iter();
-            docs.map(|(k, v, b)| (k, v, serde_json::from_str(&b).unwrap()))
+            docs.map(|(k, v, b)| (k, v, crate::json::from_str(&b).unwrap()))
                 .collect()
         };
         for (a, b) in ids.iter().zip(&got) {

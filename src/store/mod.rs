@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use std::io::Read;
 
+use crate::json::Decode;
 use rusqlite::ffi::ErrorCode;
 use rusqlite::{Connection, MAIN_DB, OpenFlags, OptionalExtension, params};
 use serde::Serialize;
@@ -110,7 +111,7 @@ pub fn default_path() -> Result<PathBuf, StoreError> {
 pub type RunId = i64;
 
 /// One stored run (decoded only within an export file's runs).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct RunRecord {
     pub id: RunId,
     pub kind: String,

@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::action::{
     Action, KIND_FILE, WriteError, read_current, read_entry, write_file, write_netdev,
@@ -56,7 +57,7 @@ pub enum ApplyError {
     Rollback(#[from] RollbackError),
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Decode)]
 pub struct Applied {
     pub session: i64,
     pub written: usize,

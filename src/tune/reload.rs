@@ -8,12 +8,13 @@ use std::process::Command;
 
 use crate::root::Root;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::kinds::kind;
 use super::plan::{Plan, Status};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct Reload {
     /// The command line, as a person would type it.
     pub command: Vec<String>,

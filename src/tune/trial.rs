@@ -17,12 +17,13 @@ pub mod workload;
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use crate::stats::{Summary, welch};
 
 /// Which way of the metric is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Better {
     /// Throughput, IOPS.
@@ -92,14 +93,14 @@ pub enum PlanError {
 }
 
 /// One side of a trial: without the change (A, baseline) or with it (B).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     Baseline,
     Changed,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The change is applied and stays.
@@ -109,7 +110,7 @@ pub enum Verdict {
 }
 
 /// What the measurements say of the change, whatever was decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
     /// Better beyond the noise.
@@ -130,11 +131,14 @@ impl Effect {
     }
 }
 
-/// What a trial measured and decided; decoded only within [`TryReportFields`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What a trial measured and decided.
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct TrialOutcome {
     /// Every measurement in the order taken (JSON: `{"side", "value"}` objects).
-    #[serde(serialize_with = "runs_as_objects")]
+    #[serde(
+        serialize_with = "runs_as_objects",
+        deserialize_with = "runs_from_objects"
+    )]
     pub runs: Vec<(Side, f64)>,
     pub baseline: Summary,
     pub changed: Summary,
@@ -154,7 +158,7 @@ pub struct TrialOutcome {
     pub effect: Option<Effect>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Decode)]
 struct Run {
     side: Side,
     value: f64,
@@ -164,8 +168,8 @@ fn runs_as_objects<S: serde::Serializer>(runs: &[(Side, f64)], s: S) -> Result<S
     s.collect_seq(runs.iter().map(|&(side, value)| Run { side, value }))
 }
 
-fn runs_from_objects<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(Side, f64)>, D::Error> {
-    let runs: Vec<Run> = Deserialize::deserialize(d)?;
+fn runs_from_objects(v: crate::json::Value) -> Result<Vec<(Side, f64)>, crate::json::Error> {
+    let runs = Vec::<Run>::decode(v)?;
     Ok(runs.into_iter().map(|r| (r.side, r.value)).collect())
 }
 
@@ -472,9 +476,7 @@ fn signed_pct(p: Option<f64>) -> String {
 }
 
 /// The `tune-try` document: the change, every run, the interval, the verdict.
-/// Decoded through [`TryReportFields`], not the derived `flatten` (issue 22).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(from = "TryReportFields")]
+#[derive(Debug, Clone, Serialize, Decode)]
 pub struct TryReport {
     pub change: crate::tune::plan::PlanItem,
     /// The judge as written: a disk workload, `net:…`, `smb://…` or `http:…`.
@@ -513,80 +515,6 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// [`TryReport`] as stored, with `outcome`'s fields in line: a derived
-/// `#[serde(flatten)]` decoder buffers every key it does not know into serde's
-/// `Content` and decodes [`TrialOutcome`] again from that buffer, a second copy
-/// of its decoder (issue 22: binary size). Same keys, same defaults.
-#[derive(Deserialize)]
-struct TryReportFields {
-    change: crate::tune::plan::PlanItem,
-    workload: String,
-    metric: workload::StoredMetric,
-    runs_per_side: u32,
-    runtime_ms: u64,
-    warmup_value: f64,
-    alternate: bool,
-    session: i64,
-    #[serde(deserialize_with = "runs_from_objects")]
-    runs: Vec<(Side, f64)>,
-    baseline: Summary,
-    changed: Summary,
-    diff: f64,
-    ci_low: f64,
-    ci_high: f64,
-    confidence: f64,
-    p_value: f64,
-    diff_pct: Option<f64>,
-    verdict: Verdict,
-    reason: String,
-    #[serde(default)]
-    effect: Option<Effect>,
-    min_gain_pct: f64,
-    kept: bool,
-    final_value: Option<String>,
-    #[serde(default)]
-    disturbed_runs: Vec<String>,
-    #[serde(default)]
-    reruns: u32,
-    #[serde(default)]
-    security_trade: Option<String>,
-}
-
-impl From<TryReportFields> for TryReport {
-    fn from(f: TryReportFields) -> Self {
-        TryReport {
-            change: f.change,
-            workload: f.workload,
-            metric: f.metric,
-            runs_per_side: f.runs_per_side,
-            runtime_ms: f.runtime_ms,
-            warmup_value: f.warmup_value,
-            alternate: f.alternate,
-            session: f.session,
-            outcome: TrialOutcome {
-                runs: f.runs,
-                baseline: f.baseline,
-                changed: f.changed,
-                diff: f.diff,
-                ci_low: f.ci_low,
-                ci_high: f.ci_high,
-                confidence: f.confidence,
-                p_value: f.p_value,
-                diff_pct: f.diff_pct,
-                verdict: f.verdict,
-                reason: f.reason,
-                effect: f.effect,
-            },
-            min_gain_pct: f.min_gain_pct,
-            kept: f.kept,
-            final_value: f.final_value,
-            disturbed_runs: f.disturbed_runs,
-            reruns: f.reruns,
-            security_trade: f.security_trade,
-        }
-    }
-}
-
 impl crate::store::Document for TryReport {
     const KIND: crate::store::DocKind = crate::store::DocKind::TuneTry;
     const VERSION: u32 = crate::tune::plan::SCHEMA_VERSION;
@@ -608,7 +536,7 @@ mod tests {
         let report: TryReport = crate::json::from_str(&stored).unwrap();
         assert!(!report.outcome.runs.is_empty());
         let json = serde_json::to_string(&report).unwrap();
-        let as_value = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
+        let as_value = |s: &str| crate::json::from_str::<serde_json::Value>(s).unwrap();
         assert_eq!(as_value(&json), as_value(&stored));
         let back: TryReport = crate::json::from_str(&json).unwrap();
         assert_eq!(serde_json::to_string(&back).unwrap(), json);

@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::action::{KIND_FILE, read_entry, selected_value};
 use super::rollback::{RollbackError, session_root};
 use crate::store::Store;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     Applied,
@@ -18,7 +19,7 @@ pub enum State {
     Unsupported,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Decode)]
 pub struct Check {
     pub session: i64,
     pub entry: i64,

@@ -5,7 +5,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::sample::Reading;
 
@@ -20,9 +21,8 @@ pub const MAX_EVENTS: usize = 256;
 /// Series kept at most; the longest unseen ones go first (interfaces churn).
 pub const MAX_SERIES: usize = 4096;
 
-/// What one new value means next to the last one of its series; decoded only
-/// in line within an [`Observation`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// What one new value means next to the last one of its series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
 #[serde(rename_all = "snake_case", tag = "step")]
 pub enum Step {
     /// The first value of a series: the baseline.
@@ -85,7 +85,7 @@ pub fn classify(last: u64, max_seen: u64, new: u64) -> Step {
 }
 
 /// What is remembered of one series, in memory and in the store.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct SeriesState {
     /// Identity within one boot (e.g. MAC + ifindex).
     pub identity: String,
@@ -130,10 +130,8 @@ impl SeriesState {
     }
 }
 
-/// One reading after tracking. Decoded by hand, `step` in line
-/// ([`crate::json::Fields`]): a derived `#[serde(flatten)]` decoder buffers the
-/// object into serde's `Content` first (issue 22: binary size).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One reading after tracking.
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct Observation {
     pub series: String,
     #[serde(flatten)]
@@ -142,86 +140,6 @@ pub struct Observation {
     pub total: u64,
     /// Per second over the time since the last value; absent for the first.
     pub rate_per_sec: Option<f64>,
-}
-
-mod observation_de {
-    use serde::de::{Error, MapAccess};
-
-    use super::{Observation, Step};
-    use crate::json::{flat, need, put};
-
-    const STEPS: &[&str] = &[
-        "first",
-        "unchanged",
-        "increase",
-        "wrap",
-        "reset",
-        "reboot",
-        "new_identity",
-    ];
-
-    #[derive(Default)]
-    struct StepFields {
-        step: Option<String>,
-        delta: Option<u64>,
-        bits: Option<u32>,
-    }
-
-    impl<'de> crate::json::Fields<'de> for StepFields {
-        type Value = Step;
-
-        fn read<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
-            match key {
-                "step" => put(&mut self.step, map.next_value()?, "step")?,
-                "delta" => put(&mut self.delta, map.next_value()?, "delta")?,
-                "bits" => put(&mut self.bits, map.next_value()?, "bits")?,
-                _ => return Ok(false),
-            }
-            Ok(true)
-        }
-
-        fn finish<E: Error>(self) -> Result<Step, E> {
-            let StepFields { step, delta, bits } = self;
-            let delta = || need(delta, "delta");
-            Ok(match need(step, "step")?.as_str() {
-                "first" => Step::First,
-                "unchanged" => Step::Unchanged,
-                "increase" => Step::Increase { delta: delta()? },
-                "wrap" => Step::Wrap {
-                    delta: delta()?,
-                    bits: need(bits, "bits")?,
-                },
-                "reset" => Step::Reset,
-                "reboot" => Step::Reboot { delta: delta()? },
-                "new_identity" => Step::NewIdentity,
-                other => return Err(E::unknown_variant(other, STEPS)),
-            })
-        }
-    }
-
-    crate::json::map_decoder!(Observation, "struct Observation", visit);
-
-    fn visit<'de, A: MapAccess<'de>>(mut map: A) -> Result<Observation, A::Error> {
-        let (mut series, mut value, mut total, mut rate) = (None, None, None, None);
-        let step = flat::<StepFields, A>(&mut map, |key, map| {
-            match key {
-                "series" => put(&mut series, map.next_value()?, "series")?,
-                "value" => put(&mut value, map.next_value()?, "value")?,
-                "total" => put(&mut total, map.next_value()?, "total")?,
-                "rate_per_sec" => put(&mut rate, map.next_value()?, "rate_per_sec")?,
-                _ => return Ok(false),
-            }
-            Ok(true)
-        })?;
-        Ok(Observation {
-            series: need(series, "series")?,
-            step,
-            value: need(value, "value")?,
-            total: need(total, "total")?,
-            // Absent or null: the first value of its series.
-            rate_per_sec: rate.flatten(),
-        })
-    }
 }
 
 #[derive(Debug, Default)]

@@ -17,7 +17,8 @@ pub mod thermal;
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use alert::{Alert, AlertConfig, Alerter};
 use counter::{Observation, SeriesState, Step, Tracker};
@@ -26,7 +27,7 @@ use sample::{Gauge, Sample};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// What one sample changed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SampleReport {
     #[serde(rename = "type")]
     pub kind: &'static str,
@@ -47,7 +48,7 @@ pub struct SampleReport {
 
 /// The `watch` document stored with a watch run: the span the run's counter
 /// points cover, so a series that moved late is still drawn from the start.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct RunSummary {
     pub schema_version: u32,
     pub tool_version: String,

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::thermal;
 use crate::probe::net::{self, CounterSource};
@@ -40,7 +40,7 @@ impl Reading {
 }
 
 /// A value that goes up and down.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Gauge {
     pub metric: &'static str,
     #[serde(skip)]

@@ -3,7 +3,8 @@
 //! (`nastune bench crypto --self-test`). A benchmark of a cipher that computes
 //! the wrong thing is worthless, so the same vectors guard both.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 use sha2::Digest;
 
 use super::afalg::{self, Direction};
@@ -11,7 +12,7 @@ use super::kdf::Prf;
 use super::kernel;
 use super::userspace::{self, UserCipher};
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Verdict {
     Pass,
@@ -19,7 +20,7 @@ pub enum Verdict {
     Skip { reason: String },
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct KatOutcome {
     /// `user space` or `kernel (AF_ALG)`.
     pub path: String,

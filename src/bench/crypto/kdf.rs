@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::measure::Clock;
 use crate::root::Root;
@@ -43,7 +44,7 @@ impl Prf {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Pbkdf2Result {
     pub hash: String,
     /// Derived key length, as `cryptsetup benchmark` (256-bit key).
@@ -87,7 +88,7 @@ pub fn pbkdf2_rate(prf: Prf, target: Duration) -> Pbkdf2Result {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Argon2Result {
     pub iterations: u32,
     pub memory_kib: u32,

@@ -5,7 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
@@ -49,7 +50,7 @@ impl Clock {
 }
 
 /// Throughput of one direction at one request size.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Rate {
     pub bytes: u64,
     pub wall_secs: f64,

@@ -5,9 +5,10 @@
 //! Merge note: src/probe/crypto.rs carries the full /proc/crypto parser; this
 //! lookup can move onto it once both are in main.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
 pub struct Driver {
     /// The algorithm name asked for, e.g. `xts(aes)`.
     pub name: String,

@@ -8,11 +8,12 @@
 
 use std::io;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::buffers::Buffers;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
 pub struct Caps {
     /// Keeps several I/Os in flight; sync engines run at depth 1.
     pub queues: bool,
@@ -47,7 +48,7 @@ pub trait Engine {
     fn sync(&mut self, data_only: bool) -> io::Result<()>;
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
     /// Linux io_uring: batched submission, registered buffers

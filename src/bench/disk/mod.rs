@@ -26,7 +26,8 @@ pub mod writecache;
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use crate::bench::cpu::CpuUsage;
 use crate::bench::diskstats::{Layer, LayerIo};
@@ -41,7 +42,7 @@ pub use workload::{Rw, Workload};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Latency summary with fio's field names (`N`, `percentile` keyed "99.900000").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct LatencyStats {
     pub min: u64,
     pub max: u64,
@@ -76,7 +77,7 @@ impl LatencyStats {
 }
 
 /// One direction (read or write) of a test, with fio's names.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct DirResult {
     pub io_bytes: u64,
     pub total_ios: u64,
@@ -87,20 +88,20 @@ pub struct DirResult {
     pub clat_ns: Option<LatencyStats>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct SyncResult {
     pub total_syncs: u64,
     pub lat_ns: Option<LatencyStats>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct PassSummary {
     pub bw_bytes: f64,
     pub iops: f64,
 }
 
 /// How much repeated passes (`--loops`) differed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct Spread {
     pub passes: Vec<PassSummary>,
     pub bw_min: f64,
@@ -110,7 +111,7 @@ pub struct Spread {
     pub bw_stddev_pct: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum TestStatus {
     Ok,
@@ -119,7 +120,7 @@ pub enum TestStatus {
     Interrupted,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct TestResult {
     pub name: String,
     pub status: TestStatus,
@@ -194,7 +195,7 @@ impl TestResult {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct EngineInfo {
     pub name: String,
     pub requested: Option<String>,
@@ -203,7 +204,7 @@ pub struct EngineInfo {
 }
 
 /// The whole `bench disk` document.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Decode)]
 pub struct DiskBench {
     pub schema_version: u32,
     pub tool_version: String,

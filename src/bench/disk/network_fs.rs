@@ -5,14 +5,15 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use crate::probe::filesystems::MountInfo;
 
 /// Network filesystems by their mountinfo type.
 const NETWORK_TYPES: &[&str] = &["cifs", "smb3", "nfs", "nfs4"];
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct NetworkFs {
     /// `cifs`, `smb3`, `nfs`, `nfs4`, `fuse` or `fuse.<subtype>`.
     pub fs_type: String,

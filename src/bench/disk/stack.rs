@@ -6,7 +6,8 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::measure::{self, Chosen, MeasureError, Prepared};
 use super::plan::Plan;
@@ -18,7 +19,7 @@ use crate::bench::interrupt;
 use crate::root::Root;
 
 /// One row of the layer walk.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct LayerRun {
     /// "file", a block device's name, or the members joined by "+" for a
     /// layer's devices run together.

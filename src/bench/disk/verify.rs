@@ -6,7 +6,8 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::buffers::Buffers;
 use crate::probe::host::fnv1a64;
@@ -92,7 +93,7 @@ impl WrittenBlocks {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Decode)]
 pub struct VerifyResult {
     pub blocks_checked: u64,
     pub mismatches: u64,

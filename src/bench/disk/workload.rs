@@ -4,13 +4,14 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 /// Upper bound of the buffer pool (iodepth × bs × numjobs): a 128 MiB box must
 /// keep room for the page cache the benchmark is measuring.
 pub const MAX_POOL_BYTES: u64 = 64 * 1024 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
     Read,
@@ -53,7 +54,7 @@ impl Rw {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct Workload {
     pub rw: Rw,
     pub rwmixread: u8,
@@ -97,8 +98,8 @@ fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error
     s.serialize_u64(d.as_millis() as u64)
 }
 
-fn from_millis<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-    u64::deserialize(d).map(Duration::from_millis)
+fn from_millis(v: crate::json::Value) -> Result<Duration, crate::json::Error> {
+    u64::decode(v).map(Duration::from_millis)
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]

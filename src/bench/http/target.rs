@@ -1,7 +1,8 @@
 //! What to load: the URL (scheme, host, port, path) and the request bytes,
 //! built once and sent unchanged on every request.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
@@ -15,7 +16,7 @@ pub enum UrlError {
     UserInfo(String),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Decode)]
 pub struct Url {
     pub tls: bool,
     /// Host as written, without brackets for IPv6.
@@ -132,7 +133,7 @@ fn redacted<S: serde::Serializer>(headers: &[(String, String)], s: S) -> Result<
 }
 
 /// The request: method, extra headers and body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Decode)]
 pub struct RequestSpec {
     pub method: String,
     /// Credentials never reach the JSON output or the store.

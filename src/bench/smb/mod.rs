@@ -8,7 +8,8 @@ pub mod local;
 mod measured;
 pub mod server;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use crate::bench::disk::LatencyStats;
 use crate::smb::{Credentials, Dialect, Security, SessionInfo};
@@ -17,7 +18,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The workloads, in the order they run.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Decode, clap::ValueEnum,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Workload {
@@ -45,7 +46,7 @@ impl Workload {
 }
 
 /// `//HOST[:PORT]/SHARE[/DIR]`, validated.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Decode)]
 pub struct Target {
     pub host: String,
     pub port: u16,
@@ -117,7 +118,7 @@ pub struct Plan {
 }
 
 /// The settings a run records (never the password).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct Settings {
     pub target: String,
     /// The user name; None for a guest (anonymous) session.
@@ -162,7 +163,7 @@ impl Settings {
 }
 
 /// One workload (or one phase of small-files) under one security mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct WorkloadResult {
     pub workload: Workload,
     /// small-files: "write", "read" or "delete"; metadata: "list-stat".
@@ -191,7 +192,7 @@ pub struct WorkloadResult {
 }
 
 /// How a sequential read started on a server that is this box.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 #[serde(rename_all = "snake_case", tag = "state", content = "reason")]
 pub enum ColdCache {
     /// The file was written out and dropped from the page cache: the read
@@ -211,7 +212,7 @@ impl WorkloadResult {
 }
 
 /// Everything measured under one security mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct SecurityRun {
     pub security: Security,
     pub session: SessionInfo,
@@ -223,7 +224,7 @@ pub struct SecurityRun {
 }
 
 /// The slowdown of a security mode against plain for one workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct Slowdown {
     pub workload: String,
     pub security: Security,
@@ -232,7 +233,7 @@ pub struct Slowdown {
 }
 
 /// The document `bench smb` produces.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct SmbReport {
     pub schema_version: u32,
     pub tool_version: String,

@@ -7,14 +7,15 @@ use std::net::{IpAddr, SocketAddr};
 
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use crate::bench::cpu;
 use crate::bench::validity::observe;
 use crate::root::Root;
 
 /// CPU one stage spent on a workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct StageCpu {
     /// smbd, softirq, iowait, kcryptd, md-raid, usb-storage, kworker.
     pub stage: String,
@@ -23,7 +24,7 @@ pub struct StageCpu {
     pub cpu_seconds_per_gb: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct ServerCost {
     pub stages: Vec<StageCpu>,
     /// Each online CPU's busy time (not idle, not iowait) during the
@@ -37,7 +38,7 @@ pub struct ServerCost {
     pub window_ns: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
 pub struct CpuBusy {
     pub cpu: u32,
     pub busy_ns: u64,

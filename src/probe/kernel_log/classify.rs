@@ -11,10 +11,11 @@
 //! is normal, several on one NIC are a flapping link. The class records each
 //! down; the advise rule and the watch alert decide by how many there are.
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 /// What a kernel-log line is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
     AtaLinkReset,

@@ -9,7 +9,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use crate::json::Decode;
+use serde::Serialize;
 
 use super::Better;
 use super::http::HttpJudge;
@@ -21,7 +22,7 @@ use crate::root::Root;
 
 /// What `--metric` names.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, PartialOrd, Ord,
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode, clap::ValueEnum, PartialOrd, Ord,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum MetricName {

@@ -1,0 +1,56 @@
+//! [`Change`] as the store and `tune export` keep it: the derived decoder
+//! against the encoder, and its errors.
+
+use super::Change;
+
+#[test]
+fn every_kind_round_trips_byte_for_byte() {
+    // tune::export's list holds every kind, smb_conf with and without a value.
+    for change in crate::tune::export::tests::changes() {
+        let json = serde_json::to_string(&change).expect("encodes");
+        let back: Change = crate::json::from_str(&json).expect("decodes");
+        assert_eq!(back, change, "{json}");
+        assert_eq!(serde_json::to_string(&back).expect("encodes"), json);
+    }
+}
+
+#[test]
+fn reads_keys_in_any_order_and_ignores_unknown_ones() {
+    let json =
+        r#"{"value": "10", "note": [1, {"x": 2}], "key": "vm.swappiness", "kind": "sysctl"}"#;
+    let change: Change = crate::json::from_str(json).expect("decodes");
+    assert_eq!(
+        change,
+        Change::Sysctl {
+            key: "vm.swappiness".into(),
+            value: "10".into()
+        }
+    );
+    let absent: Change =
+        crate::json::from_str(r#"{"kind": "smb_conf", "section": "g", "parameter": "p"}"#)
+            .expect("decodes");
+    assert!(matches!(absent, Change::SmbConf { value: None, .. }));
+}
+
+#[test]
+fn says_what_is_wrong() {
+    let err = |json: &str| {
+        crate::json::from_str::<Change>(json)
+            .expect_err(json)
+            .to_string()
+    };
+    assert_eq!(
+        err(r#"{"kind": "sysctl", "key": "k"}"#),
+        "missing field `value`"
+    );
+    assert_eq!(
+        err(r#"{"kind": "sysctl", "key": "k", "value": null}"#),
+        "invalid type: null, expected a string at `value`"
+    );
+    assert!(
+        err(r#"{"kind": "reboot"}"#)
+            .starts_with("unknown variant `reboot`, expected one of `sysctl`")
+    );
+    assert_eq!(err(r#"{"key": "k"}"#), "missing field `kind`");
+    assert_eq!(err("[1, 2]"), "invalid type: sequence, expected an object");
+}
