@@ -59,6 +59,12 @@ pub fn from_value<T: Decode>(value: Value) -> Result<T, Error> {
     T::decode(value)
 }
 
+/// `T` as a JSON value, through the compact encoder every document already uses:
+/// serde_json's own `to_value` is a second encoder per type (issue 22: size).
+pub fn to_value<T: serde::Serialize + ?Sized>(v: &T) -> Result<Value, Error> {
+    parse(serde_json::to_string(v)?.as_bytes())
+}
+
 /// Why a document could not be decoded, and where in it. Boxed: every field's
 /// `Result` carries one, and a pointer keeps those small (issue 22: binary size).
 #[derive(Debug, Clone, PartialEq)]

@@ -363,7 +363,7 @@ impl Root {
         if self.live {
             let value = live();
             let stored = match &value {
-                Ok(v) => serde_json::to_value(v).map(Captured::Value),
+                Ok(v) => crate::json::to_value(v).map(Captured::Value),
                 Err(reason) => Ok(Captured::Unavailable(reason.clone())),
             };
             if let Ok(stored) = stored

@@ -37,7 +37,7 @@ pub trait Measured {
 
 /// The serialized name of a unit-like enum value (`read`, `keep-alive`).
 pub fn name_of<T: Serialize>(v: &T) -> String {
-    match serde_json::to_value(v) {
+    match crate::json::to_value(v) {
         Ok(serde_json::Value::String(s)) => s,
         Ok(other) => other.to_string(),
         Err(_) => "?".into(),

@@ -55,7 +55,7 @@ pub fn diff(a: Option<&Snapshot>, b: Option<&Snapshot>) -> SettingsDiff {
 /// Every field of a settings struct by its serialized name (set fields only),
 /// so a setting added to the probe is compared without a change here.
 fn fields<T: Serialize>(v: &T) -> Vec<(String, String)> {
-    let Ok(Value::Object(map)) = serde_json::to_value(v) else {
+    let Ok(Value::Object(map)) = crate::json::to_value(v) else {
         return Vec::new();
     };
     map.into_iter()

@@ -348,7 +348,7 @@ pub fn run(
 }
 
 pub fn method_name<T: serde::Serialize>(m: &T) -> String {
-    serde_json::to_value(m)
+    crate::json::to_value(m)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
