@@ -1,5 +1,5 @@
-//! The command line: one clap definition that also produces the man page and the
-//! shell completions (`nastune generate`).
+//! The command line: one clap definition that also produces the man pages and the
+//! shell completions (the `nastune-gen` binary, src/bin/nastune-gen.rs).
 //!
 //! One file per command (or group): its Args, its long help and, for the
 //! commands that run an engine, `plan()`, where the flags' defaults and checks
@@ -20,7 +20,6 @@ pub mod bench_net;
 pub mod bench_smb;
 pub mod check;
 pub mod compare;
-pub mod generate;
 pub mod guard;
 pub mod history;
 pub mod net;
@@ -32,7 +31,6 @@ pub mod watch;
 
 pub use advise::AdviseArgs;
 pub use bench_net::BenchNetArgs;
-pub use generate::{GenerateArgs, GenerateWhat};
 pub use history::{HistoryCommand, HistoryListArgs, HistoryRmArgs, HistoryShowArgs};
 pub use net::{NetArgs, NetCommand, NetServeArgs};
 pub use probe::ProbeArgs;
@@ -106,9 +104,6 @@ pub enum Command {
     /// Apply findings as journaled changes: plan, apply, verify, rollback, confirm
     #[command(long_about = tune::LONG_ABOUT)]
     Tune(tune::TuneArgs),
-    /// Generate the man page or shell completions
-    #[command(hide = true)]
-    Generate(GenerateArgs),
 }
 
 #[derive(Debug, Args)]

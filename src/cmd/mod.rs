@@ -8,7 +8,6 @@ pub mod bench_net;
 pub mod bench_smb;
 pub mod check;
 pub mod compare;
-pub mod generate;
 pub mod history;
 pub mod net;
 pub mod probe;
@@ -35,7 +34,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => report::run(&args, &cli.global),
         Command::Watch(args) => watch::run(&args, &cli.global),
         Command::Tune(args) => tune::run(&args, &cli.global),
-        Command::Generate(args) => generate::run(&args),
         Command::Net(args) => match args.command {
             NetCommand::Serve(a) => net::serve(&a),
         },

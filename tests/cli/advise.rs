@@ -70,7 +70,7 @@ fn advise_runs_are_stored() {
 
 #[test]
 fn rules_doc_is_generated_from_the_registry() {
-    let o = nastune().args(["generate", "rules-doc"]).output().unwrap();
+    let o = nastune_gen().arg("rules-doc").output().unwrap();
     assert!(o.status.success());
     let list = nastune().args(["advise", "--list"]).output().unwrap();
     for line in stdout(&list).lines() {

@@ -7,33 +7,59 @@ use crate::util::*;
 
 #[test]
 fn man_page_names_every_visible_subcommand() {
-    let o = nastune().args(["generate", "man"]).output().unwrap();
+    let o = nastune_gen().arg("man").output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let man = stdout(&o);
     assert!(man.contains(".TH nastune"), "no title: {man}");
     assert!(man.contains("nastune\\-probe"), "no probe page");
-    assert!(!man.contains("nastune\\-generate"), "hidden command leaked");
+    // clap's implicit `help` subcommand has no page to refer to.
+    assert!(!man.contains("nastune\\-help"), "help command listed");
 }
 
 #[test]
 fn completions_for_each_shell() {
     for shell in ["bash", "zsh", "fish"] {
-        let o = nastune()
-            .args(["generate", "completions", shell])
-            .output()
-            .unwrap();
+        let o = nastune_gen().args(["completions", shell]).output().unwrap();
         assert!(o.status.success(), "{shell}: {}", stderr(&o));
         assert!(
             stdout(&o).contains("probe"),
             "{shell} completions lack 'probe'"
         );
     }
-    let o = nastune()
-        .args(["generate", "completions", "tcsh"])
+    let o = nastune_gen()
+        .args(["completions", "tcsh"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("tcsh"));
+}
+
+/// The files a box without nastune-gen installs: what `nastune-gen completions SHELL` prints.
+#[test]
+fn committed_completions_are_current() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/completions");
+    for (shell, file) in [
+        ("bash", "nastune.bash"),
+        ("zsh", "_nastune"),
+        ("fish", "nastune.fish"),
+    ] {
+        let o = nastune_gen().args(["completions", shell]).output().unwrap();
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        assert_golden(&dir.join(file), &stdout(&o));
+    }
+}
+
+/// Generating moved to nastune-gen so that clap_mangen and clap_complete leave nastune.
+#[test]
+fn nastune_no_longer_generates() {
+    let o = nastune().args(["generate", "man"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("unrecognized subcommand 'generate'"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -46,7 +72,7 @@ fn version_names_the_target() {
 
 #[test]
 fn committed_man_page_is_current() {
-    let o = nastune().args(["generate", "man"]).output().unwrap();
+    let o = nastune_gen().arg("man").output().unwrap();
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/nastune.1");
     assert_golden(&path, &stdout(&o));
 }
@@ -59,13 +85,9 @@ fn commands_by_page(cmd: &clap::Command, page: &str, out: &mut Vec<(String, clap
     }
 }
 
-/// `generate man DIR` into a new directory: file name -> text with roff's `\-` undone.
+/// `nastune-gen man DIR` into a new directory: file name -> text with roff's `\-` undone.
 fn man_dir(dir: &Path) -> BTreeMap<String, String> {
-    let o = nastune()
-        .args(["generate", "man"])
-        .arg(dir)
-        .output()
-        .unwrap();
+    let o = nastune_gen().arg("man").arg(dir).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::read_dir(dir)
         .unwrap()
@@ -183,6 +205,6 @@ fn committed_man_pages_are_current() {
         );
     }
     // Without DIR the top page comes first, as in a DIR.
-    let o = nastune().args(["generate", "man"]).output().unwrap();
+    let o = nastune_gen().arg("man").output().unwrap();
     assert!(stdout(&o).starts_with(&pages["nastune.1"]));
 }

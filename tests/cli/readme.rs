@@ -22,6 +22,34 @@ fn sh_blocks(md: &str) -> Vec<Vec<&str>> {
     blocks
 }
 
+/// Runs each `nastune-gen` line of the install block as written, its absolute paths
+/// (the install destinations) moved into a temporary directory.
+fn install_block_generators_run(block: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut ran = 0;
+    for line in block {
+        let Some(rest) = line.strip_prefix("nastune-gen ") else {
+            continue;
+        };
+        let command = rest.split(['#', '>']).next().unwrap_or_default();
+        let args: Vec<std::path::PathBuf> = command
+            .split_whitespace()
+            .map(|a| match a.strip_prefix('/') {
+                Some(dest) => tmp.path().join(dest),
+                None => a.into(),
+            })
+            .collect();
+        let o = crate::util::nastune_gen().args(&args).output().unwrap();
+        assert!(
+            o.status.success() && !o.stdout.is_empty(),
+            "'{line}' failed: {}",
+            crate::util::stderr(&o)
+        );
+        ran += 1;
+    }
+    assert_eq!(ran, 2, "expected the man and completions lines");
+}
+
 #[test]
 fn readme_first_commands_are_unchanged() {
     let readme = repo_file("README.md");
@@ -58,12 +86,30 @@ fn readme_says_what_a_newcomer_needs() {
         .into_iter()
         .find(|b| b.iter().any(|l| l.starts_with("cargo install --path .")))
         .expect("no `cargo install --path .` block");
-    for what in ["nastune generate man", "nastune generate completions"] {
+    for what in ["nastune-gen man", "nastune-gen completions"] {
         assert!(
             install
                 .iter()
                 .any(|l| l.starts_with(what) && l.contains(" /")),
             "the install block does not say where `{what}` output goes"
+        );
+    }
+    install_block_generators_run(&install);
+    // For a box that gets only the nastune binary: the committed copies.
+    for (named, path) in [
+        ("docs/man/*.1", "docs/man/nastune.1"),
+        (
+            "contrib/completions/nastune.bash",
+            "contrib/completions/nastune.bash",
+        ),
+    ] {
+        assert!(
+            prose.contains(named),
+            "the README does not point at {named}"
+        );
+        assert!(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(path).is_file(),
+            "{path} is gone: update the README"
         );
     }
     // The test command's packages, by the names a newcomer knows them.

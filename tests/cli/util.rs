@@ -12,6 +12,13 @@ pub fn nastune() -> Command {
     c
 }
 
+/// The generator of nastune's man pages, rules.md and completions (src/bin/nastune-gen.rs).
+pub fn nastune_gen() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nastune-gen"));
+    c.env("NO_COLOR", "1");
+    c
+}
+
 /// Runs nastune with `args` and a `--db` inside `dir`.
 pub fn run_with_db(dir: &Path, args: &[&str]) -> Output {
     nastune()

@@ -1,29 +1,70 @@
-//! `nastune generate man|completions SHELL`: both from the clap definition, so they
-//! never drift from what the binary accepts.
+//! `nastune-gen man|rules-doc|completions`: nastune's man pages, docs/rules.md and
+//! shell completions, from the clap definition (`nastune::cli::Cli`) and the rule
+//! registry the `nastune` binary is built from, so they never drift from what it
+//! accepts. A binary of its own so that clap_mangen, clap_complete and the clap
+//! introspection they use stay out of the one users run (issue 22: ~95 KiB);
+//! docs/man/ and contrib/completions/ hold their output for those who copy only
+//! `nastune` to a box.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::CommandFactory;
+use clap::{CommandFactory, Parser, Subcommand};
+use nastune::cli::Cli;
 
-use crate::cli::{Cli, GenerateArgs, GenerateWhat};
+/// Generate nastune's man pages, rules.md and shell completions.
+#[derive(Debug, Parser)]
+#[command(name = "nastune-gen", version, about)]
+struct GenCli {
+    #[command(subcommand)]
+    what: GenerateWhat,
+}
 
-pub fn run(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
+#[derive(Debug, Subcommand)]
+enum GenerateWhat {
+    /// The man page (roff) on stdout; with DIR, one page per subcommand written there
+    Man {
+        /// Write nastune.1, nastune-bench.1, nastune-bench-disk.1 … into this directory
+        /// (created if missing), e.g. /usr/local/share/man/man1
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// docs/rules.md (Markdown) on stdout, from the rule registry
+    RulesDoc,
+    /// Completions for SHELL on stdout
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(&GenCli::parse().what) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if nastune::output::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("nastune-gen: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(what: &GenerateWhat) -> anyhow::Result<()> {
     let mut out = Vec::new();
-    match &args.what {
+    match what {
         GenerateWhat::Man { dir: None } => render_man(&mut out)?,
         GenerateWhat::Man { dir: Some(dir) } => {
             for page in write_man_pages(dir)? {
                 out.extend_from_slice(format!("{}\n", page.display()).as_bytes());
             }
         }
-        GenerateWhat::RulesDoc => out = crate::report::advise_text::rules_markdown().into_bytes(),
+        GenerateWhat::RulesDoc => out = nastune::report::advise_text::rules_markdown().into_bytes(),
         GenerateWhat::Completions { shell } => {
             clap_complete::generate(*shell, &mut Cli::command(), "nastune", &mut out)
         }
     }
-    crate::output::write_stdout(&out)?;
-    Ok(ExitCode::SUCCESS)
+    nastune::output::write_stdout(&out)?;
+    Ok(())
 }
 
 /// The command tree the pages describe: without the implicit `help` subcommands,
@@ -37,7 +78,7 @@ fn man_command() -> clap::Command {
 }
 
 /// The top-level page followed by one section per visible subcommand.
-pub fn render_man(out: &mut Vec<u8>) -> std::io::Result<()> {
+fn render_man(out: &mut Vec<u8>) -> std::io::Result<()> {
     let cmd = man_command();
     clap_mangen::Man::new(cmd.clone()).render(out)?;
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
@@ -50,7 +91,7 @@ pub fn render_man(out: &mut Vec<u8>) -> std::io::Result<()> {
 /// One page per visible command at every depth (nastune.1, nastune-bench.1,
 /// nastune-bench-disk.1 …), so every SUBCOMMANDS reference names a page that exists;
 /// returns the files written.
-pub fn write_man_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+fn write_man_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let fail = |e: std::io::Error| {
         anyhow::anyhow!(
             "cannot write man pages to '{}': {e}; pass a writable directory",
@@ -67,6 +108,6 @@ pub fn write_man_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         pending.extend(cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
         pages.push(clap_mangen::Man::new(cmd).generate_to(dir).map_err(fail)?);
     }
-    crate::sort::sort(&mut pages);
+    nastune::sort::sort(&mut pages);
     Ok(pages)
 }
