@@ -199,6 +199,11 @@ pub fn opt_field<T: Decode>(m: &mut Object, key: &str) -> Result<Option<T>, Erro
         .transpose()
 }
 
+/// A field with `#[serde(default)]`.
+pub fn field_or_default<T: Decode + Default>(m: &mut Object, key: &str) -> Result<T, Error> {
+    Ok(opt_field(m, key)?.unwrap_or_default())
+}
+
 /// A field read by `#[serde(deserialize_with = "f")]`, which must be there.
 pub fn field_with<T>(
     m: &mut Object,

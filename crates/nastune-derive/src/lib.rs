@@ -328,6 +328,10 @@ fn struct_body(
                 quote!(crate::json::opt_field_with(m, #key, #with)? #fallback)
             }
             (false, Some(with), None) => quote!(crate::json::field_with(m, #key, #with)?),
+            // The common case, `#[serde(default)]`, in one shared helper per type.
+            (false, None, Some(_)) if matches!(a.default, Some(None)) => {
+                quote!(crate::json::field_or_default::<#ty>(m, #key)?)
+            }
             (false, None, Some(fallback)) => {
                 quote!(crate::json::opt_field::<#ty>(m, #key)? #fallback)
             }
