@@ -61,7 +61,7 @@ pub enum CaptureError {
 }
 
 /// Summary of a written capture.
-#[derive(Debug, Default, serde::Serialize, crate::json::Decode)]
+#[derive(Debug, Default, crate::json::Encode, crate::json::Decode)]
 pub struct CaptureSummary {
     pub files: usize,
     pub dirs: usize,
@@ -129,12 +129,7 @@ pub fn write_capture(
         }
     }
     if !errors.is_empty() {
-        let text = crate::output::to_json_pretty(&errors)
-            .map(String::into_bytes)
-            .map_err(|e| CaptureError::Write {
-                path: dest.join(SYNTHETIC_DIR),
-                source: io::Error::other(e),
-            })?;
+        let text = crate::output::to_json_pretty(&errors).into_bytes();
         mirror.write(&Path::new(SYNTHETIC_DIR).join("read-errors.json"), &text)?;
     }
     Ok(summary)

@@ -21,8 +21,6 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde::Serialize;
-
 use crate::capture::{Event, Recorder};
 
 /// Largest file a probe reads whole. /proc and /sys files are small; a bigger one
@@ -356,21 +354,18 @@ impl Root {
     /// An `Err` from `live` is a reason such as "ioctl not supported by driver".
     pub fn captured<T, F>(&self, name: &str, live: F) -> Result<T, String>
     where
-        T: Serialize + crate::json::Decode,
+        T: crate::json::Encode + crate::json::Decode,
         F: FnOnce() -> Result<T, String>,
     {
         let rel = format!("{SYNTHETIC_DIR}/{name}.json");
         if self.live {
             let value = live();
             let stored = match &value {
-                Ok(v) => crate::json::to_value(v).map(Captured::Value),
-                Err(reason) => Ok(Captured::Unavailable(reason.clone())),
+                Ok(v) => Captured::Value(crate::json::to_value(v)),
+                Err(reason) => Captured::Unavailable(reason.clone()),
             };
-            if let Ok(stored) = stored
-                && let Ok(bytes) = crate::output::to_json_pretty(&stored).map(String::into_bytes)
-            {
-                self.record(&rel, Event::Synthetic(bytes));
-            }
+            let bytes = crate::output::to_json_pretty(&stored).into_bytes();
+            self.record(&rel, Event::Synthetic(bytes));
             return value;
         }
         let text = match self.read_string(&rel) {
@@ -474,7 +469,7 @@ fn set_blocking(file: fs::File, path: &Path) -> Result<fs::File, ReadError> {
     Ok(file)
 }
 
-#[derive(serde::Serialize, crate::json::Decode)]
+#[derive(crate::json::Encode, crate::json::Decode)]
 #[serde(rename_all = "snake_case")]
 enum Captured<T> {
     Value(T),

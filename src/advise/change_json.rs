@@ -7,10 +7,10 @@ use super::Change;
 fn every_kind_round_trips_byte_for_byte() {
     // tune::export's list holds every kind, smb_conf with and without a value.
     for change in crate::tune::export::tests::changes() {
-        let json = serde_json::to_string(&change).expect("encodes");
+        let json = crate::json::to_string(&change);
         let back: Change = crate::json::from_str(&json).expect("decodes");
         assert_eq!(back, change, "{json}");
-        assert_eq!(serde_json::to_string(&back).expect("encodes"), json);
+        assert_eq!(crate::json::to_string(&back), json);
     }
 }
 

@@ -1,8 +1,7 @@
 //! The `check` document: what `nastune check` measured, the path analysis and
 //! the findings, as one typed document.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::Finding;
 use super::bottleneck::{Measurements, PathAnalysis};
@@ -10,7 +9,7 @@ use super::bottleneck::{Measurements, PathAnalysis};
 /// Version of the `check` document (`check --json`).
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct CheckDoc {
     pub schema_version: u32,
     pub tool_version: String,

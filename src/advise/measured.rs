@@ -2,8 +2,7 @@
 //! and check runs of this host measured. `advise` measures nothing itself, so it
 //! reads them here; `check` passes its own fresh figures instead.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::bottleneck::{CipherFigure, Measurements, measurements_from};
 use crate::store::{RunId, RunKind, RunRecord, Store, StoreError};
@@ -21,7 +20,7 @@ const MEASURING_KINDS: [RunKind; 4] = [
 ];
 
 /// The stored run a figure was read from.
-#[derive(Debug, Clone, Serialize, Decode, PartialEq, Eq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq, Eq)]
 pub struct MeasuredBy {
     pub run_id: RunId,
     /// The run's kind as stored (`bench-disk`, `check`).

@@ -33,16 +33,13 @@ mod usb;
 mod vm;
 mod what_if;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use crate::probe::Snapshot;
 pub use bottleneck::Measurements;
 
 /// How much a finding matters. Ordered: `--fail-on warning` also fails on critical.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Decode, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Encode, Decode, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Info,
@@ -52,7 +49,7 @@ pub enum Severity {
 }
 
 /// What applying the recommendation takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     /// A runtime value that can be set and reverted at once.
@@ -64,7 +61,7 @@ pub enum Risk {
 }
 
 /// A recommended change, typed so `tune` can apply it and journal the old value.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Change {
     Sysctl {
@@ -125,7 +122,7 @@ pub enum Change {
 }
 
 /// One fact that triggered a finding.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct Evidence {
     pub fact: String,
     pub value: String,
@@ -141,7 +138,7 @@ impl Evidence {
 }
 
 /// The static description of a rule, shown by `advise --list` and docs/rules.md.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Encode)]
 pub struct RuleInfo {
     pub id: &'static str,
     pub area: &'static str,
@@ -154,7 +151,7 @@ pub struct RuleInfo {
 }
 
 /// What a rule found on this box.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct Finding {
     pub rule_id: String,
     pub title: String,
@@ -174,7 +171,7 @@ pub struct Finding {
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The `findings` document of an advise run.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct FindingsDoc {
     pub schema_version: u32,
     pub tool_version: String,

@@ -6,11 +6,10 @@
 //! single-threaded stage (one smbd per client, one flow's softirq) can never
 //! use more than one core. Pure: the figures come from the benches' documents.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 /// One stage's CPU cost per byte moved.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct CpuCost {
     /// `smbd`, `softirq`, `kcryptd`, `md-raid`, `tcp`, `client (this box)` …
     pub stage: String,
@@ -22,7 +21,7 @@ pub struct CpuCost {
 }
 
 /// What binds the CPU's ceiling.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "stage")]
 pub enum Binding {
     /// All the cores the path may use, shared by every stage.
@@ -32,7 +31,7 @@ pub enum Binding {
 }
 
 /// The CPU's ceiling for a path, with the arithmetic.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct CpuCeiling {
     pub bytes_per_sec: f64,
     pub cores: f64,
@@ -57,7 +56,7 @@ impl CpuCeiling {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct Share {
     pub stage: String,
     pub pct: f64,
@@ -69,7 +68,7 @@ fn mb(bytes_per_sec: f64) -> String {
 
 /// The cores a path may use and, when read from the processes' affinity,
 /// which ones and whose (`smbd's affinity: 0`).
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct PathCores {
     pub count: f64,
     /// `smbd's affinity: 0` or `smbd's and this client's affinity: 0-1`;
@@ -122,7 +121,7 @@ impl PathCores {
 
 /// A transfer's use of the box's CPUs: each CPU's busy time, whoever used
 /// it, over the transfer's elapsed time and bytes.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct CoreLoad {
     pub busy_by_cpu: Vec<crate::bench::smb::server::CpuBusy>,
     pub elapsed_ns: u64,
@@ -148,7 +147,7 @@ pub fn taken_by_others(load: &CoreLoad, cpus: &[u32], costs: &[CpuCost]) -> f64 
 }
 
 /// How a transfer's costs were scaled down to the CPUs' busy time.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct CostScale {
     /// What the stages' own clocks counted for the transfer, ns.
     pub counted_ns: f64,
@@ -810,7 +809,7 @@ pub(crate) mod tests {
 
 /// A file service measured end to end (bench smb): what it moved and, when
 /// the server is this box, what each stage cost per byte.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct ServiceFigure {
     /// `smb`.
     pub service: String,
@@ -974,7 +973,7 @@ pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> 
 
 /// A one-way TCP transfer bench net ran from this box to a peer, with what
 /// each byte cost this box's CPU.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct TcpFigure {
     pub peer: String,
     /// `send` (this box sent: what a client reading from it asks) or `receive`.

@@ -5,8 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use crate::probe::proc_stat::{CpuTicks, parse_stat};
 use crate::root::{ReadError, Root};
@@ -36,7 +35,7 @@ pub fn process_cpu() -> ProcessCpu {
 }
 
 /// System-wide CPU over an interval, as percent of all CPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Encode, Decode)]
 pub struct SystemCpuPct {
     pub user_pct: f64,
     pub sys_pct: f64,
@@ -116,7 +115,7 @@ pub fn read_kernel_threads(root: &Root) -> Result<KernelThreads, ReadError> {
     Ok(KernelThreads { by_pid })
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct ThreadCpu {
     pub pid: u32,
     pub comm: String,
@@ -217,7 +216,7 @@ fn read_system(root: &Root) -> Option<CpuTicks> {
 }
 
 /// CPU used over an interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct CpuUsage {
     pub process_user_ns: u64,
     pub process_sys_ns: u64,

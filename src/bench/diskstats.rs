@@ -7,8 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use crate::probe::diskstats::DevCounters;
 use crate::root::{ReadError, Root};
@@ -17,7 +16,7 @@ use crate::root::{ReadError, Root};
 const SECTOR_BYTES: u64 = 512;
 
 /// One device in the stack under the target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct Layer {
     pub name: String,
     /// 0 for the device the target lives on, 1 for what is below it, and so on.
@@ -79,7 +78,7 @@ pub fn stack(root: &Root, top: &str) -> Vec<Layer> {
 }
 
 /// What one layer did during the measurement.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct LayerIo {
     pub name: String,
     pub depth: u32,

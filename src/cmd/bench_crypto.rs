@@ -45,7 +45,7 @@ fn self_test(args: &BenchCryptoArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .any(|r| r.path.starts_with("kernel") && matches!(r.verdict, kat::Verdict::Skip { .. }));
     let out = if args.json {
-        let mut s = crate::output::to_json_pretty(&results)?;
+        let mut s = crate::output::to_json_pretty(&results);
         s.push('\n');
         s
     } else {

@@ -33,7 +33,7 @@ fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         store.finish_run(run, if interrupted { "interrupted" } else { "ok" })?;
     }
     let out = if args.json {
-        let mut s = crate::output::to_json_pretty(&doc)?;
+        let mut s = crate::output::to_json_pretty(&doc);
         s.push('\n');
         s
     } else {

@@ -69,7 +69,7 @@ fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         )?;
     }
     let out = if json {
-        let mut s = crate::output::to_json_pretty(&report)?;
+        let mut s = crate::output::to_json_pretty(&report);
         s.push('\n');
         s
     } else {

@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
+use crate::json::Encode;
 use anyhow::{Context, bail};
-use serde::Serialize;
 
 use crate::cli::{GlobalArgs, HistoryCommand};
 use crate::store::{RunRecord, Store};
@@ -25,13 +25,13 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
                 json_line(&ListDoc {
                     schema_version: 1,
                     runs: &runs,
-                })?
+                })
             } else {
                 crate::report::history_text::render_list(&runs)
             }
         }
         HistoryCommand::Show(a) => show(&store, a.run, a.json)?,
-        HistoryCommand::Export(a) => json_line(&store.export(&a.runs)?)?,
+        HistoryCommand::Export(a) => json_line(&store.export(&a.runs)?),
         HistoryCommand::Import(a) => {
             let name = a.file.display().to_string();
             let mut bytes = Vec::new();
@@ -66,20 +66,20 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-#[derive(Serialize)]
+#[derive(Encode)]
 struct ListDoc<'a> {
     schema_version: u32,
     runs: &'a [RunRecord],
 }
 
-#[derive(Serialize)]
+#[derive(Encode)]
 struct ShowDoc {
     schema_version: u32,
     run: RunRecord,
     documents: Vec<StoredDoc>,
 }
 
-#[derive(Serialize)]
+#[derive(Encode)]
 struct StoredDoc {
     kind: String,
     schema_version: u32,
@@ -99,18 +99,18 @@ fn show(store: &Store, id: i64, json: bool) -> anyhow::Result<String> {
         });
     }
     if json {
-        return json_line(&ShowDoc {
+        return Ok(json_line(&ShowDoc {
             schema_version: 1,
             run,
             documents,
-        });
+        }));
     }
     let kinds: Vec<&str> = documents.iter().map(|d| d.kind.as_str()).collect();
     Ok(crate::report::history_text::render_run(&run, &kinds))
 }
 
-fn json_line<T: Serialize>(v: &T) -> anyhow::Result<String> {
-    let mut s = crate::output::to_json_pretty(v)?;
+fn json_line<T: Encode>(v: &T) -> String {
+    let mut s = crate::output::to_json_pretty(v);
     s.push('\n');
-    Ok(s)
+    s
 }

@@ -37,11 +37,10 @@ pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
     let counter = Arc::clone(&done);
     let report = Box::new(move |r: server::SessionReport| {
         let line = if json {
-            serde_json::to_string(&SessionLine {
+            crate::json::to_string(&SessionLine {
                 schema_version: crate::net::doc::SCHEMA_VERSION,
                 session: &r,
             })
-            .unwrap_or_default()
         } else {
             crate::report::net_text::session_line(&r)
         };
@@ -56,7 +55,7 @@ pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// One `net serve --json` line: the session with the schema version.
-#[derive(serde::Serialize)]
+#[derive(crate::json::Encode)]
 struct SessionLine<'a> {
     schema_version: u32,
     #[serde(flatten)]

@@ -90,10 +90,10 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         summary.add(&report);
         let mut out = String::new();
         if args.json {
-            out.push_str(&serde_json::to_string(&report)?);
+            out.push_str(&crate::json::to_string(&report));
             out.push('\n');
             for a in &report.alerts {
-                out.push_str(&serde_json::to_string(a)?);
+                out.push_str(&crate::json::to_string(a));
                 out.push('\n');
             }
         } else {
@@ -179,7 +179,7 @@ fn save_baselines(
     let rows = states
         .iter()
         .filter(|(_, s)| s.last_time_unix_s >= cutoff)
-        .map(|(k, s)| Ok((k.clone(), serde_json::to_string(s)?, s.last_time_unix_s)))
+        .map(|(k, s)| Ok((k.clone(), crate::json::to_string(s), s.last_time_unix_s)))
         .collect::<Result<Vec<_>, serde_json::Error>>()?;
     store.save_watch_series(host_id, &rows)?;
     Ok(())
@@ -188,13 +188,7 @@ fn save_baselines(
 /// Runs `sh -c CMD` with the alert on stdin; kills it after `timeout`. A failing
 /// command is reported on stderr and does not stop the watch.
 fn run_exec(cmd: &str, alert: &Alert, timeout: Duration) {
-    let json = match serde_json::to_string(alert) {
-        Ok(j) => j,
-        Err(e) => {
-            eprintln!("warning: --exec: cannot encode the alert: {e}");
-            return;
-        }
-    };
+    let json = crate::json::to_string(alert);
     // Its own process group, so a timeout kills what the shell started too
     // (a surviving grandchild would keep our stderr open and live on).
     let mut child = match Command::new("/bin/sh")

@@ -5,8 +5,6 @@
 //! its charts ([`CHARTS`]) from there. Never invents noise: a single number stays
 //! a single sample.
 
-use serde::Serialize;
-
 use super::Metric;
 use crate::bench::disk::LatencyStats;
 use crate::stats::Summary;
@@ -36,11 +34,10 @@ pub trait Measured {
 }
 
 /// The serialized name of a unit-like enum value (`read`, `keep-alive`).
-pub fn name_of<T: Serialize>(v: &T) -> String {
+pub fn name_of<T: crate::json::Encode>(v: &T) -> String {
     match crate::json::to_value(v) {
-        Ok(serde_json::Value::String(s)) => s,
-        Ok(other) => other.to_string(),
-        Err(_) => "?".into(),
+        serde_json::Value::String(s) => s,
+        other => other.to_string(),
     }
 }
 

@@ -5,7 +5,7 @@
 pub mod metrics;
 pub mod settings;
 
-use serde::Serialize;
+use crate::json::Encode;
 
 use crate::stats::{self, Summary};
 use crate::store::RunDocs;
@@ -28,7 +28,7 @@ pub struct Metric {
     pub samples_from: &'static str,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Better,
@@ -48,7 +48,7 @@ impl Verdict {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Encode)]
 pub struct Row {
     pub benchmark: String,
     pub label: String,
@@ -67,7 +67,7 @@ pub struct Row {
     pub verdict: Verdict,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Encode)]
 pub struct Comparison {
     pub schema_version: u32,
     pub run_a: i64,

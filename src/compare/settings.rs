@@ -3,20 +3,19 @@
 
 use std::collections::BTreeMap;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 use serde_json::Value;
 
 use crate::probe::Snapshot;
 
-#[derive(Debug, Clone, Default, Serialize, Decode)]
+#[derive(Debug, Clone, Default, Encode, Decode)]
 pub struct SettingsDiff {
     /// Why no diff could be made (a run without a snapshot).
     pub unavailable: Option<String>,
     pub changed: Vec<Change>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct Change {
     pub setting: String,
     pub a: Option<String>,
@@ -54,8 +53,8 @@ pub fn diff(a: Option<&Snapshot>, b: Option<&Snapshot>) -> SettingsDiff {
 
 /// Every field of a settings struct by its serialized name (set fields only),
 /// so a setting added to the probe is compared without a change here.
-fn fields<T: Serialize>(v: &T) -> Vec<(String, String)> {
-    let Ok(Value::Object(map)) = crate::json::to_value(v) else {
+fn fields<T: crate::json::Encode>(v: &T) -> Vec<(String, String)> {
+    let Value::Object(map) = crate::json::to_value(v) else {
         return Vec::new();
     };
     map.into_iter()

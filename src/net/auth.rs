@@ -4,8 +4,8 @@
 //! so a sniffed answer cannot be replayed for another one.
 
 use crate::json::Decode;
+use crate::json::Encode;
 use hmac::{Hmac, KeyInit, Mac};
-use serde::Serialize;
 use sha2::Sha256;
 use thiserror::Error;
 
@@ -28,13 +28,13 @@ pub enum AuthError {
     Malformed(String),
 }
 
-#[derive(Debug, Serialize, Decode)]
+#[derive(Debug, Encode, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Challenge {
     pub nonce: String,
 }
 
-#[derive(Debug, Serialize, Decode)]
+#[derive(Debug, Encode, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Response {
     pub mac: String,

@@ -160,10 +160,9 @@ pub fn run(
         let raw = proto::read_message(&mut ctrl, auth::MAX_AUTH_JSON)?;
         let ch: auth::Challenge = crate::json::from_slice(&raw).map_err(ProtocolError::Decode)?;
         let nonce = auth::unhex(&ch.nonce).map_err(|e| ClientError::Results(e.to_string()))?;
-        let answer = serde_json::to_vec(&auth::Response {
+        let answer = crate::json::to_vec(&auth::Response {
             mac: auth::respond(psk, &nonce, &cookie),
-        })
-        .map_err(ProtocolError::Json)?;
+        });
         proto::write_message(&mut ctrl, &answer)?;
         proto::expect_state(&mut ctrl, State::ParamExchange)?;
         authenticated = true;
@@ -183,7 +182,7 @@ pub fn run(
             Err(e) => return Err(e.into()),
         }
     }
-    let json = serde_json::to_vec(&params).map_err(ProtocolError::Json)?;
+    let json = crate::json::to_vec(&params);
     proto::write_message(&mut ctrl, &json)?;
     // The server may need a while to bind UDP sockets; the deadline is generous.
     proto::expect_state(&mut ctrl, State::CreateStreams)?;
@@ -294,10 +293,7 @@ pub fn run(
     ctrl.set_read_timeout(Some(Duration::from_secs(15)))?;
     proto::expect_state(&mut ctrl, State::ExchangeResults)?;
     let ours = local_results(&totals, Some(cpu), cfg.send, cfg.receive, plan.protocol);
-    proto::write_message(
-        &mut ctrl,
-        &serde_json::to_vec(&ours).map_err(ProtocolError::Json)?,
-    )?;
+    proto::write_message(&mut ctrl, &crate::json::to_vec(&ours))?;
     let raw = proto::read_message(&mut ctrl, proto::MAX_RESULTS_JSON)?;
     let theirs = results::decode(&raw).map_err(|e| ClientError::Results(e.to_string()))?;
     proto::expect_state(&mut ctrl, State::DisplayResults)?;
@@ -347,11 +343,11 @@ pub fn run(
     })
 }
 
-pub fn method_name<T: serde::Serialize>(m: &T) -> String {
-    crate::json::to_value(m)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
+pub fn method_name<T: crate::json::Encode>(m: &T) -> String {
+    match crate::json::to_value(m) {
+        serde_json::Value::String(s) => s,
+        _ => String::new(),
+    }
 }
 
 /// A server that gives up mid-test (max duration, error) says so on the control

@@ -11,8 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::cpu::{CpuMeter, CpuUse};
 use super::tcp_info;
@@ -24,7 +23,7 @@ pub enum DataSocket {
     Udp(UdpSocket),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum SendMethod {
     Copy,
@@ -32,7 +31,7 @@ pub enum SendMethod {
     Sendfile,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum ReceiveMethod {
     Copy,
@@ -87,7 +86,7 @@ struct Stream {
 }
 
 /// One stream in one interval, with iperf3's key names.
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct IntervalStream {
     pub id: u32,
     pub sender: bool,
@@ -117,7 +116,7 @@ pub struct IntervalStream {
     pub omitted: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct Interval {
     pub streams: Vec<IntervalStream>,
     /// All streams this end sends on (iperf3's `sum`), and those it receives on.
@@ -128,7 +127,7 @@ pub struct Interval {
     pub cpu: CpuUse,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, Encode, Decode)]
 pub struct IntervalSum {
     pub start: f64,
     pub end: f64,
@@ -156,7 +155,7 @@ fn interval_sum<'a>(streams: impl Iterator<Item = &'a IntervalStream>) -> Option
 }
 
 /// A stream's totals after the omitted warm-up.
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct StreamTotals {
     pub id: u32,
     pub sender: bool,

@@ -2,12 +2,11 @@
 //! `send_results`/`get_results`). Known keys are typed; unknown keys from newer
 //! iperf3 versions are ignored; our extras ride under `nastune`.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::cpu::SystemCpu;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, Default, PartialEq, Encode, Decode)]
 pub struct ExchangeResults {
     /// Process CPU as iperf3 computes it (% of one core); cJSON writes NaN as null.
     pub cpu_util_total: Option<f64>,
@@ -25,7 +24,7 @@ pub struct ExchangeResults {
     pub nastune: Option<ResultsExtension>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, Default, PartialEq, Encode, Decode)]
 pub struct ExchangeStream {
     pub id: u32,
     /// Bytes sent (sender, after the omitted warm-up) or received (receiver).
@@ -45,7 +44,7 @@ pub struct ExchangeStream {
 }
 
 /// What a nastune peer adds: system-wide CPU including softirq over the test.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, Default, PartialEq, Encode, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct ResultsExtension {
     pub version: u32,

@@ -7,8 +7,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::params::RrMode;
 use super::protocol::COOKIE_SIZE;
@@ -102,7 +101,7 @@ impl Histogram {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct RrResult {
     pub mode: RrMode,
     pub streams: u32,

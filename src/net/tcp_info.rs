@@ -3,10 +3,9 @@
 
 use std::os::fd::AsRawFd;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Encode, Decode)]
 pub struct TcpInfo {
     pub rtt_us: u32,
     pub rttvar_us: u32,

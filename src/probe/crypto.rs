@@ -2,20 +2,19 @@
 //! implement it, whether a driver is a hardware engine or CPU code, and which one
 //! the kernel picks (highest priority). That choice decides dm-crypt's speed.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::text::{parse_u64, split_colon};
 use super::{ParseError, ProbeError};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct KernelCrypto {
     /// Sorted by name.
     pub algorithms: Vec<Algorithm>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Algorithm {
     /// `xts(aes)`, `cbc(aes)`, `sha256`, `adiantum(xchacha12,aes)`.
     pub name: String,
@@ -28,7 +27,7 @@ pub struct Algorithm {
     pub drivers: Vec<Driver>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Driver {
     pub driver: String,
     /// `kernel` for built-in code.
@@ -44,7 +43,7 @@ pub struct Driver {
 }
 
 /// What runs a driver, guessed from its module and driver names.
-#[derive(Debug, Clone, Copy, Serialize, Decode, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Encode, Decode, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Engine {
     Hardware,

@@ -3,8 +3,7 @@
 //! LUKS the cipher and sector size from the public on-disk header. Nothing here
 //! touches key material: the kernel's crypt table is never asked for.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::ParseError;
 use crate::root::Root;
@@ -16,7 +15,7 @@ pub const LUKS_HEAD_BYTES: u64 = 16 * 1024;
 const LUKS_MAGIC: &[u8; 6] = b"LUKS\xba\xbe";
 const LUKS2_JSON_OFFSET: usize = 4096;
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct DmDevice {
     /// Kernel name, `dm-0`.
     pub device: String,
@@ -33,7 +32,7 @@ pub struct DmDevice {
     pub crypt_unavailable: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Crypt {
     /// `aes-xts-plain64`.
     pub cipher: String,

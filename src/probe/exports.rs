@@ -2,8 +2,7 @@
 //! entry is a path followed by clients with options; `\` continues a line, `#`
 //! starts a comment, a path may be quoted, and `-opts` sets defaults for the line.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::file_services::ConfigProblem;
 use crate::root::{ReadError, Root};
@@ -11,14 +10,14 @@ use crate::root::{ReadError, Root};
 pub const EXPORTS: &str = "etc/exports";
 pub const EXPORTS_D: &str = "etc/exports.d";
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Nfs {
     pub files_read: Vec<String>,
     pub exports: Vec<NfsExport>,
     pub problems: Vec<ConfigProblem>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct NfsExport {
     pub file: String,
     pub line: usize,
@@ -28,7 +27,7 @@ pub struct NfsExport {
     pub clients: Vec<NfsClient>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct NfsClient {
     /// Host, network, netgroup or `*`.
     pub host: String,

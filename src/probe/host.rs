@@ -1,13 +1,12 @@
 //! The host: kernel, architecture, board or system model, boot id, uptime.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::ProbeError;
 use super::text::parse_f64;
 use crate::root::Root;
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Host {
     pub hostname: Option<String>,
     pub os: Option<String>,
@@ -21,7 +20,7 @@ pub struct Host {
     pub uptime_seconds: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 struct Uname {
     machine: String,
 }

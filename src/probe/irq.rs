@@ -6,15 +6,14 @@
 //! that may also run smbd. A NIC whose interrupts carry no name of its own (a
 //! USB NIC behind the USB host controller, virtio) has no queues listed.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::{Outcome, ParseError};
 use crate::root::Root;
 
 const WHAT: &str = "/proc/interrupts";
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Irq {
     /// The CPUs /proc/interrupts has a column for (the online ones).
     pub cpus: Vec<u32>,
@@ -24,7 +23,7 @@ pub struct Irq {
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct NicIrqs {
     pub interface: String,
     /// The interrupt lines named after this NIC (one per queue on multi-queue NICs).
@@ -35,7 +34,7 @@ pub struct NicIrqs {
     pub rps: Vec<Rps>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct QueueIrq {
     pub irq: u32,
     /// The handler's name as /proc/interrupts shows it (`eth0`, `enp2s0-TxRx-0`).
@@ -48,7 +47,7 @@ pub struct QueueIrq {
     pub affinity: Option<Vec<u32>>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Rps {
     /// `rx-0`.
     pub queue: String,

@@ -6,8 +6,7 @@
 //! /lib/modules/RELEASE/modules.builtin plus the module files. Only the options
 //! the rules need are kept.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::gunzip::{self, MAX_OUTPUT_BYTES};
 use super::{Outcome, ParseError};
@@ -75,7 +74,7 @@ impl KernelOption {
 }
 
 /// Whether the kernel has an option.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Availability {
     Builtin,
@@ -109,7 +108,7 @@ impl Availability {
 }
 
 /// Where the answers came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum ConfigSource {
     BootConfig,
@@ -121,7 +120,7 @@ pub enum ConfigSource {
 /// Each option the rules need, by its config name. A struct, not a map keyed by
 /// option: a map's decoder and sort cost ~18 KiB of binary (issue 22). An option
 /// a snapshot lacks (stored before it was tracked) reads back unknown.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode)]
 #[serde(default)]
 pub struct Options {
     #[serde(rename = "CONFIG_NET_SCH_FQ_CODEL")]
@@ -174,7 +173,7 @@ impl FromIterator<(KernelOption, Availability)> for Options {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct KernelConfig {
     pub source: ConfigSource,
     /// The file the answers came from (none when unknown).
@@ -368,7 +367,7 @@ mod tests {
             options: parse_config(CONFIG).unwrap(),
             problems: Vec::new(),
         };
-        let json = serde_json::to_value(&k).unwrap();
+        let json = crate::json::to_value(&k);
         assert_eq!(json["options"]["CONFIG_TCP_CONG_BBR"], "builtin");
         assert_eq!(json["options"]["CONFIG_NET_SCH_FQ_CODEL"], "absent");
         assert_eq!(crate::json::from_value::<KernelConfig>(json).unwrap(), k);

@@ -7,15 +7,14 @@
 //! `ETHTOOL_GLINKSETTINGS`, `ETHTOOL_GPAUSEPARAM`) and is stored as
 //! `.nastune/links/<ifname>.json` in a capture; the PCIe side is sysfs.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::ethtool::{AlignedBuf, Request, Socket, item};
 use super::usb::attr;
 use super::{Outcome, ProbeError};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Links {
     pub nics: Vec<NicLink>,
     pub pcie: Vec<PcieLink>,
@@ -24,7 +23,7 @@ pub struct Links {
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct NicLink {
     pub interface: String,
     pub ethtool: Outcome<LinkEthtool>,
@@ -37,7 +36,7 @@ pub struct NicLink {
 }
 
 /// What the ethtool ioctl told about one link.
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct LinkEthtool {
     pub modes: Outcome<LinkModes>,
     pub eee: Outcome<Eee>,
@@ -45,7 +44,7 @@ pub struct LinkEthtool {
 }
 
 /// `ETHTOOL_GLINKSETTINGS`.
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct LinkModes {
     /// `None` when the link is down or the driver cannot say.
     pub speed_mbit_per_sec: Option<u64>,
@@ -59,7 +58,7 @@ pub struct LinkModes {
 }
 
 /// `ETHTOOL_GEEE`: energy-efficient Ethernet (802.3az).
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Eee {
     pub enabled: bool,
     /// Negotiated with the partner and in use.
@@ -71,14 +70,14 @@ pub struct Eee {
 }
 
 /// `ETHTOOL_GPAUSEPARAM`: Ethernet flow control.
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Pause {
     pub autoneg: bool,
     pub rx: bool,
     pub tx: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct PcieLink {
     /// PCI address: `0000:01:00.0`.
     pub address: String,

@@ -1,14 +1,13 @@
 //! Linux software RAID: /proc/mdstat for the overview and sync progress,
 //! /sys/block/mdX/md/* for the settings and each member's state.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::ParseError;
 use super::text::{parse_f64, parse_u64};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct MdArray {
     pub name: String,
     /// `raid5`, `raid1`, … (`None` while inactive).
@@ -34,7 +33,7 @@ pub struct MdArray {
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct MdMember {
     pub device: String,
     /// Role in the array; `None` for spares and failed members.
@@ -43,7 +42,7 @@ pub struct MdMember {
     pub state: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct SyncProgress {
     /// `resync`, `recovery`, `check`, `reshape`.
     pub action: String,

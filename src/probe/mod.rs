@@ -37,8 +37,7 @@ pub mod usb;
 
 use std::cell::OnceCell;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use crate::root::Root;
 
@@ -47,7 +46,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The result of one probe section. Serialized as `{"status": "ok", "data": …}`,
 /// `{"status": "unsupported", "reason": …}` or `{"status": "failed", "error": …}`.
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Outcome<T> {
     Ok { data: T },
@@ -93,7 +92,7 @@ impl<T, E: std::fmt::Display> From<Result<T, E>> for Outcome<T> {
 }
 
 /// Where the snapshot was read from.
-#[derive(Debug, Clone, Copy, Serialize, Decode, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Encode, Decode, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     Live,
@@ -116,7 +115,7 @@ pub fn not_probed<T>() -> Outcome<T> {
 macro_rules! sections {
     ($($(#[$doc:meta])* $name:ident: $ty:ty = $read:expr;)+) => {
         /// Everything `nastune probe` found.
-        #[derive(Debug, Clone, Serialize, Decode)]
+        #[derive(Debug, Clone, Encode, Decode)]
         pub struct Snapshot {
             pub schema_version: u32,
             pub tool_version: String,
@@ -302,14 +301,14 @@ mod tests {
     #[test]
     fn json_has_the_sections_in_table_order_and_a_missing_one_loads_as_not_probed() {
         let snap = crate::advise::test_support::snapshot_of("pogoplug-v4");
-        let text = serde_json::to_string(&snap).unwrap();
+        let text = crate::json::to_string(&snap);
         let at: Vec<usize> = SECTIONS
             .iter()
             .map(|name| text.find(&format!("\"{name}\":{{\"status\"")).unwrap())
             .collect();
         assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
         assert!(text.find("\"source\"").unwrap() < at[0]);
-        let mut json = serde_json::to_value(&snap).unwrap();
+        let mut json = crate::json::to_value(&snap);
         // A snapshot stored before the smart section existed.
         json.as_object_mut().unwrap().remove("smart");
         let old: Snapshot = crate::json::from_value(json).unwrap();
@@ -329,7 +328,7 @@ mod tests {
             },
         ];
         for o in &all {
-            let text = serde_json::to_string(o).unwrap();
+            let text = crate::json::to_string(o);
             assert!(text.starts_with("{\"status\":"), "{text}");
             assert_eq!(
                 &crate::json::from_str::<Outcome<Vec<u32>>>(&text).unwrap(),

@@ -5,8 +5,7 @@
 //! Everything is read in the probing process's network namespace: /sys reflects
 //! the namespace that mounted it, which `ip netns exec` arranges.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::ethtool::{self, Ethtool};
 use super::qdisc::{self, RootQdisc};
@@ -14,7 +13,7 @@ use super::text::parse_u64;
 use super::{Outcome, ParseError, ProbeError};
 use crate::root::{ReadError, Root};
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Network {
     pub interfaces: Vec<Interface>,
     /// Why no interface has a qdisc, when the rtnetlink dump was not possible.
@@ -23,7 +22,7 @@ pub struct Network {
     pub softnet: Outcome<Vec<SoftnetCpu>>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Interface {
     pub name: String,
     pub ifindex: Option<u32>,
@@ -55,7 +54,7 @@ pub struct Interface {
 }
 
 /// Where the counters came from.
-#[derive(Debug, Clone, Copy, Serialize, Decode, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Encode, Decode, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum CounterSource {
     Sysfs,
@@ -68,7 +67,7 @@ pub enum CounterSource {
 
 /// Raw interface counters as the kernel reports them (they may wrap, see
 /// `counter_bits`). Missing ones are `None`.
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Counters {
     pub source: CounterSource,
     pub rx_bytes: Option<u64>,
@@ -186,7 +185,7 @@ impl Counters {
 }
 
 /// One row of /proc/net/softnet_stat.
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct SoftnetCpu {
     pub cpu: u32,
     /// Packets taken off the backlog by this CPU.

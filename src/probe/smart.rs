@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::{Outcome, ProbeError};
 use crate::root::Root;
@@ -24,7 +23,7 @@ pub const ATA_ERROR_ATTRIBUTES: [u32; 6] = [5, 187, 188, 197, 198, 199];
 /// Name (under `.nastune/`) of the captured smartctl location.
 const BINARY_CAPTURE: &str = "smartctl-binary";
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Smart {
     /// Where smartctl was found.
     pub smartctl: String,
@@ -33,7 +32,7 @@ pub struct Smart {
     pub skipped: Vec<SkippedDevice>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct SmartDevice {
     /// Kernel name (`sda`).
     pub name: String,
@@ -41,13 +40,13 @@ pub struct SmartDevice {
     pub health: Outcome<DiskHealth>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct SkippedDevice {
     pub name: String,
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct DiskHealth {
     /// `ATA`, `NVMe` or `SCSI`.
     pub protocol: String,
@@ -71,7 +70,7 @@ pub struct DiskHealth {
     pub smartctl_version: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct AtaAttribute {
     pub id: u32,
     pub name: String,
@@ -83,7 +82,7 @@ pub struct AtaAttribute {
     pub when_failed: String,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct NvmeHealth {
     pub critical_warning: u64,
     pub media_errors: u64,
@@ -476,11 +475,11 @@ mod tests {
             })
             .collect();
         assert!(devices.iter().any(|d| d.health.data().is_none()));
-        let json = serde_json::to_string(&devices).unwrap();
+        let json = crate::json::to_string(&devices);
         assert!(json.starts_with(r#"[{"name":"sda","status":"ok","data":{"protocol":"ATA""#));
         let back: Vec<SmartDevice> = crate::json::from_str(&json).unwrap();
         assert_eq!(back, devices);
-        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        assert_eq!(crate::json::to_string(&back), json);
         let e = crate::json::from_str::<SmartDevice>(r#"{"status": "failed", "error": "x"}"#)
             .unwrap_err()
             .to_string();

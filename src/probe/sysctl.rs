@@ -3,8 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::ProbeError;
 use crate::root::Root;
@@ -62,7 +61,7 @@ pub const CONFIG_DIRS: &[&str] = &[
     "lib/sysctl.d",
 ];
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Sysctl {
     /// Current value per key; whitespace runs (tcp_rmem's tabs) become one space.
     pub values: BTreeMap<String, String>,
@@ -77,7 +76,7 @@ pub struct Sysctl {
     pub config_problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct ConfigSetting {
     pub file: String,
     pub line: u32,

@@ -3,13 +3,11 @@
 //! [`Doc`] is every kind a run may hold, decoded. Older schema versions, when
 //! there are any, are decoded here and nowhere else.
 
-use serde::Serialize;
-
 use crate::compare::Metric;
 use crate::compare::metrics::{Chart, Measured};
 
 /// A document a run stores: its kind and the schema version it is written in.
-pub trait Document: Serialize + crate::json::Decode {
+pub trait Document: crate::json::Encode + crate::json::Decode {
     const KIND: DocKind;
     const VERSION: u32;
 
@@ -159,9 +157,9 @@ macro_rules! documents {
             }
 
             /// The body as it is stored, with its schema version.
-            pub fn encode(&self) -> Result<(u32, String), serde_json::Error> {
-                fn enc<D: Document>(d: &D) -> Result<(u32, String), serde_json::Error> {
-                    Ok((D::VERSION, serde_json::to_string(d)?))
+            pub fn encode(&self) -> (u32, String) {
+                fn enc<D: Document>(d: &D) -> (u32, String) {
+                    (D::VERSION, crate::json::to_string(d))
                 }
                 match self {
                     $(Doc::$variant(d) => enc(d.as_ref()),)+

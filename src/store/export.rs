@@ -4,8 +4,7 @@
 //! written, and the whole import is one transaction: a bad or newer file
 //! imports nothing.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::{Doc, RunId, RunKind, RunRecord, Store, StoreError};
 
@@ -14,7 +13,7 @@ pub const FORMAT: &str = "nastune-runs";
 /// Version of the export file layout.
 pub const FORMAT_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct ExportFile {
     pub format: String,
     pub format_version: u32,
@@ -23,7 +22,7 @@ pub struct ExportFile {
     pub runs: Vec<ExportedRun>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct ExportedRun {
     /// The run as stored; its `id` is the one in the store it came from (it
     /// gets a new one on import).
@@ -32,7 +31,7 @@ pub struct ExportedRun {
     pub documents: Vec<ExportedDoc>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct ExportedDoc {
     pub kind: String,
     pub schema_version: u32,
@@ -214,11 +213,11 @@ mod tests {
             .map(|r| r.id)
             .collect();
         let file = old.export(&ids).unwrap();
-        let text = serde_json::to_string(&file).unwrap();
+        let text = crate::json::to_string(&file);
         // Byte for byte both ways, though `run` is decoded in line (ExportedRunFields).
         let back: ExportFile = crate::json::from_str(&text).unwrap();
         assert_eq!(back, file);
-        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        assert_eq!(crate::json::to_string(&back), text);
 
         let dir = tempfile::tempdir().unwrap();
         let new = Store::open(&dir.path().join("new.db")).unwrap();
@@ -249,7 +248,7 @@ mod tests {
         let last = broken.runs.len() - 1;
         broken.runs[last].documents[0].body = serde_json::json!({"nonsense": true});
         let e = new
-            .import("b.json", &serde_json::to_string(&broken).unwrap())
+            .import("b.json", &crate::json::to_string(&broken))
             .unwrap_err()
             .to_string();
         assert!(

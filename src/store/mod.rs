@@ -17,9 +17,9 @@ use std::time::Duration;
 use std::io::Read;
 
 use crate::json::Decode;
+use crate::json::Encode;
 use rusqlite::ffi::ErrorCode;
 use rusqlite::{Connection, MAIN_DB, OpenFlags, OptionalExtension, params};
-use serde::Serialize;
 
 pub use doc::{DecodeError, Doc, DocKind, Document, RunDocs, RunKind};
 use identify::Identity;
@@ -111,7 +111,7 @@ pub fn default_path() -> Result<PathBuf, StoreError> {
 pub type RunId = i64;
 
 /// One stored run (decoded only within an export file's runs).
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct RunRecord {
     pub id: RunId,
     pub kind: String,
@@ -294,19 +294,12 @@ impl Store {
 
     /// Stores a typed document under a run.
     pub fn save<D: Document>(&self, run: RunId, doc: &D) -> Result<(), StoreError> {
-        let body = serde_json::to_string(doc).map_err(|e| StoreError::Sql {
-            path: self.path.clone(),
-            source: rusqlite::Error::ToSqlConversionFailure(Box::new(e)),
-        })?;
-        self.insert_document(run, D::KIND, D::VERSION, &body)
+        self.insert_document(run, D::KIND, D::VERSION, &crate::json::to_string(doc))
     }
 
     /// Stores an already decoded document (an imported run's).
     pub fn save_doc(&self, run: RunId, doc: &Doc) -> Result<(), StoreError> {
-        let (version, body) = doc.encode().map_err(|e| StoreError::Sql {
-            path: self.path.clone(),
-            source: rusqlite::Error::ToSqlConversionFailure(Box::new(e)),
-        })?;
+        let (version, body) = doc.encode();
         self.insert_document(run, doc.kind(), version, &body)
     }
 

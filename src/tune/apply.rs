@@ -8,8 +8,7 @@
 
 use std::time::Duration;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::action::{
     Action, KIND_FILE, WriteError, read_current, read_entry, write_file, write_netdev,
@@ -57,7 +56,7 @@ pub enum ApplyError {
     Rollback(#[from] RollbackError),
 }
 
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct Applied {
     pub session: i64,
     pub written: usize,

@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::kinds::{ChangeKind, kind};
 use crate::advise::Change;
@@ -23,7 +22,7 @@ pub const TUNED_FILE: &str = "nastune/tuned.conf";
 pub const ANSIBLE_FILE: &str = "nastune-tasks.yml";
 pub const SMB_CONF: &str = "/etc/samba/smb.conf";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ExportFormat {
     /// A sysctl.d drop-in (sysctl settings only)
@@ -37,7 +36,7 @@ pub enum ExportFormat {
 }
 
 /// One file to write, relative to wherever the user wants it (`/` to install).
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct ExportFile {
     pub path: PathBuf,
     pub contents: String,

@@ -7,8 +7,7 @@
 //! Only changes `tune try` can switch at runtime are here: sysctls, sysfs
 //! attributes and smb.conf parameters.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use crate::advise::Change;
 use crate::root::Root;
@@ -30,7 +29,7 @@ pub enum Target {
 }
 
 /// Which judge exercises a recipe's change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Needs {
     /// Reads through the page cache (read-ahead): buffered-seq-read.
@@ -450,7 +449,7 @@ pub fn candidates(root: &Root) -> (Vec<Candidate>, Vec<(&'static Recipe, String)
 }
 
 /// One row of the folklore table.
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct Row {
     pub recipe: String,
     /// The advise rule that flags the setting, if one does.
@@ -470,7 +469,7 @@ pub struct Row {
     pub result: RowResult,
 }
 
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum RowResult {
     /// Tried: the trial as stored in its `tune-try` run.
@@ -483,7 +482,7 @@ pub enum RowResult {
 }
 
 /// What `tune try --folklore` prints and returns as JSON.
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct FolkloreReport {
     /// Every judge given, as written.
     pub judges: Vec<String>,

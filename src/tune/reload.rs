@@ -8,13 +8,12 @@ use std::process::Command;
 
 use crate::root::Root;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::kinds::kind;
 use super::plan::{Plan, Status};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct Reload {
     /// The command line, as a person would type it.
     pub command: Vec<String>,

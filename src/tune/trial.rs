@@ -17,13 +17,12 @@ pub mod workload;
 
 use std::fmt;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use crate::stats::{Summary, welch};
 
 /// Which way of the metric is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Better {
     /// Throughput, IOPS.
@@ -93,14 +92,14 @@ pub enum PlanError {
 }
 
 /// One side of a trial: without the change (A, baseline) or with it (B).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     Baseline,
     Changed,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The change is applied and stays.
@@ -110,7 +109,7 @@ pub enum Verdict {
 }
 
 /// What the measurements say of the change, whatever was decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
     /// Better beyond the noise.
@@ -132,7 +131,7 @@ impl Effect {
 }
 
 /// What a trial measured and decided.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct TrialOutcome {
     /// Every measurement in the order taken (JSON: `{"side", "value"}` objects).
     #[serde(
@@ -158,14 +157,18 @@ pub struct TrialOutcome {
     pub effect: Option<Effect>,
 }
 
-#[derive(Serialize, Decode)]
+#[derive(Encode, Decode)]
 struct Run {
     side: Side,
     value: f64,
 }
 
-fn runs_as_objects<S: serde::Serializer>(runs: &[(Side, f64)], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(runs.iter().map(|&(side, value)| Run { side, value }))
+fn runs_as_objects(runs: &[(Side, f64)], w: &mut crate::json::Writer) {
+    let runs: Vec<Run> = runs
+        .iter()
+        .map(|&(side, value)| Run { side, value })
+        .collect();
+    runs.encode(w);
 }
 
 fn runs_from_objects(v: crate::json::Value) -> Result<Vec<(Side, f64)>, crate::json::Error> {
@@ -476,7 +479,7 @@ fn signed_pct(p: Option<f64>) -> String {
 }
 
 /// The `tune-try` document: the change, every run, the interval, the verdict.
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct TryReport {
     pub change: crate::tune::plan::PlanItem,
     /// The judge as written: a disk workload, `net:…`, `smb://…` or `http:…`.
@@ -535,11 +538,11 @@ mod tests {
         let stored = std::fs::read_to_string(path).unwrap();
         let report: TryReport = crate::json::from_str(&stored).unwrap();
         assert!(!report.outcome.runs.is_empty());
-        let json = serde_json::to_string(&report).unwrap();
+        let json = crate::json::to_string(&report);
         let as_value = |s: &str| crate::json::from_str::<serde_json::Value>(s).unwrap();
         assert_eq!(as_value(&json), as_value(&stored));
         let back: TryReport = crate::json::from_str(&json).unwrap();
-        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        assert_eq!(crate::json::to_string(&back), json);
         // A key of the outcome missing is still named as missing.
         let e = crate::json::from_str::<TryReport>(&json.replace("\"p_value\"", "\"p\""))
             .unwrap_err()

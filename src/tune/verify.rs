@@ -4,14 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::action::{KIND_FILE, read_entry, selected_value};
 use super::rollback::{RollbackError, session_root};
 use crate::store::Store;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     Applied,
@@ -19,7 +18,7 @@ pub enum State {
     Unsupported,
 }
 
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct Check {
     pub session: i64,
     pub entry: i64,

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
+use crate::json::Encode;
 
 use super::counter::{Observation, Tracker};
 use super::sample::Gauge;
@@ -36,7 +36,7 @@ impl Default for AlertConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Encode)]
 pub struct Alert {
     #[serde(rename = "type")]
     pub kind: &'static str,

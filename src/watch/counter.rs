@@ -5,8 +5,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::sample::Reading;
 
@@ -22,7 +21,7 @@ pub const MAX_EVENTS: usize = 256;
 pub const MAX_SERIES: usize = 4096;
 
 /// What one new value means next to the last one of its series.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 #[serde(rename_all = "snake_case", tag = "step")]
 pub enum Step {
     /// The first value of a series: the baseline.
@@ -85,7 +84,7 @@ pub fn classify(last: u64, max_seen: u64, new: u64) -> Step {
 }
 
 /// What is remembered of one series, in memory and in the store.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct SeriesState {
     /// Identity within one boot (e.g. MAC + ifindex).
     pub identity: String,
@@ -131,7 +130,7 @@ impl SeriesState {
 }
 
 /// One reading after tracking.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct Observation {
     pub series: String,
     #[serde(flatten)]
@@ -298,14 +297,14 @@ mod tests {
                 rate_per_sec: (i > 0).then_some(1.5),
             })
             .collect();
-        let json = serde_json::to_string(&obs).unwrap();
+        let json = crate::json::to_string(&obs);
         assert!(
             json.contains(r#""step":"wrap","delta":7,"bits":32,"value":100"#),
             "{json}"
         );
         let back: Vec<Observation> = crate::json::from_str(&json).unwrap();
         assert_eq!(back, obs);
-        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        assert_eq!(crate::json::to_string(&back), json);
         let e = crate::json::from_str::<Observation>(
             r#"{"series": "s", "step": "wrap", "delta": 1, "value": 1, "total": 1}"#,
         )

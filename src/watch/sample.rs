@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use crate::json::Encode;
 
 use super::thermal;
 use crate::probe::net::{self, CounterSource};
@@ -40,7 +40,7 @@ impl Reading {
 }
 
 /// A value that goes up and down.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Encode)]
 pub struct Gauge {
     pub metric: &'static str,
     #[serde(skip)]

@@ -1,4 +1,6 @@
-//! `#[derive(Decode)]`: nastune's JSON decoders (issue 22: binary size).
+//! `#[derive(Decode)]` and `#[derive(Encode)]`: nastune's JSON decoders and
+//! encoders (issue 22: binary size). Encoding is in `encode.rs`; this file reads
+//! the attributes and derives the decoders.
 //!
 //! serde's derived `Deserialize` compiles a generic visitor per type, with a field
 //! identifier enum, duplicate-field checks and the error plumbing inlined: about
@@ -10,14 +12,26 @@
 //! The attributes read are serde's own (`#[serde(...)]`), so one set of attributes
 //! describes both directions: `rename`, `rename_all` (snake_case, kebab-case,
 //! lowercase), `default`, `default = "path"`, `skip`, `flatten`, `deserialize_with =
-//! "path"` (a `fn(Value) -> Result<T, json::Error>`), `from = "Type"`, `tag`, `tag`
-//! with `content`, and `deny_unknown_fields`. Serialization-only attributes are
-//! ignored; any other attribute is a compile error rather than a silent difference.
+//! "path"` (a `fn(Value) -> Result<T, json::Error>`), `serialize_with = "path"` (a
+//! `fn(&T, &mut json::Writer)`), `skip_serializing_if = "path"`, `from = "Type"`,
+//! `tag`, `tag` with `content`, and `deny_unknown_fields`. Each derive uses the ones
+//! of its direction; any other attribute is a compile error rather than a silent
+//! difference.
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
 use quote::{format_ident, quote};
 use syn::{Data, DeriveInput, Fields, LitStr, Path, parse_macro_input, spanned::Spanned};
+
+mod encode;
+
+#[proc_macro_derive(Encode, attributes(serde))]
+pub fn derive_encode(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    encode::expand(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
 
 #[proc_macro_derive(Decode, attributes(serde))]
 pub fn derive_decode(input: TokenStream) -> TokenStream {
@@ -28,23 +42,22 @@ pub fn derive_decode(input: TokenStream) -> TokenStream {
 }
 
 #[derive(Default)]
-struct Attrs {
-    rename: Option<String>,
-    rename_all: Option<String>,
-    default: Option<Option<Path>>,
-    skip: bool,
-    flatten: bool,
-    with: Option<Path>,
-    from: Option<syn::Type>,
-    tag: Option<String>,
-    content: Option<String>,
-    deny_unknown: bool,
+pub(crate) struct Attrs {
+    pub(crate) rename: Option<String>,
+    pub(crate) rename_all: Option<String>,
+    pub(crate) default: Option<Option<Path>>,
+    pub(crate) skip: bool,
+    pub(crate) flatten: bool,
+    pub(crate) with: Option<Path>,
+    pub(crate) ser_with: Option<Path>,
+    pub(crate) skip_if: Option<Path>,
+    pub(crate) from: Option<syn::Type>,
+    pub(crate) tag: Option<String>,
+    pub(crate) content: Option<String>,
+    pub(crate) deny_unknown: bool,
 }
 
-/// Serialization-only keys: they change nothing when decoding.
-const SER_ONLY: &[&str] = &["skip_serializing_if", "serialize_with", "skip_serializing"];
-
-fn attrs(list: &[syn::Attribute]) -> syn::Result<Attrs> {
+pub(crate) fn attrs(list: &[syn::Attribute]) -> syn::Result<Attrs> {
     let mut a = Attrs::default();
     for attr in list.iter().filter(|a| a.path().is_ident("serde")) {
         attr.parse_nested_meta(|meta| {
@@ -65,10 +78,9 @@ fn attrs(list: &[syn::Attribute]) -> syn::Result<Attrs> {
                 }
                 "default" => a.default = Some(None),
                 "deserialize_with" => a.with = Some(string(&meta)?.parse()?),
+                "serialize_with" => a.ser_with = Some(string(&meta)?.parse()?),
+                "skip_serializing_if" => a.skip_if = Some(string(&meta)?.parse()?),
                 "from" => a.from = Some(string(&meta)?.parse()?),
-                k if SER_ONLY.contains(&k) => {
-                    string(&meta)?;
-                }
                 _ => return Err(meta.error("nastune's Decode does not support this serde attribute")),
             }
             Ok(())
@@ -77,7 +89,25 @@ fn attrs(list: &[syn::Attribute]) -> syn::Result<Attrs> {
     Ok(a)
 }
 
-/// serde's `rename_all` as applied to a field (`variant == false`) or a variant name.
+/// The JSON name of a field (`variant == false`) or variant: its own `rename`, or
+/// its container's `rename_all` applied to it as serde does.
+pub(crate) fn key_of(
+    own: &Attrs,
+    ident: &syn::Ident,
+    top: &Attrs,
+    variant: bool,
+) -> syn::Result<String> {
+    match &own.rename {
+        Some(name) => Ok(name.clone()),
+        None => renamed(
+            &ident.to_string(),
+            top.rename_all.as_deref(),
+            variant,
+            ident.span(),
+        ),
+    }
+}
+
 fn renamed(name: &str, rule: Option<&str>, variant: bool, span: Span) -> syn::Result<String> {
     let name = name.strip_prefix("r#").unwrap_or(name);
     let snake = || {
@@ -220,15 +250,7 @@ fn variant_arms(e: &syn::DataEnum, top: &Attrs, shape: Shape) -> syn::Result<Tok
     let mut names = Vec::new();
     for v in &e.variants {
         let a = attrs(&v.attrs)?;
-        let key = match a.rename.clone() {
-            Some(r) => r,
-            None => renamed(
-                &v.ident.to_string(),
-                top.rename_all.as_deref(),
-                true,
-                v.span(),
-            )?,
-        };
+        let key = key_of(&a, &v.ident, top, true)?;
         let ident = &v.ident;
         let path = quote!(Self::#ident);
         let build = match (&v.fields, shape) {
@@ -300,15 +322,7 @@ fn struct_body(
         let ty = &f.ty;
         let var = format_ident!("__f{i}");
         init.push(quote!(#ident: #var));
-        let key = match &a.rename {
-            Some(r) => r.clone(),
-            None => renamed(
-                &ident.to_string(),
-                top.rename_all.as_deref(),
-                false,
-                f.span(),
-            )?,
-        };
+        let key = key_of(&a, ident, top, false)?;
         let fallback = match (&a.default, container_default) {
             (Some(Some(p)), _) => Some(quote!(.unwrap_or_else(#p))),
             (Some(None), _) => Some(quote!(.unwrap_or_default())),

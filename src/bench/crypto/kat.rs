@@ -3,8 +3,7 @@
 //! (`nastune bench crypto --self-test`). A benchmark of a cipher that computes
 //! the wrong thing is worthless, so the same vectors guard both.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 use sha2::Digest;
 
 use super::afalg::{self, Direction};
@@ -12,7 +11,7 @@ use super::kdf::Prf;
 use super::kernel;
 use super::userspace::{self, UserCipher};
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Verdict {
     Pass,
@@ -20,7 +19,7 @@ pub enum Verdict {
     Skip { reason: String },
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct KatOutcome {
     /// `user space` or `kernel (AF_ALG)`.
     pub path: String,

@@ -4,8 +4,7 @@
 
 use std::time::Duration;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::measure::Clock;
 use crate::root::Root;
@@ -44,7 +43,7 @@ impl Prf {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Pbkdf2Result {
     pub hash: String,
     /// Derived key length, as `cryptsetup benchmark` (256-bit key).
@@ -88,7 +87,7 @@ pub fn pbkdf2_rate(prf: Prf, target: Duration) -> Pbkdf2Result {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Argon2Result {
     pub iterations: u32,
     pub memory_kib: u32,

@@ -5,8 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
@@ -50,7 +49,7 @@ impl Clock {
 }
 
 /// Throughput of one direction at one request size.
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Rate {
     pub bytes: u64,
     pub wall_secs: f64,

@@ -15,8 +15,7 @@ pub mod userspace;
 
 use std::time::Duration;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use crate::root::Root;
 use measure::{Rate, run_for};
@@ -50,7 +49,7 @@ impl Settings {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct CryptoReport {
     pub schema_version: u32,
     pub tool_version: String,
@@ -69,7 +68,7 @@ pub struct CryptoReport {
     pub validity: Option<crate::bench::validity::Validity>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct CpuFacts {
     pub model: Option<String>,
     pub logical_cpus: Option<u32>,
@@ -78,7 +77,7 @@ pub struct CpuFacts {
     pub user_space_aes_engine: String,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct AfAlgStatus {
     pub available: bool,
     pub errno: Option<String>,
@@ -86,7 +85,7 @@ pub struct AfAlgStatus {
 }
 
 /// One cipher at one key size: measured points, or why it was not measured.
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct CipherResult {
     pub cipher: String,
     pub key_bits: u32,
@@ -107,7 +106,7 @@ impl CipherResult {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct NotMeasured {
     pub errno: Option<String>,
     pub reason: String,
@@ -122,7 +121,7 @@ impl NotMeasured {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct Point {
     pub request_bytes: u32,
     pub in_flight: u32,
@@ -132,7 +131,7 @@ pub struct Point {
     pub decrypt: Rate,
 }
 
-#[derive(Debug, Clone, Serialize, Decode, PartialEq)]
+#[derive(Debug, Clone, Encode, Decode, PartialEq)]
 pub struct KdfResults {
     pub pbkdf2: Vec<kdf::Pbkdf2Result>,
     pub argon2id: crate::probe::Outcome<kdf::Argon2Result>,

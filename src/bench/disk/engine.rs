@@ -8,12 +8,11 @@
 
 use std::io;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::buffers::Buffers;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 pub struct Caps {
     /// Keeps several I/Os in flight; sync engines run at depth 1.
     pub queues: bool,
@@ -48,7 +47,7 @@ pub trait Engine {
     fn sync(&mut self, data_only: bool) -> io::Result<()>;
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
     /// Linux io_uring: batched submission, registered buffers

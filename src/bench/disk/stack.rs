@@ -6,8 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::measure::{self, Chosen, MeasureError, Prepared};
 use super::plan::Plan;
@@ -19,7 +18,7 @@ use crate::bench::interrupt;
 use crate::root::Root;
 
 /// One row of the layer walk.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct LayerRun {
     /// "file", a block device's name, or the members joined by "+" for a
     /// layer's devices run together.

@@ -4,12 +4,11 @@
 
 use std::time::Duration;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::workload::{Rw, Workload};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Suite {
     /// SEQ1M Q8T1 and RND4K Q32T1, read and write (under a minute)

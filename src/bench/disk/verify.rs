@@ -6,8 +6,7 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use super::buffers::Buffers;
 use crate::probe::host::fnv1a64;
@@ -93,7 +92,7 @@ impl WrittenBlocks {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, Default, PartialEq, Encode, Decode)]
 pub struct VerifyResult {
     pub blocks_checked: u64,
     pub mismatches: u64,

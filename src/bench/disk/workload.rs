@@ -4,14 +4,13 @@
 
 use std::time::Duration;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 /// Upper bound of the buffer pool (iodepth × bs × numjobs): a 128 MiB box must
 /// keep room for the page cache the benchmark is measuring.
 pub const MAX_POOL_BYTES: u64 = 64 * 1024 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Decode, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
     Read,
@@ -54,7 +53,7 @@ impl Rw {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct Workload {
     pub rw: Rw,
     pub rwmixread: u8,
@@ -94,8 +93,8 @@ impl Workload {
     }
 }
 
-fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(d.as_millis() as u64)
+fn as_millis(d: &Duration, w: &mut crate::json::Writer) {
+    (d.as_millis() as u64).encode(w);
 }
 
 fn from_millis(v: crate::json::Value) -> Result<Duration, crate::json::Error> {

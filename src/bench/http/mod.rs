@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::json::Decode;
+use crate::json::Encode;
 use rustls::pki_types::ServerName;
-use serde::Serialize;
 
 pub use engine::ConnMode;
 use engine::{ErrorKind, InFlight, STATUS_CLASSES, ThreadPlan, ThreadResult};
@@ -47,7 +47,7 @@ pub enum HttpError {
 }
 
 /// Everything one measurement needs; the same for both URLs of a comparison.
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct Settings {
     pub threads: u32,
     pub connections: u32,
@@ -72,7 +72,7 @@ pub struct Plan {
 }
 
 /// The measurement of one URL in one connection mode.
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct RunResult {
     pub url: String,
     pub address: String,
@@ -109,7 +109,7 @@ pub struct RunResult {
 /// (its intended send time with --rate; including connect and handshake when
 /// the mode opens a connection per request) to the last byte of the response;
 /// `ttfb_ns` from the request's first byte sent to the response's first byte.
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct Latency {
     pub connect_ns: Option<LatencyStats>,
     pub tls_handshake_ns: Option<LatencyStats>,
@@ -118,7 +118,7 @@ pub struct Latency {
 }
 
 /// What the load generator itself cost (getrusage over the whole run).
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct CpuCost {
     pub process_user_ns: u64,
     pub process_sys_ns: u64,
@@ -127,7 +127,7 @@ pub struct CpuCost {
 }
 
 /// The same mode against two URLs: how much slower the second is.
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct Comparison {
     pub mode: ConnMode,
     pub base_url: String,
@@ -138,7 +138,7 @@ pub struct Comparison {
     pub slowdown_factor: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, Decode)]
+#[derive(Debug, Clone, Encode, Decode)]
 pub struct HttpReport {
     pub schema_version: u32,
     pub tool_version: String,

@@ -1,8 +1,7 @@
 //! What to load: the URL (scheme, host, port, path) and the request bytes,
 //! built once and sent unchanged on every request.
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
@@ -16,7 +15,7 @@ pub enum UrlError {
     UserInfo(String),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct Url {
     pub tls: bool,
     /// Host as written, without brackets for IPv6.
@@ -122,18 +121,25 @@ pub fn is_secret_header(name: &str) -> bool {
         .any(|w| n.contains(w))
 }
 
-fn redacted<S: serde::Serializer>(headers: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeSeq;
-    let mut seq = s.serialize_seq(Some(headers.len()))?;
-    for (n, v) in headers {
-        let v = if is_secret_header(n) { "(redacted)" } else { v };
-        seq.serialize_element(&(n, v))?;
-    }
-    seq.end()
+fn redacted(headers: &[(String, String)], w: &mut crate::json::Writer) {
+    let shown: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str(),
+                if is_secret_header(n) {
+                    "(redacted)"
+                } else {
+                    v.as_str()
+                },
+            )
+        })
+        .collect();
+    shown.encode(w);
 }
 
 /// The request: method, extra headers and body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct RequestSpec {
     pub method: String,
     /// Credentials never reach the JSON output or the store.
@@ -282,7 +288,7 @@ mod tests {
             body_bytes: 0,
             body: Vec::new(),
         };
-        let j = serde_json::to_string(&spec).unwrap();
+        let j = crate::json::to_string(&spec);
         assert!(!j.contains("abc") && !j.contains("\"k\""), "{j}");
         assert!(j.contains("[\"Accept\",\"text/html\"]"), "{j}");
         // The request itself still carries the real value.

@@ -5,13 +5,13 @@
 use std::sync::Arc;
 
 use crate::json::Decode;
+use crate::json::Encode;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{ClientSessionMemoryCache, Resumption};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use serde::Serialize;
 
 use crate::root::Root;
 
@@ -159,7 +159,7 @@ impl ServerCertVerifier for AcceptAnyCert {
 }
 
 /// What one handshake negotiated.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct TlsInfo {
     pub version: String,
     pub cipher_suite: String,

@@ -8,8 +8,7 @@ pub mod local;
 mod measured;
 pub mod server;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use crate::bench::disk::LatencyStats;
 use crate::smb::{Credentials, Dialect, Security, SessionInfo};
@@ -17,9 +16,7 @@ use crate::smb::{Credentials, Dialect, Security, SessionInfo};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The workloads, in the order they run.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Decode, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Encode, Decode, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Workload {
     SeqWrite,
@@ -46,7 +43,7 @@ impl Workload {
 }
 
 /// `//HOST[:PORT]/SHARE[/DIR]`, validated.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct Target {
     pub host: String,
     pub port: u16,
@@ -118,7 +115,7 @@ pub struct Plan {
 }
 
 /// The settings a run records (never the password).
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct Settings {
     pub target: String,
     /// The user name; None for a guest (anonymous) session.
@@ -163,7 +160,7 @@ impl Settings {
 }
 
 /// One workload (or one phase of small-files) under one security mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct WorkloadResult {
     pub workload: Workload,
     /// small-files: "write", "read" or "delete"; metadata: "list-stat".
@@ -192,7 +189,7 @@ pub struct WorkloadResult {
 }
 
 /// How a sequential read started on a server that is this box.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 #[serde(rename_all = "snake_case", tag = "state", content = "reason")]
 pub enum ColdCache {
     /// The file was written out and dropped from the page cache: the read
@@ -212,7 +209,7 @@ impl WorkloadResult {
 }
 
 /// Everything measured under one security mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct SecurityRun {
     pub security: Security,
     pub session: SessionInfo,
@@ -224,7 +221,7 @@ pub struct SecurityRun {
 }
 
 /// The slowdown of a security mode against plain for one workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct Slowdown {
     pub workload: String,
     pub security: Security,
@@ -233,7 +230,7 @@ pub struct Slowdown {
 }
 
 /// The document `bench smb` produces.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct SmbReport {
     pub schema_version: u32,
     pub tool_version: String,

@@ -7,15 +7,14 @@ use std::net::{IpAddr, SocketAddr};
 
 use std::time::Instant;
 
-use crate::json::Decode;
-use serde::Serialize;
+use crate::json::{Decode, Encode};
 
 use crate::bench::cpu;
 use crate::bench::validity::observe;
 use crate::root::Root;
 
 /// CPU one stage spent on a workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct StageCpu {
     /// smbd, softirq, iowait, kcryptd, md-raid, usb-storage, kworker.
     pub stage: String,
@@ -24,7 +23,7 @@ pub struct StageCpu {
     pub cpu_seconds_per_gb: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct ServerCost {
     pub stages: Vec<StageCpu>,
     /// Each online CPU's busy time (not idle, not iowait) during the
@@ -38,7 +37,7 @@ pub struct ServerCost {
     pub window_ns: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Decode)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct CpuBusy {
     pub cpu: u32,
     pub busy_ns: u64,

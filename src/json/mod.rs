@@ -14,6 +14,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 
+mod encode;
+#[cfg(test)]
+mod samples;
+
+pub use encode::{
+    Encode, EncodeFields, Writer, to_string, to_value, to_vec, write_tuple, write_variant,
+};
 pub use nastune_derive::Decode;
 pub use serde_json::Value;
 
@@ -57,12 +64,6 @@ fn parse(bytes: &[u8]) -> Result<Value, Error> {
 /// Decodes `T` from an already parsed value (smartctl's output, read as a whole first).
 pub fn from_value<T: Decode>(value: Value) -> Result<T, Error> {
     T::decode(value)
-}
-
-/// `T` as a JSON value, through the compact encoder every document already uses:
-/// serde_json's own `to_value` is a second encoder per type (issue 22: size).
-pub fn to_value<T: serde::Serialize + ?Sized>(v: &T) -> Result<Value, Error> {
-    parse(serde_json::to_string(v)?.as_bytes())
 }
 
 /// Why a document could not be decoded, and where in it. Boxed: every field's
@@ -510,38 +511,9 @@ impl<A: Decode, B: Decode, C: Decode> Decode for (A, B, C) {
 mod tests {
     //! The derived decoders against serde's, on the same types and documents:
     //! serde is the known truth for what the attributes mean.
+    use super::samples::{Adjacent, Inner, Shape, Tagged};
     use super::*;
     use serde::Deserialize;
-
-    #[derive(Debug, PartialEq, Deserialize, Decode)]
-    struct Inner {
-        a: u32,
-        b: Option<String>,
-    }
-
-    #[derive(Debug, PartialEq, Deserialize, Decode)]
-    #[serde(rename_all = "snake_case")]
-    enum Shape {
-        Unit,
-        Newtype(Inner),
-        Tuple(u8, u8),
-        StructLike { inner: Inner, n: i64 },
-    }
-
-    #[derive(Debug, PartialEq, Deserialize, Decode)]
-    #[serde(tag = "kind", rename_all = "kebab-case")]
-    enum Tagged {
-        OneThing { inner: Inner },
-        Two(Inner),
-        Three,
-    }
-
-    #[derive(Debug, PartialEq, Deserialize, Decode)]
-    #[serde(tag = "state", content = "why", rename_all = "lowercase")]
-    enum Adjacent {
-        Fine,
-        Broken(String),
-    }
 
     #[derive(Debug, PartialEq, Default, Deserialize, Decode)]
     #[serde(default)]
