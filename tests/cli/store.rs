@@ -62,6 +62,18 @@ const FOREIGN: &[(&str, &str)] = &[
         "other-app.db",
         "PRAGMA application_id = 1; CREATE TABLE runs (x);",
     ),
+    // Schema SQL every program may use: SQLite parses it all on open, so the
+    // bundled SQLite must keep this grammar (.cargo/config.toml) or this file
+    // would read as corrupt instead of foreign.
+    (
+        "schema-grammar.db",
+        "CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, b BLOB DEFAULT x'00', \
+         n INTEGER CHECK (n > 0), twice AS (n * 2), c TEXT DEFAULT (CAST(1 AS TEXT))); \
+         CREATE TABLE log (id INTEGER, FOREIGN KEY (id) REFERENCES t (id)); \
+         CREATE VIEW v AS WITH w AS (SELECT id FROM t UNION SELECT 1) \
+         SELECT id, row_number() OVER (ORDER BY id) FROM w WHERE id IN (SELECT id FROM log); \
+         CREATE TRIGGER g AFTER INSERT ON t BEGIN INSERT INTO log VALUES (new.id); END;",
+    ),
 ];
 
 fn files_in(dir: &std::path::Path) -> Vec<String> {
