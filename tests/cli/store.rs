@@ -36,6 +36,24 @@ fn rusqlite_count(db: &std::path::Path) -> i64 {
     .unwrap()
 }
 
+/// SQLite reads a name starting "file:" as a URI when built with
+/// SQLITE_USE_URI (libsqlite3-sys's default, undone in .cargo/config.toml):
+/// this one would have meant "n.db, read-only".
+#[test]
+fn a_db_path_that_reads_like_an_sqlite_uri_is_a_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fixtures().join("boxes/pogoplug-v4");
+    let o = nastune()
+        .current_dir(dir.path())
+        .args(["probe", "--root", root.to_str().unwrap()])
+        .args(["--db", "file:n.db?mode=ro"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("file:n.db?mode=ro").is_file());
+    assert!(!dir.path().join("n.db").exists());
+}
+
 // ---- another program's database is never changed ----
 
 /// SQLite files nastune did not write, each as another program might leave it.
