@@ -17,6 +17,8 @@ pub struct Header {
     pub application_id: i32,
     /// The file is in WAL mode (read and write format versions are 2).
     pub wal: bool,
+    /// The text encoding is UTF-16 (2 or 3; nastune writes UTF-8, 1).
+    pub utf16: bool,
 }
 
 pub const HEADER_LEN: usize = 100;
@@ -31,6 +33,7 @@ pub fn parse_header(bytes: &[u8]) -> Option<Header> {
     Some(Header {
         application_id: be(68),
         wal: head[18] == 2 && head[19] == 2,
+        utf16: matches!(be(56), 2 | 3),
     })
 }
 
@@ -226,11 +229,16 @@ mod tests {
             parse_header(&h),
             Some(Header {
                 application_id: APPLICATION_ID,
-                wal: true
+                wal: true,
+                utf16: false
             })
         );
         h[18] = 1;
         assert!(!parse_header(&h).unwrap().wal);
+        h[59] = 1;
+        assert!(!parse_header(&h).unwrap().utf16);
+        h[59] = 3;
+        assert!(parse_header(&h).unwrap().utf16);
         assert_eq!(parse_header(&h[..99]), None);
         assert_eq!(parse_header(&[0x5a; 100]), None);
     }

@@ -426,6 +426,14 @@ fn inspect(path: &Path) -> Result<Option<(Connection, Identity)>, StoreError> {
         path: path.to_path_buf(),
         detail: "it is not an SQLite file".into(),
     })?;
+    // The bundled SQLite omits UTF-16 (.cargo/config.toml) and would read such
+    // a schema as corrupt; nastune writes only UTF-8, so the file is not ours.
+    if header.utf16 {
+        return Err(StoreError::Foreign {
+            path: path.to_path_buf(),
+            why: "its text is UTF-16 and nastune writes UTF-8".into(),
+        });
+    }
     // A read-only connection to a WAL file leaves -wal and -shm files behind;
     // another program's file is read as immutable instead, which is exact as
     // long as it has no -wal file. Read-only media need the same for our files.
@@ -596,6 +604,31 @@ mod tests {
             "{err}"
         );
         assert_eq!(std::fs::read(&db).unwrap(), before);
+    }
+
+    #[test]
+    fn a_utf16_database_is_foreign_and_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("utf16.db");
+        Connection::open(&db)
+            .unwrap()
+            .execute_batch("CREATE TABLE runs (x);")
+            .unwrap();
+        // Another program's UTF-16le file: the header's text encoding says 2.
+        let mut bytes = std::fs::read(&db).unwrap();
+        bytes[56..60].copy_from_slice(&2u32.to_be_bytes());
+        std::fs::write(&db, &bytes).unwrap();
+        for err in [
+            Store::open(&db).err().unwrap(),
+            Store::open_read_only(&db).err().unwrap(),
+        ] {
+            let e = err.to_string();
+            assert!(
+                e.contains("is not a nastune database (its text is UTF-16"),
+                "{e}"
+            );
+        }
+        assert_eq!(std::fs::read(&db).unwrap(), bytes);
     }
 
     #[test]

@@ -36,6 +36,24 @@ fn rusqlite_count(db: &std::path::Path) -> i64 {
     .unwrap()
 }
 
+/// SQLite reads a name starting "file:" as a URI when built with
+/// SQLITE_USE_URI (libsqlite3-sys's default, undone in .cargo/config.toml):
+/// this one would have meant "n.db, read-only".
+#[test]
+fn a_db_path_that_reads_like_an_sqlite_uri_is_a_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fixtures().join("boxes/pogoplug-v4");
+    let o = nastune()
+        .current_dir(dir.path())
+        .args(["probe", "--root", root.to_str().unwrap()])
+        .args(["--db", "file:n.db?mode=ro"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("file:n.db?mode=ro").is_file());
+    assert!(!dir.path().join("n.db").exists());
+}
+
 // ---- another program's database is never changed ----
 
 /// SQLite files nastune did not write, each as another program might leave it.
@@ -61,6 +79,18 @@ const FOREIGN: &[(&str, &str)] = &[
     (
         "other-app.db",
         "PRAGMA application_id = 1; CREATE TABLE runs (x);",
+    ),
+    // Schema SQL every program may use: SQLite parses it all on open, so the
+    // bundled SQLite must keep this grammar (.cargo/config.toml) or this file
+    // would read as corrupt instead of foreign.
+    (
+        "schema-grammar.db",
+        "CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, b BLOB DEFAULT x'00', \
+         n INTEGER CHECK (n > 0), twice AS (n * 2), c TEXT DEFAULT (CAST(1 AS TEXT))); \
+         CREATE TABLE log (id INTEGER, FOREIGN KEY (id) REFERENCES t (id)); \
+         CREATE VIEW v AS WITH w AS (SELECT id FROM t UNION SELECT 1) \
+         SELECT id, row_number() OVER (ORDER BY id) FROM w WHERE id IN (SELECT id FROM log); \
+         CREATE TRIGGER g AFTER INSERT ON t BEGIN INSERT INTO log VALUES (new.id); END;",
     ),
 ];
 
