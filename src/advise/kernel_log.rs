@@ -1,6 +1,8 @@
 //! Rules on what the kernel log says happened since boot: disk I/O errors, a
 //! flapping link, OOM kills, under-voltage, SATA link resets, UAS aborts.
 
+use std::collections::BTreeSet;
+
 use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
 use crate::probe::kernel_log::{Class, ClassCount, KernelLog};
 
@@ -87,38 +89,116 @@ pub(super) static IO_ERRORS: Rule = Rule {
         severity: Severity::Warning,
         risk: Risk::AdviceOnly,
         checks: "The block layer logged failed reads or writes ('I/O error, dev sdX', \
-                 'Buffer I/O error') for a device since boot.",
+                 'Buffer I/O error') for a device since boot. Devices not attached now are \
+                 reported together: there is no disk of that name to check.",
         references: &[
             "https://docs.kernel.org/admin-guide/sysfs-rules.html",
             "smartctl(8)",
         ],
     },
     evaluate: |info, ctx| {
-        per_device(
-            info,
-            ctx,
-            Class::IoError,
-            |_| true,
-            |c| {
-                let d = device(c);
-                (
-                    format!("{} I/O errors on {d} since boot", c.count),
-                    format!(
-                        "The kernel could not read or write {d} {} times. Each failed request was \
+        let attached = attached(ctx);
+        let is_attached = |c: &ClassCount| attached.as_ref().is_none_or(|a| a.contains(device(c)));
+        let mut findings = per_device(info, ctx, Class::IoError, is_attached, |c| {
+            let d = device(c);
+            (
+                format!("{} on {d} since boot", io_errors(c.count)),
+                format!(
+                    "The kernel could not read or write {d} {} times. Each failed request was \
                      retried or returned to the filesystem as an error; a benchmark or a copy on \
                      this disk measures the retries, not the disk. Read its SMART data \
                      (reallocated/pending sectors point at the medium, UDMA CRC errors at the \
                      cable or USB bridge) and back up before anything else.",
-                        c.count
-                    ),
-                    advice(format!(
-                        "back up {d}, then check 'smartctl -a /dev/{d}' and its cable"
-                    )),
-                )
-            },
-        )
+                    c.count
+                ),
+                advice(format!(
+                    "back up {d}, then check 'smartctl -a /dev/{d}' and its cable"
+                )),
+            )
+        });
+        let gone: Vec<&ClassCount> = counts(ctx, Class::IoError)
+            .into_iter()
+            .filter(|c| !is_attached(c))
+            .collect();
+        findings.extend(detached_io_errors(info, &gone));
+        findings
     },
 };
+
+fn io_errors(n: u64) -> String {
+    match n {
+        1 => "1 I/O error".into(),
+        n => format!("{n} I/O errors"),
+    }
+}
+
+/// Block devices attached now (disks, partitions, empty ones), or `None` when
+/// the storage section could not be read: then every device counts as attached.
+fn attached<'a>(ctx: &'a Context) -> Option<BTreeSet<&'a str>> {
+    let storage = ctx.snapshot.storage.data()?;
+    let disks = storage.devices.iter().map(|d| d.name.as_str());
+    Some(
+        disks
+            .chain(storage.empty_devices.iter().map(String::as_str))
+            .collect(),
+    )
+}
+
+/// Detached devices named in a grouped finding's title; the rest are counted.
+const NAMED_DETACHED: usize = 5;
+
+/// Detached devices listed one by one in the evidence.
+const EVIDENCE_DETACHED: usize = 10;
+
+/// One finding for every device with I/O errors that is not attached now: there
+/// is no disk of that name to back up or read SMART from, and a USB disk that
+/// reset may be attached again under a new name.
+fn detached_io_errors(info: &RuleInfo, gone: &[&ClassCount]) -> Option<Finding> {
+    let first = gone.first()?;
+    let total: u64 = gone.iter().map(|c| c.count).sum();
+    let names: Vec<&str> = gone
+        .iter()
+        .take(NAMED_DETACHED)
+        .map(|c| device(c))
+        .collect();
+    let more = gone.len().saturating_sub(NAMED_DETACHED);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    let title = if gone.len() == 1 {
+        format!(
+            "{} since boot on {}, which is not attached now",
+            io_errors(first.count),
+            device(first)
+        )
+    } else {
+        format!(
+            "{} since boot on {} devices not attached now: {}{more}",
+            io_errors(total),
+            gone.len(),
+            names.join(", ")
+        )
+    };
+    let mut f = Finding::of(
+        info,
+        title,
+        "The kernel logged failed reads or writes on block devices that are not attached \
+         now: unplugged, dropped off the bus, or removed virtual devices. A USB disk that \
+         resets is often attached again under a new name, and its old name may since have \
+         gone to another disk: the errors belong to the device that had the name then. \
+         Before trusting a disk that was one of these, read its SMART data.",
+    )
+    .evidence("devices not attached now with I/O errors", gone.len());
+    for c in gone.iter().take(EVIDENCE_DETACHED) {
+        f = f.evidence(format!("I/O errors on {}", device(c)), c.count);
+    }
+    Some(f.change(advice(
+        "before using a disk that was attached under one of these names, check 'smartctl -a' \
+         on it and its cable",
+    )))
+}
 
 pub(super) static LINK_FLAPPING: Rule = Rule {
     info: RuleInfo {
@@ -361,6 +441,55 @@ mod tests {
             data.counts[0].count = FLAPPING_DOWNS - 1;
         }
         assert!(run_rule(&LINK_FLAPPING, &s).is_empty());
+    }
+
+    /// sdb is attached in the fixture; sdz0…sdz6 are not (a USB disk that came
+    /// back under a new name, test devices since removed).
+    #[test]
+    fn io_errors_on_detached_devices_are_one_finding() {
+        let mut s = snapshot_of("rk3399-raid5");
+        let crate::probe::Outcome::Ok { data } = &mut s.kernel_log else {
+            panic!("fixture has a kernel log");
+        };
+        for i in 0..7 {
+            data.counts.push(ClassCount {
+                class: Class::IoError,
+                device: Some(format!("sdz{i}")),
+                count: i + 1,
+                first_s: 10.0,
+                last_s: 20.0,
+            });
+        }
+        let f = run_rule(&IO_ERRORS, &s);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert!(f[0].title.contains("on sdb since boot"), "{}", f[0].title);
+        assert_eq!(
+            f[1].title,
+            "28 I/O errors since boot on 7 devices not attached now: \
+             sdz0, sdz1, sdz2, sdz3, sdz4 and 2 more"
+        );
+        assert!(
+            f[1].evidence
+                .iter()
+                .any(|e| e.fact == "I/O errors on sdz6" && e.value == "7")
+        );
+        assert!(!f.iter().any(|f| f.rationale.contains("/dev/sdz")));
+        // One detached device is named alone.
+        let crate::probe::Outcome::Ok { data } = &mut s.kernel_log else {
+            unreachable!()
+        };
+        data.counts
+            .retain(|c| c.device.as_deref().is_none_or(|d| d <= "sdz0"));
+        let f = run_rule(&IO_ERRORS, &s);
+        assert_eq!(
+            f[1].title,
+            "1 I/O error since boot on sdz0, which is not attached now"
+        );
+        // Without the storage section every device is taken as attached.
+        s.storage = crate::probe::Outcome::Failed { error: "x".into() };
+        let f = run_rule(&IO_ERRORS, &s);
+        assert_eq!(f.len(), 2);
+        assert!(f[1].title.contains("on sdz0 since boot"), "{}", f[1].title);
     }
 
     #[test]
