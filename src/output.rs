@@ -9,10 +9,9 @@ pub fn write_stdout(bytes: &[u8]) -> io::Result<()> {
     out.flush()
 }
 
-/// `serde_json::to_string_pretty`, byte for byte, from the compact encoding. Each
-/// serde_json formatter compiles its own copy of every type's Serialize code
-/// (issue 22: the snapshot's alone is 34 KiB); the store writes compact JSON, so
-/// pretty output re-indents that text instead of using a second formatter.
+/// What `serde_json::to_string_pretty` would write, byte for byte, re-indented
+/// from the compact encoding: one encoder per type (crate::json), not one per
+/// layout (issue 22: binary size).
 pub fn to_json_pretty<T: crate::json::Encode + ?Sized>(value: &T) -> String {
     reindent(&crate::json::to_string(value))
 }

@@ -98,27 +98,33 @@ pub(super) static IO_ERRORS: Rule = Rule {
     },
     evaluate: |info, ctx| {
         let attached = attached(ctx);
-        let is_attached = |c: &ClassCount| attached.as_ref().is_none_or(|a| a.contains(device(c)));
-        let mut findings = per_device(info, ctx, Class::IoError, is_attached, |c| {
-            let d = device(c);
-            (
-                format!("{} on {d} since boot", io_errors(c.count)),
-                format!(
-                    "The kernel could not read or write {d} {} times. Each failed request was \
+        let detached = |c: &ClassCount| detached(attached.as_ref(), c);
+        let mut findings = per_device(
+            info,
+            ctx,
+            Class::IoError,
+            |c| !detached(c),
+            |c| {
+                let d = device(c);
+                (
+                    format!("{} on {d} since boot", io_errors(c.count)),
+                    format!(
+                        "The kernel could not read or write {d} {} times. Each failed request was \
                      retried or returned to the filesystem as an error; a benchmark or a copy on \
                      this disk measures the retries, not the disk. Read its SMART data \
                      (reallocated/pending sectors point at the medium, UDMA CRC errors at the \
                      cable or USB bridge) and back up before anything else.",
-                    c.count
-                ),
-                advice(format!(
-                    "back up {d}, then check 'smartctl -a /dev/{d}' and its cable"
-                )),
-            )
-        });
+                        c.count
+                    ),
+                    advice(format!(
+                        "back up {d}, then check 'smartctl -a /dev/{d}' and its cable"
+                    )),
+                )
+            },
+        );
         let gone: Vec<&ClassCount> = counts(ctx, Class::IoError)
             .into_iter()
-            .filter(|c| !is_attached(c))
+            .filter(|c| detached(c))
             .collect();
         findings.extend(detached_io_errors(info, &gone));
         findings
@@ -142,6 +148,20 @@ fn attached<'a>(ctx: &'a Context) -> Option<BTreeSet<&'a str>> {
             .chain(storage.empty_devices.iter().map(String::as_str))
             .collect(),
     )
+}
+
+/// Whether `c` names a block device that is not attached now. An ATA port
+/// (`ata3.00`: libata logs media errors by port), a line without a device, or a
+/// snapshot without its storage section never make one.
+fn detached(attached: Option<&BTreeSet<&str>>, c: &ClassCount) -> bool {
+    let is_ata_port = |d: &str| {
+        d.strip_prefix("ata")
+            .is_some_and(|n| n.starts_with(|ch: char| ch.is_ascii_digit()))
+    };
+    match (attached, c.device.as_deref()) {
+        (Some(attached), Some(d)) => !is_ata_port(d) && !attached.contains(d),
+        _ => false,
+    }
 }
 
 /// Detached devices named in a grouped finding's title; the rest are counted.
@@ -451,6 +471,17 @@ mod tests {
         let crate::probe::Outcome::Ok { data } = &mut s.kernel_log else {
             panic!("fixture has a kernel log");
         };
+        // libata's media errors name the port, and some lines no device: neither
+        // is a detached block device.
+        for device in [Some("ata3.00"), None] {
+            data.counts.push(ClassCount {
+                class: Class::IoError,
+                device: device.map(str::to_string),
+                count: 1,
+                first_s: 5.0,
+                last_s: 5.0,
+            });
+        }
         for i in 0..7 {
             data.counts.push(ClassCount {
                 class: Class::IoError,
@@ -461,15 +492,18 @@ mod tests {
             });
         }
         let f = run_rule(&IO_ERRORS, &s);
-        assert_eq!(f.len(), 2, "{f:#?}");
-        assert!(f[0].title.contains("on sdb since boot"), "{}", f[0].title);
+        assert_eq!(f.len(), 4, "{f:#?}");
+        for (f, d) in f.iter().zip(["sdb", "ata3.00", "unknown device"]) {
+            let own = format!("on {d} since boot");
+            assert!(f.title.contains(&own), "{}", f.title);
+        }
         assert_eq!(
-            f[1].title,
+            f[3].title,
             "28 I/O errors since boot on 7 devices not attached now: \
              sdz0, sdz1, sdz2, sdz3, sdz4 and 2 more"
         );
         assert!(
-            f[1].evidence
+            f[3].evidence
                 .iter()
                 .any(|e| e.fact == "I/O errors on sdz6" && e.value == "7")
         );
@@ -482,14 +516,14 @@ mod tests {
             .retain(|c| c.device.as_deref().is_none_or(|d| d <= "sdz0"));
         let f = run_rule(&IO_ERRORS, &s);
         assert_eq!(
-            f[1].title,
+            f[3].title,
             "1 I/O error since boot on sdz0, which is not attached now"
         );
         // Without the storage section every device is taken as attached.
         s.storage = crate::probe::Outcome::Failed { error: "x".into() };
         let f = run_rule(&IO_ERRORS, &s);
-        assert_eq!(f.len(), 2);
-        assert!(f[1].title.contains("on sdz0 since boot"), "{}", f[1].title);
+        assert_eq!(f.len(), 4);
+        assert!(f[3].title.contains("on sdz0 since boot"), "{}", f[3].title);
     }
 
     #[test]

@@ -515,11 +515,24 @@ mod tests {
     use super::*;
     use serde::Deserialize;
 
-    #[derive(Debug, PartialEq, Default, Deserialize, Decode)]
+    /// Missing fields, and the skipped one, come from the container's default.
+    #[derive(Debug, PartialEq, Deserialize, Decode)]
     #[serde(default)]
     struct Defaults {
         x: u64,
         y: String,
+        #[serde(skip)]
+        z: u8,
+    }
+
+    impl Default for Defaults {
+        fn default() -> Self {
+            Defaults {
+                x: 3,
+                y: "unset".into(),
+                z: 42,
+            }
+        }
     }
 
     fn seven() -> u8 {
@@ -575,8 +588,9 @@ mod tests {
         assert_eq!(
             ours.defaults,
             Defaults {
-                x: 0,
-                y: "set".into()
+                x: 3,
+                y: "set".into(),
+                z: 42
             }
         );
         assert_eq!(ours.rest.keys().collect::<Vec<_>>(), ["extra"]);

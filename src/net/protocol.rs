@@ -84,8 +84,6 @@ pub enum ProtocolError {
     TooLong { len: u64, cap: usize },
     #[error("message length '0' is not a JSON document")]
     Empty,
-    #[error("message cannot be encoded as JSON: {0}")]
-    Json(#[from] serde_json::Error),
     #[error("message is not the JSON expected: {0}")]
     Decode(#[from] crate::json::Error),
     #[error("control connection: {0}")]

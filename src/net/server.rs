@@ -379,7 +379,6 @@ fn handle_connection(
                     | SessionError::Protocol(
                         ProtocolError::TooLong { .. }
                             | ProtocolError::Empty
-                            | ProtocolError::Json(_)
                             | ProtocolError::Decode(_)
                             | ProtocolError::UnknownState(_)
                     )

@@ -94,7 +94,13 @@ pub enum DecodeError {
     },
 }
 
-fn body<D: Document>(version: u32, json: &str) -> Result<D, DecodeError> {
+/// A stored body: its text, or a value an export file's parse already holds.
+pub enum Body<'a> {
+    Text(&'a str),
+    Value(crate::json::Value),
+}
+
+fn body<D: Document>(version: u32, json: Body) -> Result<D, DecodeError> {
     if version > D::VERSION {
         return Err(DecodeError::TooNew {
             kind: D::KIND,
@@ -102,7 +108,11 @@ fn body<D: Document>(version: u32, json: &str) -> Result<D, DecodeError> {
             known: D::VERSION,
         });
     }
-    crate::json::from_str(json).map_err(|e| DecodeError::Malformed {
+    match json {
+        Body::Text(text) => crate::json::from_str(text),
+        Body::Value(value) => crate::json::from_value(value),
+    }
+    .map_err(|e| DecodeError::Malformed {
         kind: D::KIND,
         version,
         message: e.to_string(),
@@ -135,6 +145,11 @@ macro_rules! documents {
         impl Doc {
             /// Decodes a stored `(kind, schema_version, body)`.
             pub fn decode(kind: &str, version: u32, json: &str) -> Result<Doc, DecodeError> {
+                Doc::decode_body(kind, version, Body::Text(json))
+            }
+
+            /// Decodes a body that is already parsed (an export file's documents).
+            pub fn decode_body(kind: &str, version: u32, json: Body) -> Result<Doc, DecodeError> {
                 let k = DocKind::parse(kind).ok_or_else(|| DecodeError::UnknownKind {
                     kind: kind.to_string(),
                 })?;

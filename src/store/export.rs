@@ -6,6 +6,7 @@
 
 use crate::json::{Decode, Encode};
 
+use super::doc::Body;
 use super::{Doc, RunId, RunKind, RunRecord, Store, StoreError};
 
 /// What the file says it is, so a stray JSON file is refused by name.
@@ -138,24 +139,24 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<(ExportedRun, Vec<Doc>)>, Imp
         file: file.to_string(),
         detail,
     };
-    /// Only the header first: a newer layout may not parse as ours.
-    #[derive(Decode)]
-    struct Header {
-        format: String,
-        format_version: u32,
+    // Parsed once; the header is checked first, since a newer layout may not
+    // decode as ours.
+    let value: crate::json::Value = crate::json::from_str(text).map_err(|e| not(e.to_string()))?;
+    let header = |key: &str| value.get(key).cloned().unwrap_or_default();
+    let format = String::decode(header("format")).map_err(|e| not(e.at("format").to_string()))?;
+    if format != FORMAT {
+        return Err(not(format!("its format is '{format}'")));
     }
-    let header: Header = crate::json::from_str(text).map_err(|e| not(e.to_string()))?;
-    if header.format != FORMAT {
-        return Err(not(format!("its format is '{}'", header.format)));
-    }
-    if header.format_version > FORMAT_VERSION {
+    let version = u32::decode(header("format_version"))
+        .map_err(|e| not(e.at("format_version").to_string()))?;
+    if version > FORMAT_VERSION {
         return Err(ImportError::TooNew {
             file: file.to_string(),
-            found: header.format_version,
+            found: version,
             known: FORMAT_VERSION,
         });
     }
-    let export: ExportFile = crate::json::from_str(text).map_err(|e| not(e.to_string()))?;
+    let export: ExportFile = crate::json::from_value(value).map_err(|e| not(e.to_string()))?;
     let mut out = Vec::new();
     for run in export.runs {
         let bad = |detail: String| ImportError::BadRun {
@@ -169,7 +170,8 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<(ExportedRun, Vec<Doc>)>, Imp
         }
         let mut docs = Vec::new();
         for d in &run.documents {
-            let doc = Doc::decode(&d.kind, d.schema_version, &d.body.to_string())
+            // The body is cloned so the run keeps its documents as they were read.
+            let doc = Doc::decode_body(&d.kind, d.schema_version, Body::Value(d.body.clone()))
                 .map_err(|e| bad(e.to_string()))?;
             docs.push(doc);
         }

@@ -5,10 +5,10 @@ use proc_macro2::TokenStream as Tokens;
 use quote::{format_ident, quote};
 use syn::{Data, DeriveInput, Fields, spanned::Spanned};
 
-use crate::{Attrs, attrs, key_of};
+use crate::{Attrs, Place, attrs, key_of};
 
 pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
-    let top = attrs(&input.attrs)?;
+    let top = attrs(&input.attrs, Place::of(input))?;
     let name = &input.ident;
     let mut generics = input.generics.clone();
     for param in generics.type_params_mut() {
@@ -39,7 +39,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                         quote!(#head crate::json::EncodeFields::encode_fields(__0, w);)
                     }
                     Fields::Named(_) => {
-                        let a = attrs(&v.attrs)?;
+                        let a = attrs(&v.attrs, Place::Variant)?;
                         let body = fields(&v.fields, &a, &|f| quote!(#f))?;
                         quote!(#head #body)
                     }
@@ -126,7 +126,7 @@ fn content_of(v: &syn::Variant) -> syn::Result<Tokens> {
             quote!(crate::json::write_tuple(w, &[#(#items),*]);)
         }
         Fields::Named(_) => {
-            let a = attrs(&v.attrs)?;
+            let a = attrs(&v.attrs, Place::Variant)?;
             let body = fields(&v.fields, &a, &|f| quote!(#f))?;
             quote!(w.begin_object(); #body w.end_object();)
         }
@@ -139,7 +139,7 @@ type VariantBody<'a> = dyn Fn(&str, &syn::Variant) -> syn::Result<Tokens> + 'a;
 fn variants(e: &syn::DataEnum, top: &Attrs, body: &VariantBody) -> syn::Result<Tokens> {
     let mut arms = Tokens::new();
     for v in &e.variants {
-        let a = attrs(&v.attrs)?;
+        let a = attrs(&v.attrs, Place::Variant)?;
         let key = key_of(&a, &v.ident, top, true)?;
         let ident = &v.ident;
         let pattern = match &v.fields {
@@ -168,7 +168,7 @@ fn fields(
 ) -> syn::Result<Tokens> {
     let mut out = Tokens::new();
     for f in fields {
-        let a = attrs(&f.attrs)?;
+        let a = attrs(&f.attrs, Place::Field)?;
         if a.skip {
             continue;
         }

@@ -57,11 +57,57 @@ pub(crate) struct Attrs {
     pub(crate) deny_unknown: bool,
 }
 
-pub(crate) fn attrs(list: &[syn::Attribute]) -> syn::Result<Attrs> {
+/// Where an attribute list sits; each place takes only the keys serde gives a
+/// meaning there, so a misplaced one is an error instead of being ignored.
+#[derive(Clone, Copy)]
+pub(crate) enum Place {
+    Struct,
+    Enum,
+    Variant,
+    Field,
+}
+
+impl Place {
+    fn of(input: &DeriveInput) -> Place {
+        match input.data {
+            Data::Enum(_) => Place::Enum,
+            _ => Place::Struct,
+        }
+    }
+
+    fn allows(self, key: &str) -> bool {
+        let keys: &[&str] = match self {
+            Place::Struct => &["rename_all", "default", "deny_unknown_fields", "from"],
+            Place::Enum => &["rename_all", "tag", "content", "from"],
+            Place::Variant => &["rename", "rename_all"],
+            Place::Field => &[
+                "rename",
+                "default",
+                "skip",
+                "flatten",
+                "deserialize_with",
+                "serialize_with",
+                "skip_serializing_if",
+            ],
+        };
+        keys.contains(&key)
+    }
+}
+
+pub(crate) fn attrs(list: &[syn::Attribute], place: Place) -> syn::Result<Attrs> {
     let mut a = Attrs::default();
     for attr in list.iter().filter(|a| a.path().is_ident("serde")) {
         attr.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            let key = meta
+                .path
+                .get_ident()
+                .map(|i| i.to_string())
+                .unwrap_or_default();
+            if !place.allows(&key) {
+                return Err(meta.error(format!(
+                    "nastune's derives do not support serde's `{key}` here"
+                )));
+            }
             let string = |meta: &syn::meta::ParseNestedMeta| -> syn::Result<LitStr> {
                 meta.value()?.parse::<LitStr>()
             };
@@ -81,7 +127,11 @@ pub(crate) fn attrs(list: &[syn::Attribute]) -> syn::Result<Attrs> {
                 "serialize_with" => a.ser_with = Some(string(&meta)?.parse()?),
                 "skip_serializing_if" => a.skip_if = Some(string(&meta)?.parse()?),
                 "from" => a.from = Some(string(&meta)?.parse()?),
-                _ => return Err(meta.error("nastune's Decode does not support this serde attribute")),
+                _ => {
+                    return Err(
+                        meta.error(format!("nastune's derives do not support serde's `{key}`"))
+                    );
+                }
             }
             Ok(())
         })?;
@@ -122,7 +172,9 @@ fn renamed(name: &str, rule: Option<&str>, variant: bool, span: Span) -> syn::Re
     };
     Ok(match (rule, variant) {
         (None, _) => name.to_string(),
-        (Some("lowercase"), _) => name.to_ascii_lowercase(),
+        // serde leaves field names as they are under "lowercase", as under snake_case.
+        (Some("lowercase"), false) => name.to_string(),
+        (Some("lowercase"), true) => name.to_ascii_lowercase(),
         (Some("snake_case"), false) => name.to_string(),
         (Some("snake_case"), true) => snake(),
         (Some("kebab-case"), false) => name.replace('_', "-"),
@@ -137,7 +189,7 @@ fn renamed(name: &str, rule: Option<&str>, variant: bool, span: Span) -> syn::Re
 }
 
 fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
-    let top = attrs(&input.attrs)?;
+    let top = attrs(&input.attrs, Place::of(input))?;
     let name = &input.ident;
     let mut generics = input.generics.clone();
     for param in generics.type_params_mut() {
@@ -249,7 +301,7 @@ fn variant_arms(e: &syn::DataEnum, top: &Attrs, shape: Shape) -> syn::Result<Tok
     let mut arms = Tokens::new();
     let mut names = Vec::new();
     for v in &e.variants {
-        let a = attrs(&v.attrs)?;
+        let a = attrs(&v.attrs, Place::Variant)?;
         let key = key_of(&a, &v.ident, top, true)?;
         let ident = &v.ident;
         let path = quote!(Self::#ident);
@@ -301,6 +353,18 @@ fn variant_arms(e: &syn::DataEnum, top: &Attrs, shape: Shape) -> syn::Result<Tok
     Ok(arms)
 }
 
+/// Whether a field's type is a map (`BTreeMap<…>`, `HashMap<…>`), by its name.
+fn is_map(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "BTreeMap" || s.ident == "HashMap"),
+        _ => false,
+    }
+}
+
 /// Statements that take each field out of `m: &mut Object` and build `path { .. }`:
 /// the object's own fields first, then flattened ones, which may take what is left.
 fn struct_body(
@@ -313,8 +377,11 @@ fn struct_body(
     let mut flat = Tokens::new();
     let mut init = Vec::new();
     let container_default = top.default.is_some();
+    // A flattened map takes every key left, so it must come after the other
+    // flattened fields (serde lets them take theirs first).
+    let mut map_flattened = false;
     for (i, f) in fields.iter().enumerate() {
-        let a = attrs(&f.attrs)?;
+        let a = attrs(&f.attrs, Place::Field)?;
         let ident = f
             .ident
             .as_ref()
@@ -330,12 +397,20 @@ fn struct_body(
             (None, false) => None,
         };
         if a.flatten {
+            if map_flattened {
+                return Err(syn::Error::new(
+                    f.span(),
+                    "Decode: a flattened map must be the last flattened field",
+                ));
+            }
+            map_flattened = is_map(ty);
             flat.extend(quote!(let #var: #ty = crate::json::DecodeFields::decode_fields(m)?;));
             continue;
         }
         let expr = match (a.skip, &a.with, fallback) {
-            (true, _, _) => match &a.default {
-                Some(Some(p)) => quote!(#p()),
+            (true, _, _) => match (&a.default, container_default) {
+                (Some(Some(p)), _) => quote!(#p()),
+                (None, true) => quote!(__d.#ident),
                 _ => quote!(::core::default::Default::default()),
             },
             (false, Some(with), Some(fallback)) => {
@@ -353,8 +428,11 @@ fn struct_body(
         };
         own.extend(quote!(let #var: #ty = #expr;));
     }
-    let default =
-        container_default.then(|| quote!(let __d: Self = ::core::default::Default::default();));
+    let default = match &top.default {
+        Some(Some(p)) => quote!(let __d: Self = #p();),
+        Some(None) => quote!(let __d: Self = ::core::default::Default::default();),
+        None => quote!(),
+    };
     let deny = deny_unknown.then(|| quote!(crate::json::no_unknown_fields(m)?;));
     Ok(quote! {
         #default
