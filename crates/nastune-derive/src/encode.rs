@@ -5,15 +5,12 @@ use proc_macro2::TokenStream as Tokens;
 use quote::{format_ident, quote};
 use syn::{Data, DeriveInput, Fields, spanned::Spanned};
 
-use crate::{Attrs, Place, attrs, key_of};
+use crate::{Attrs, Place, attrs, bounded, key_of};
 
 pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let top = attrs(&input.attrs, Place::of(input))?;
     let name = &input.ident;
-    let mut generics = input.generics.clone();
-    for param in generics.type_params_mut() {
-        param.bounds.push(syn::parse_quote!(crate::json::Encode));
-    }
+    let generics = bounded(input, syn::parse_quote!(crate::json::Encode));
     let (imp, ty, wh) = generics.split_for_impl();
     let encode = |body: Tokens| {
         quote! {

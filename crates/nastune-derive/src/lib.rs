@@ -188,13 +188,19 @@ fn renamed(name: &str, rule: Option<&str>, variant: bool, span: Span) -> syn::Re
     })
 }
 
+/// The type's generics with `bound` on every type parameter.
+pub(crate) fn bounded(input: &DeriveInput, bound: syn::TraitBound) -> syn::Generics {
+    let mut generics = input.generics.clone();
+    for param in generics.type_params_mut() {
+        param.bounds.push(bound.clone().into());
+    }
+    generics
+}
+
 fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let top = attrs(&input.attrs, Place::of(input))?;
     let name = &input.ident;
-    let mut generics = input.generics.clone();
-    for param in generics.type_params_mut() {
-        param.bounds.push(syn::parse_quote!(crate::json::Decode));
-    }
+    let generics = bounded(input, syn::parse_quote!(crate::json::Decode));
     let (imp, ty, wh) = generics.split_for_impl();
     if let Some(from) = &top.from {
         return Ok(quote! {
