@@ -1,0 +1,1 @@
+//! Help, usage and version text from the spec. To be written.
