@@ -58,8 +58,12 @@ pub trait Parser: Args {
 pub trait ValueEnum: Sized + Copy + 'static {
     /// One per variant, in declaration order.
     const VALUES: &'static [spec::Value];
+    /// The variants, in the same order.
+    const ALL: &'static [Self];
     /// The variant at `VALUES[i]`.
-    fn from_index(i: usize) -> Self;
+    fn from_index(i: usize) -> Self {
+        Self::ALL[i]
+    }
     /// This variant's index in `VALUES`.
     fn index(self) -> usize;
     /// The name a user types for this variant.
@@ -179,9 +183,32 @@ impl Matches {
             .collect()
     }
 
+    /// A field without a default that the parser made sure was given.
+    pub fn required<T>(
+        &mut self,
+        id: &str,
+        parse: &dyn Fn(&OsStr) -> Result<T, String>,
+    ) -> Result<T, Error> {
+        self.one(id, parse)?.ok_or_else(|| Error::missing(id))
+    }
+
     /// The subcommand given at this level, with its own matches.
     pub fn subcommand(&mut self) -> Option<(&'static str, Matches)> {
         self.sub.take().map(|(name, m)| (name, *m))
+    }
+
+    /// A `#[command(subcommand)]` field of type `Option<T>`.
+    pub fn optional_subcommand<T: Subcommand>(&mut self) -> Result<Option<T>, Error> {
+        match self.subcommand() {
+            Some((name, mut m)) => T::from_matches(name, &mut m).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A `#[command(subcommand)]` field of type `T` (the parser made sure one was given).
+    pub fn required_subcommand<T: Subcommand>(&mut self) -> Result<T, Error> {
+        self.optional_subcommand()?
+            .ok_or_else(|| Error::missing("a subcommand"))
     }
 }
 
@@ -221,6 +248,23 @@ impl Error {
                 value.to_string_lossy(),
                 help::arg_display(arg),
             ),
+        }
+    }
+
+    /// What the parser's checks should have caught: a required value or
+    /// subcommand missing when the derived code reads it.
+    pub fn missing(what: &str) -> Error {
+        Error {
+            kind: ErrorKind::MissingRequired,
+            text: format!("error: the following required arguments were not provided:\n  {what}\n"),
+        }
+    }
+
+    /// The derived code was handed a subcommand name it does not know.
+    pub fn unknown_subcommand(name: &str) -> Error {
+        Error {
+            kind: ErrorKind::UnknownSubcommand,
+            text: format!("error: unrecognized subcommand '{name}'\n"),
         }
     }
 
