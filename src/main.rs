@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use clap::Parser;
+use nastune::argv::Parser;
 
 fn main() -> ExitCode {
     let cli = nastune::cli::Cli::parse();

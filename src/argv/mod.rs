@@ -12,6 +12,7 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::path::PathBuf;
 
+pub mod clap_model;
 pub mod help;
 pub mod parse;
 pub mod spec;
@@ -76,7 +77,11 @@ pub trait ValueEnum: Sized + Copy + 'static {
 pub fn value_enum<T: ValueEnum>(s: &OsStr) -> Result<T, String> {
     let names = T::VALUES.iter().position(|v| s == v.name);
     names.map(T::from_index).ok_or_else(|| {
-        let shown: Vec<&str> = T::VALUES.iter().filter(|v| !v.hide).map(|v| v.name).collect();
+        let shown: Vec<&str> = T::VALUES
+            .iter()
+            .filter(|v| !v.hide)
+            .map(|v| v.name)
+            .collect();
         format!("\n  [possible values: {}]", shown.join(", "))
     })
 }
@@ -122,7 +127,15 @@ macro_rules! from_str_args {
         }
     )*};
 }
-from_str_args!(u8, u16, u32, u64, usize, i32, i64, f64);
+from_str_args!(u8, u16, u32, u64, usize, i32, i64, f64, std::net::IpAddr);
+
+/// `value_parser = argv::parsed::<T>` for a type that has `FromStr`.
+pub fn parsed<T: std::str::FromStr>(s: &str) -> Result<T, String>
+where
+    T::Err: fmt::Display,
+{
+    s.parse().map_err(|e: T::Err| e.to_string())
+}
 
 /// What one command level of the command line gave: each argument's values
 /// (from the command line or its `default_value`) and the chosen subcommand.
@@ -161,7 +174,9 @@ impl Matches {
     ) -> Result<Option<T>, Error> {
         match self.take(id) {
             Some(e) => match e.values.last() {
-                Some(v) => parse(v).map(Some).map_err(|m| Error::invalid_value(e.arg, v, &m)),
+                Some(v) => parse(v)
+                    .map(Some)
+                    .map_err(|m| Error::invalid_value(e.arg, v, &m)),
                 None => Ok(None),
             },
             None => Ok(None),

@@ -22,11 +22,14 @@ pub struct Command {
 }
 
 /// One `#[derive(Args)]` struct: its own arguments, the structs flattened into
-/// it (in field order, after its own), and its subcommands if it has any.
+/// it, and its subcommands if it has any. [`Group::each_arg`] walks the
+/// arguments in field order, as help and man pages list them.
 #[derive(Debug)]
 pub struct Group {
     pub args: &'static [Arg],
     pub flatten: &'static [&'static Group],
+    /// Where each of `flatten` sits: the number of `args` before its field.
+    pub flatten_at: &'static [usize],
     /// `#[command(subcommand)]`: the choices; `subcommand_required` says whether
     /// one must be given (a plain field) or may be left out (an `Option`).
     pub subcommands: &'static [Command],
@@ -39,10 +42,28 @@ impl Group {
     pub const EMPTY: Group = Group {
         args: &[],
         flatten: &[],
+        flatten_at: &[],
         subcommands: &[],
         subcommand_required: false,
         groups: &[],
     };
+}
+
+impl Group {
+    /// Every argument of this group and the groups flattened into it, in the
+    /// order of the fields.
+    pub fn each_arg(&'static self, f: &mut dyn FnMut(&'static Arg)) {
+        let mut flat = self.flatten.iter().zip(self.flatten_at).peekable();
+        for (i, arg) in self.args.iter().enumerate() {
+            while let Some((g, _)) = flat.next_if(|(_, at)| **at <= i) {
+                g.each_arg(f);
+            }
+            f(arg);
+        }
+        for (g, _) in flat {
+            g.each_arg(f);
+        }
+    }
 }
 
 /// At least one of `args` (ids) must be given.
@@ -104,6 +125,8 @@ pub struct Arg {
     /// Accepted (and shown) in every subcommand below the command that defines it.
     pub global: bool,
     pub hide: bool,
+    /// The value is a path (a `PathBuf` field): completions offer file names.
+    pub path: bool,
 }
 
 impl Arg {

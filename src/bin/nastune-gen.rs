@@ -9,7 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{Parser, Subcommand};
+use nastune::argv::Parser as _;
 use nastune::cli::Cli;
 
 /// Generate nastune's man pages, rules.md and shell completions.
@@ -60,7 +61,7 @@ fn run(what: &GenerateWhat) -> anyhow::Result<()> {
         }
         GenerateWhat::RulesDoc => out = nastune::report::advise_text::rules_markdown().into_bytes(),
         GenerateWhat::Completions { shell } => {
-            clap_complete::generate(*shell, &mut Cli::command(), "nastune", &mut out)
+            clap_complete::generate(*shell, &mut cli_command(), "nastune", &mut out)
         }
     }
     nastune::output::write_stdout(&out)?;
@@ -74,7 +75,11 @@ fn man_command() -> clap::Command {
         cmd.disable_help_subcommand(true)
             .mut_subcommands(without_help)
     }
-    without_help(Cli::command())
+    without_help(cli_command())
+}
+
+fn cli_command() -> clap::Command {
+    nastune::argv::clap_model::command(&Cli::COMMAND)
 }
 
 /// The top-level page followed by one section per visible subcommand.

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
+use crate::argv::Args;
 
 use crate::bench::disk::engine::EngineKind;
 use crate::bench::disk::suites::{self, Suite};
@@ -48,7 +48,7 @@ pub struct DiskArgs {
     #[arg(long, value_enum)]
     pub rw: Option<Rw>,
     /// Percent of reads in rw and randrw
-    #[arg(long, default_value_t = 50, requires = "rw", value_parser = clap::builder::TypedValueParser::map(crate::cli::values::whole("percent", 0..=100), |v| v as u8))]
+    #[arg(long, default_value_t = 50, requires = "rw", value_parser = |s: &str| crate::cli::values::whole("percent", 0..=100)(s).map(|v| v as u8))]
     pub rwmixread: u8,
     /// Block size per I/O (4k, 1m …)
     #[arg(long, default_value = "4k", requires = "rw", value_parser = size_arg)]

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
+use crate::argv::Args;
 
 use super::values;
 use crate::net::auth;

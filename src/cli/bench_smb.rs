@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
+use crate::argv::Args;
 
 use crate::bench::smb::{Plan, Settings, Target, Workload};
 use crate::smb::{Credentials, Dialect, Security};
@@ -256,7 +256,7 @@ fn prompt(user: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use crate::argv::Parser;
 
     #[derive(Parser)]
     struct T {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use std::time::Duration;
 
-use clap::Args;
+use crate::argv::Args;
 
 use crate::advise::Severity;
 use crate::bench::{crypto, disk};
@@ -151,7 +151,7 @@ impl CheckArgs {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
+    use crate::argv::Parser;
 
     use crate::cli::{BenchCommand, Cli, Command};
 

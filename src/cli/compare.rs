@@ -1,6 +1,6 @@
 //! `nastune compare`.
 
-use clap::Args;
+use crate::argv::Args;
 
 use crate::store::RunId;
 

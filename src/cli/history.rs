@@ -1,6 +1,6 @@
 //! `nastune history list|show|rm`.
 
-use clap::{Args, Subcommand};
+use crate::argv::{Args, Subcommand};
 
 use super::values;
 

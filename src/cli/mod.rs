@@ -1,16 +1,17 @@
-//! The command line: one clap definition that also produces the man pages and the
+//! The command line: one definition (clap's attribute syntax, nastune's own
+//! derives and parser, src/argv/) that also produces the man pages and the
 //! shell completions (the `nastune-gen` binary, src/bin/nastune-gen.rs).
 //!
 //! One file per command (or group): its Args, its long help and, for the
 //! commands that run an engine, `plan()`, where the flags' defaults and checks
 //! turn into the plan the engine takes (`bench::disk::Plan`, `net::plan::Plan`,
 //! `crypto::Settings`, `http::Plan`, …). Nothing here runs anything; the
-//! commands in src/cmd/ do, and only this module and cmd/ know about clap Args.
+//! commands in src/cmd/ do, and only this module and cmd/ know about the Args structs.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use crate::argv::{Args, Parser, Subcommand};
 
 pub mod advise;
 pub mod bench_crypto;
@@ -158,10 +159,12 @@ bench_commands! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
+    /// clap's own checks of a definition (every id that `requires`,
+    /// `conflicts_with` and groups name exists, no long or short twice, …) on
+    /// the spec the derives wrote.
     #[test]
-    fn clap_definition_is_consistent() {
-        Cli::command().debug_assert();
+    fn definition_is_consistent() {
+        crate::argv::clap_model::command(&<Cli as crate::argv::Parser>::COMMAND).debug_assert();
     }
 }

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::argv::Args;
 use anyhow::bail;
-use clap::Args;
 
 pub const LONG_ABOUT: &str = "Watch error and drop counters, disk latency, md arrays, SMART \
 counts, pressure and temperatures over time.\n\nEvery counter is tracked on its own: a 32- or \
@@ -44,7 +44,7 @@ pub struct WatchArgs {
     #[arg(long)]
     pub no_smart: bool,
     /// Alert when an error counter increased in this many samples...
-    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::builder::TypedValueParser::map(crate::cli::values::whole("samples", 1..=1_000_000), |n| n as usize))]
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = |s: &str| crate::cli::values::whole("samples", 1..=1_000_000)(s).map(|n| n as usize))]
     pub increases: usize,
     /// ...within this many seconds
     #[arg(long, default_value_t = 86_400.0, value_name = "SECS", value_parser = crate::cli::values::real("seconds", 0.0..=31_536_000.0))]

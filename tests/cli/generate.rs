@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use clap::CommandFactory;
+use nastune::argv::Parser;
 
 use crate::util::*;
 
@@ -108,7 +108,11 @@ fn man_dir_has_one_page_per_command_and_refers_only_to_those() {
     let dir = tempfile::tempdir().unwrap();
     let pages = man_dir(&dir.path().join("man1"));
     let mut commands = Vec::new();
-    commands_by_page(&nastune::cli::Cli::command(), "nastune", &mut commands);
+    commands_by_page(
+        &nastune::argv::clap_model::command(&nastune::cli::Cli::COMMAND),
+        "nastune",
+        &mut commands,
+    );
     let want: Vec<String> = commands.iter().map(|(p, _)| format!("{p}.1")).collect();
     let got: Vec<String> = pages.keys().cloned().collect();
     let mut want_sorted = want.clone();
@@ -147,7 +151,11 @@ fn every_option_of_every_command_is_on_its_man_page() {
     let dir = tempfile::tempdir().unwrap();
     let pages = man_dir(dir.path());
     let mut commands = Vec::new();
-    commands_by_page(&nastune::cli::Cli::command(), "nastune", &mut commands);
+    commands_by_page(
+        &nastune::argv::clap_model::command(&nastune::cli::Cli::COMMAND),
+        "nastune",
+        &mut commands,
+    );
     let mut checked = 0;
     for (page, cmd) in &commands {
         let text = plain(&pages[&format!("{page}.1")]);

@@ -1,6 +1,6 @@
 //! Every `--json` output is versioned and documented in docs/json-schemas.md.
 
-use clap::CommandFactory;
+use nastune::argv::Parser;
 
 use crate::util::{nastune, stderr, stdout};
 
@@ -23,7 +23,11 @@ fn every_json_output_is_in_the_schema_document() {
     .unwrap();
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
     let mut commands = Vec::new();
-    json_commands(&nastune::cli::Cli::command(), "", &mut commands);
+    json_commands(
+        &nastune::argv::clap_model::command(&nastune::cli::Cli::COMMAND),
+        "",
+        &mut commands,
+    );
     assert!(commands.len() >= 10, "{commands:?}");
     for c in &commands {
         assert!(

@@ -23,22 +23,44 @@ use proc_macro2::{Span, TokenStream as Tokens};
 use quote::{format_ident, quote};
 use syn::{Data, DeriveInput, Fields, LitStr, Path, parse_macro_input, spanned::Spanned};
 
+mod argv;
 mod encode;
 
-#[proc_macro_derive(Encode, attributes(serde))]
-pub fn derive_encode(input: TokenStream) -> TokenStream {
-    let input = parse_macro_input!(input as DeriveInput);
-    encode::expand(&input)
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
-}
-
-#[proc_macro_derive(Decode, attributes(serde))]
-pub fn derive_decode(input: TokenStream) -> TokenStream {
+fn derive(input: TokenStream, expand: fn(&DeriveInput) -> syn::Result<Tokens>) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand(&input)
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
+}
+
+#[proc_macro_derive(Parser, attributes(arg, command))]
+pub fn derive_parser(input: TokenStream) -> TokenStream {
+    derive(input, argv::expand_parser)
+}
+
+#[proc_macro_derive(Args, attributes(arg, command))]
+pub fn derive_args(input: TokenStream) -> TokenStream {
+    derive(input, argv::expand_args)
+}
+
+#[proc_macro_derive(Subcommand, attributes(arg, command))]
+pub fn derive_subcommand(input: TokenStream) -> TokenStream {
+    derive(input, argv::expand_subcommand)
+}
+
+#[proc_macro_derive(ValueEnum, attributes(value))]
+pub fn derive_value_enum(input: TokenStream) -> TokenStream {
+    derive(input, argv::expand_value_enum)
+}
+
+#[proc_macro_derive(Encode, attributes(serde))]
+pub fn derive_encode(input: TokenStream) -> TokenStream {
+    derive(input, encode::expand)
+}
+
+#[proc_macro_derive(Decode, attributes(serde))]
+pub fn derive_decode(input: TokenStream) -> TokenStream {
+    derive(input, expand)
 }
 
 #[derive(Default)]

@@ -16,7 +16,9 @@ use crate::smb::{Credentials, Dialect, Security, SessionInfo};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The workloads, in the order they run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Encode, Decode, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Encode, Decode, crate::argv::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Workload {
     SeqWrite,
