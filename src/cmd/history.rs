@@ -34,11 +34,9 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
         HistoryCommand::Export(a) => json_line(&store.export(&a.runs)?),
         HistoryCommand::Import(a) => {
             let name = a.file.display().to_string();
-            let mut bytes = Vec::new();
-            crate::root::open_regular(&a.file)
-                .map_err(anyhow::Error::from)
-                .and_then(|f| Ok(std::io::Read::read_to_end(&mut &f, &mut bytes)?))
+            let file = crate::root::open_regular(&a.file)
                 .with_context(|| format!("cannot read '{name}'"))?;
+            let bytes = crate::store::export::read_capped(&name, &file)?;
             // Not UTF-8 is not JSON either: the import says what the file is not.
             let ids = store.import(&name, &String::from_utf8_lossy(&bytes))?;
             let list: Vec<String> = ids.iter().map(i64::to_string).collect();

@@ -7,12 +7,17 @@
 use crate::json::{Decode, Encode};
 
 use super::doc::Body;
-use super::{Doc, RunId, RunKind, RunRecord, Store, StoreError};
+use super::{Doc, DocKind, RunId, RunKind, RunRecord, Store, StoreError};
 
 /// What the file says it is, so a stray JSON file is refused by name.
 pub const FORMAT: &str = "nastune-runs";
 /// Version of the export file layout.
 pub const FORMAT_VERSION: u32 = 1;
+/// The largest file `history import` reads. The whole file is parsed into a
+/// value tree several times its size before anything is stored: a 4 MiB file
+/// peaks at about 40 MiB, which a 128 MiB box can give. A run is 100 to 170
+/// KiB exported (probe, check, bench), so a file holds some 25 to 40 runs.
+pub const MAX_IMPORT_BYTES: u64 = 4 << 20;
 
 #[derive(Debug, Clone, PartialEq, Encode, Decode)]
 pub struct ExportFile {
@@ -60,8 +65,36 @@ pub enum ImportError {
         kind: String,
         detail: String,
     },
+    #[error(
+        "'{file}' is larger than {limit} MiB, the most 'history import' reads at once (it holds the whole file in memory); export fewer runs per file, e.g. 'nastune history export 1 2 3 > part1.json'",
+        limit = MAX_IMPORT_BYTES >> 20
+    )]
+    TooLarge { file: String },
+    #[error("cannot read '{file}': {source}")]
+    Read {
+        file: String,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Reads an export file of at most [`MAX_IMPORT_BYTES`] from `r`.
+pub fn read_capped(file: &str, r: impl std::io::Read) -> Result<Vec<u8>, ImportError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    r.take(MAX_IMPORT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| ImportError::Read {
+            file: file.to_string(),
+            source,
+        })?;
+    if bytes.len() as u64 > MAX_IMPORT_BYTES {
+        return Err(ImportError::TooLarge {
+            file: file.to_string(),
+        });
+    }
+    Ok(bytes)
 }
 
 impl Store {
@@ -122,8 +155,8 @@ impl Store {
             .map_err(|e| self.sql_err(e))?;
             let id = tx.last_insert_rowid();
             // The bodies as exported (already decoded once to validate them).
-            for (d, doc) in run.documents.iter().zip(docs) {
-                self.insert_document(id, doc.kind(), d.schema_version, &d.body.to_string())?;
+            for (d, kind) in run.documents.iter().zip(docs) {
+                self.insert_document(id, *kind, d.schema_version, &d.body.to_string())?;
             }
             ids.push(id);
         }
@@ -134,7 +167,7 @@ impl Store {
 
 /// Validates a whole file: its format and version, every run kind and every
 /// document decoded into its type.
-pub fn parse(file: &str, text: &str) -> Result<Vec<(ExportedRun, Vec<Doc>)>, ImportError> {
+pub fn parse(file: &str, text: &str) -> Result<Vec<(ExportedRun, Vec<DocKind>)>, ImportError> {
     let not = |detail: String| ImportError::NotAnExport {
         file: file.to_string(),
         detail,
@@ -170,10 +203,12 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<(ExportedRun, Vec<Doc>)>, Imp
         }
         let mut docs = Vec::new();
         for d in &run.documents {
-            // The body is cloned so the run keeps its documents as they were read.
+            // The body is cloned so the run keeps its documents as they were
+            // read; only the kind of the decoded document is kept, so the
+            // file's documents are not all held twice.
             let doc = Doc::decode_body(&d.kind, d.schema_version, Body::Value(d.body.clone()))
                 .map_err(|e| bad(e.to_string()))?;
-            docs.push(doc);
+            docs.push(doc.kind());
         }
         out.push((run, docs));
     }
@@ -183,6 +218,23 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<(ExportedRun, Vec<Doc>)>, Imp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file past the cap is refused by name before it is parsed; one at the
+    /// cap is read whole.
+    #[test]
+    fn import_reads_at_most_the_cap() {
+        let cap = MAX_IMPORT_BYTES as usize;
+        let at_cap = vec![b' '; cap];
+        assert_eq!(read_capped("a.json", &at_cap[..]).unwrap().len(), cap);
+        let over = vec![b' '; cap + 1];
+        let err = read_capped("big.json", &over[..]).unwrap_err();
+        assert!(matches!(err, ImportError::TooLarge { .. }), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("'big.json' is larger than 4 MiB") && text.contains("fewer runs"),
+            "{text}"
+        );
+    }
 
     fn fixture_store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
