@@ -22,15 +22,17 @@ pub use nastune_derive::{Args, Parser, Subcommand, ValueEnum};
 /// A struct of arguments (`#[derive(Args)]`), maybe flattened into another.
 pub trait Args: Sized {
     const GROUP: spec::Group;
-    /// Moves this struct's values out of `m` and parses them.
-    fn from_matches(m: &mut Matches) -> Result<Self, Error>;
+    /// Moves this struct's values out of `m` and parses them; `None` when one
+    /// does not parse, with the error kept in `m`.
+    fn from_matches(m: &mut Matches) -> Option<Self>;
 }
 
 /// An enum of subcommands (`#[derive(Subcommand)]`).
 pub trait Subcommand: Sized {
     const COMMANDS: &'static [spec::Command];
-    /// Builds the variant named `name` (one of COMMANDS) from its matches.
-    fn from_matches(name: &str, m: &mut Matches) -> Result<Self, Error>;
+    /// Builds the variant named `name` (one of COMMANDS) from its matches;
+    /// `None` with the error kept in `m`, as [`Args::from_matches`].
+    fn from_matches(name: &str, m: &mut Matches) -> Option<Self>;
 }
 
 /// The top-level struct (`#[derive(Parser)]`).
@@ -51,7 +53,7 @@ pub trait Parser: Args {
     {
         let args: Vec<OsString> = args.into_iter().skip(1).map(Into::into).collect();
         let mut m = parse::parse(&Self::COMMAND, args)?;
-        Self::from_matches(&mut m)
+        Self::from_matches(&mut m).ok_or_else(|| m.take_error())
     }
 }
 
@@ -86,15 +88,6 @@ pub fn value_enum<T: ValueEnum>(s: &OsStr) -> Result<T, String> {
     })
 }
 
-/// Adapts a `value_parser = f` (`fn(&str) -> Result<T, String>`) to the raw
-/// argument, refusing text that is not UTF-8.
-pub fn text<T>(f: impl Fn(&str) -> Result<T, String>) -> impl Fn(&OsStr) -> Result<T, String> {
-    move |s: &OsStr| match s.to_str() {
-        Some(s) => f(s),
-        None => Err("the value is not valid UTF-8".to_string()),
-    }
-}
-
 /// The value parser of a field without `value_parser` or `value_enum`.
 pub trait FromArg: Sized {
     fn from_arg(s: &OsStr) -> Result<Self, String>;
@@ -114,7 +107,7 @@ impl FromArg for OsString {
 
 impl FromArg for String {
     fn from_arg(s: &OsStr) -> Result<Self, String> {
-        text(|s| Ok(s.to_string()))(s)
+        utf8(s).map(str::to_string)
     }
 }
 
@@ -122,7 +115,7 @@ macro_rules! from_str_args {
     ($($t:ty),*) => {$(
         impl FromArg for $t {
             fn from_arg(s: &OsStr) -> Result<Self, String> {
-                text(|s| s.parse::<$t>().map_err(|e| e.to_string()))(s)
+                utf8(s)?.parse::<$t>().map_err(|e| e.to_string())
             }
         }
     )*};
@@ -144,6 +137,10 @@ where
 pub struct Matches {
     pub(crate) entries: Vec<Entry>,
     pub(crate) sub: Option<(&'static str, Box<Matches>)>,
+    /// The first value that did not parse. The derived code does not stop at
+    /// it: one error check per struct instead of one per field keeps the code
+    /// small (issue 22).
+    pub(crate) error: Option<Error>,
 }
 
 #[derive(Debug)]
@@ -161,50 +158,60 @@ impl Matches {
         Some(self.entries.swap_remove(i))
     }
 
+    /// Keeps the first error; the derived code reads on and reports it at the end.
+    pub fn fail(&mut self, e: Error) {
+        self.error.get_or_insert(e);
+    }
+
+    /// The error a derived `from_matches` that returned `None` recorded.
+    pub fn take_error(&mut self) -> Error {
+        self.error
+            .take()
+            .unwrap_or_else(|| Error::missing("a value"))
+    }
+
     /// A `bool` field: whether the flag was given.
     pub fn flag(&mut self, id: &str) -> bool {
         self.take(id).is_some_and(|e| e.occurrences > 0)
     }
 
-    /// A one-value field: the last value given (or the default), parsed.
-    pub fn one<T>(
-        &mut self,
-        id: &str,
-        parse: &dyn Fn(&OsStr) -> Result<T, String>,
-    ) -> Result<Option<T>, Error> {
-        match self.take(id) {
-            Some(e) => match e.values.last() {
-                Some(v) => parse(v)
-                    .map(Some)
-                    .map_err(|m| Error::invalid_value(e.arg, v, &m)),
-                None => Ok(None),
-            },
-            None => Ok(None),
+    /// A one-value field: the last value given (or the default), parsed;
+    /// `None` when absent or when it does not parse (the error is kept).
+    pub fn one<T>(&mut self, id: &str, parse: &dyn Fn(&OsStr) -> Result<T, String>) -> Option<T> {
+        let e = self.take(id)?;
+        let v = e.values.last()?;
+        match parse(v) {
+            Ok(t) => Some(t),
+            Err(m) => {
+                self.fail(Error::invalid_value(e.arg, v, &m));
+                None
+            }
         }
     }
 
-    /// A `Vec` field: every value given (or the default), parsed in order.
-    pub fn many<T>(
-        &mut self,
-        id: &str,
-        parse: &dyn Fn(&OsStr) -> Result<T, String>,
-    ) -> Result<Vec<T>, Error> {
-        let Some(e) = self.take(id) else {
-            return Ok(Vec::new());
-        };
-        e.values
-            .iter()
-            .map(|v| parse(v).map_err(|m| Error::invalid_value(e.arg, v, &m)))
-            .collect()
+    /// [`Matches::one`] for a `value_parser` that takes text.
+    pub fn one_str<T>(&mut self, id: &str, parse: &dyn Fn(&str) -> Result<T, String>) -> Option<T> {
+        self.one(id, &|s| utf8(s).and_then(parse))
     }
 
-    /// A field without a default that the parser made sure was given.
-    pub fn required<T>(
-        &mut self,
-        id: &str,
-        parse: &dyn Fn(&OsStr) -> Result<T, String>,
-    ) -> Result<T, Error> {
-        self.one(id, parse)?.ok_or_else(|| Error::missing(id))
+    /// A `Vec` field: every value given (or the default), parsed in order.
+    pub fn many<T>(&mut self, id: &str, parse: &dyn Fn(&OsStr) -> Result<T, String>) -> Vec<T> {
+        let Some(e) = self.take(id) else {
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(e.values.len());
+        for v in &e.values {
+            match parse(v) {
+                Ok(t) => out.push(t),
+                Err(m) => self.fail(Error::invalid_value(e.arg, v, &m)),
+            }
+        }
+        out
+    }
+
+    /// [`Matches::many`] for a `value_parser` that takes text.
+    pub fn many_str<T>(&mut self, id: &str, parse: &dyn Fn(&str) -> Result<T, String>) -> Vec<T> {
+        self.many(id, &|s| utf8(s).and_then(parse))
     }
 
     /// The subcommand given at this level, with its own matches.
@@ -212,19 +219,26 @@ impl Matches {
         self.sub.take().map(|(name, m)| (name, *m))
     }
 
-    /// A `#[command(subcommand)]` field of type `Option<T>`.
-    pub fn optional_subcommand<T: Subcommand>(&mut self) -> Result<Option<T>, Error> {
-        match self.subcommand() {
-            Some((name, mut m)) => T::from_matches(name, &mut m).map(Some),
-            None => Ok(None),
+    /// A `#[command(subcommand)]` field: the variant given, or `None` when
+    /// there is none or it failed (its error is kept here).
+    pub fn sub_command<T: Subcommand>(&mut self) -> Option<T> {
+        let (name, mut m) = self.subcommand()?;
+        let t = T::from_matches(name, &mut m);
+        if let Some(e) = m.error.take() {
+            self.fail(e);
         }
+        t
     }
 
-    /// A `#[command(subcommand)]` field of type `T` (the parser made sure one was given).
-    pub fn required_subcommand<T: Subcommand>(&mut self) -> Result<T, Error> {
-        self.optional_subcommand()?
-            .ok_or_else(|| Error::missing("a subcommand"))
+    /// Whether reading the fields so far went without an error.
+    pub fn ok(&self) -> bool {
+        self.error.is_none()
     }
+}
+
+fn utf8(s: &OsStr) -> Result<&str, String> {
+    s.to_str()
+        .ok_or_else(|| "the value is not valid UTF-8".to_string())
 }
 
 /// Why parsing stopped. Help and version are "errors" too: they end parsing

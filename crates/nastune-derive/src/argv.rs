@@ -296,7 +296,7 @@ fn is_bool(ty: &Type) -> bool {
 }
 
 /// The spec entry and the `from_matches` expression of one argument field.
-fn arg_field(field: &syn::Field) -> syn::Result<(Tokens, Tokens)> {
+fn arg_field(field: &syn::Field) -> syn::Result<(Tokens, Read)> {
     let ident = field
         .ident
         .as_ref()
@@ -412,25 +412,33 @@ fn arg_field(field: &syn::Field) -> syn::Result<(Tokens, Tokens)> {
             path: #path,
         }
     };
-    let parser = match (&a.value_parser, a.value_enum, value_ty) {
-        (Some(p), _, _) => quote!(&crate::argv::text(#p)),
-        (None, true, Some(t)) => quote!(&crate::argv::value_enum::<#t>),
-        (None, _, Some(t)) => quote!(&<#t as crate::argv::FromArg>::from_arg),
-        (None, _, None) => quote!(),
+    let (one, many, parser) = match (&a.value_parser, a.value_enum, value_ty) {
+        (Some(p), _, _) => (quote!(one_str), quote!(many_str), quote!(&(#p))),
+        (None, true, Some(t)) => (quote!(one), quote!(many), quote!(&crate::argv::value_enum::<#t>)),
+        (None, _, Some(t)) => (quote!(one), quote!(many), quote!(&<#t as crate::argv::FromArg>::from_arg)),
+        (None, _, None) => (quote!(), quote!(), quote!()),
     };
     let read = match shape {
-        Shape::Flag => quote!(m.flag(#id)),
-        Shape::Option(_) => quote!(m.one(#id, #parser)?),
-        Shape::Vec(_) => quote!(m.many(#id, #parser)?),
+        Shape::Flag => Read::Value(quote!(m.flag(#id))),
+        Shape::Option(_) => Read::Value(quote!(m.#one(#id, #parser))),
+        Shape::Vec(_) => Read::Value(quote!(m.#many(#id, #parser))),
         Shape::Plain(_) => match &a.default_value_t {
-            Some(e) => quote!(match m.one(#id, #parser)? {
+            Some(e) => Read::Value(quote!(match m.#one(#id, #parser) {
                 ::core::option::Option::Some(v) => v,
                 ::core::option::Option::None => #e,
-            }),
-            None => quote!(m.required(#id, #parser)?),
+            })),
+            None => Read::Required(quote!(m.#one(#id, #parser))),
         },
     };
-    Ok((spec, quote!(#ident: #read)))
+    Ok((spec, read))
+}
+
+/// How the derived `from_matches` gets a field: a value it can use as it is,
+/// or an `Option` that must be `Some` (the parser checked it was given; it is
+/// `None` only when its value did not parse).
+enum Read {
+    Value(Tokens),
+    Required(Tokens),
 }
 
 /// The `Args` impl of a struct: its group and its `from_matches`.
@@ -441,34 +449,56 @@ fn args_impl(input: &DeriveInput, c: &CommandAttrs) -> syn::Result<Tokens> {
     let Fields::Named(fields) = &s.fields else {
         return Err(syn::Error::new(input.span(), "Args needs named fields"));
     };
-    let (mut args, mut flatten, mut reads) = (Vec::new(), Vec::new(), Vec::new());
-    let mut flatten_at: Vec<usize> = Vec::new();
+    let (mut args, mut flatten, mut flatten_at) = (Vec::new(), Vec::new(), Vec::new());
+    // Every field is read into a local first, with no early return: an error
+    // is kept in the matches and checked once, so a struct costs a call per
+    // field rather than a call and an error path (with the drops of the fields
+    // read so far) per field.
+    let (mut locals, mut names, mut required) = (Vec::new(), Vec::new(), Vec::new());
     let mut subcommands = quote!(&[]);
     let mut sub_required = false;
-    for field in &fields.named {
+    for (i, field) in fields.named.iter().enumerate() {
         let fc = command_attrs(&field.attrs)?;
         let ident = &field.ident;
+        let local = quote::format_ident!("__f{}", i);
         let ty = &field.ty;
-        if fc.flatten {
+        let read = if fc.flatten {
             flatten.push(quote!(&<#ty as crate::argv::Args>::GROUP));
             flatten_at.push(args.len());
-            reads.push(quote!(#ident: <#ty as crate::argv::Args>::from_matches(m)?));
+            Read::Required(quote!(<#ty as crate::argv::Args>::from_matches(m)))
         } else if fc.subcommand {
             let (t, read) = match inner(ty, "Option") {
-                Some(t) => (t, quote!(m.optional_subcommand::<#t>()?)),
+                Some(t) => (t, Read::Value(quote!(m.sub_command::<#t>()))),
                 None => {
                     sub_required = true;
-                    (ty, quote!(m.required_subcommand::<#ty>()?))
+                    (ty, Read::Required(quote!(m.sub_command::<#ty>())))
                 }
             };
             subcommands = quote!(<#t as crate::argv::Subcommand>::COMMANDS);
-            reads.push(quote!(#ident: #read));
+            read
         } else {
             let (spec, read) = arg_field(field)?;
             args.push(spec);
-            reads.push(read);
+            read
+        };
+        match read {
+            Read::Value(e) => locals.push(quote!(let #local = #e;)),
+            Read::Required(e) => {
+                locals.push(quote!(let #local = #e;));
+                required.push(local.clone());
+            }
         }
+        names.push(quote!(#ident: #local));
     }
+    let build = quote!(::core::option::Option::Some(Self { #(#names),* }));
+    let finish = if required.is_empty() {
+        quote!(if m.ok() { #build } else { ::core::option::Option::None })
+    } else {
+        quote!(match (#(#required,)*) {
+            (#(::core::option::Option::Some(#required),)*) if m.ok() => #build,
+            _ => ::core::option::Option::None,
+        })
+    };
     let groups = c.groups.iter().map(|(id, required, members)| {
         quote!(crate::argv::spec::ArgGroup { id: #id, args: &[#(#members),*], required: #required })
     });
@@ -484,8 +514,9 @@ fn args_impl(input: &DeriveInput, c: &CommandAttrs) -> syn::Result<Tokens> {
                 subcommand_required: #sub_required,
                 groups: &[#(#groups),*],
             };
-            fn from_matches(m: &mut crate::argv::Matches) -> ::core::result::Result<Self, crate::argv::Error> {
-                ::core::result::Result::Ok(Self { #(#reads),* })
+            fn from_matches(m: &mut crate::argv::Matches) -> ::core::option::Option<Self> {
+                #(#locals)*
+                #finish
             }
         }
     })
@@ -548,7 +579,7 @@ pub(crate) fn expand_subcommand(input: &DeriveInput) -> syn::Result<Tokens> {
         let (group, build) = match &v.fields {
             Fields::Unit => (
                 quote!(&crate::argv::spec::Group::EMPTY),
-                quote!(Self::#vname),
+                quote!(::core::option::Option::Some(Self::#vname)),
             ),
             Fields::Unnamed(f) if f.unnamed.len() == 1 => {
                 let ty = &f.unnamed[0].ty;
@@ -559,12 +590,12 @@ pub(crate) fn expand_subcommand(input: &DeriveInput) -> syn::Result<Tokens> {
                             subcommand_required: true,
                             ..crate::argv::spec::Group::EMPTY
                         }),
-                        quote!(Self::#vname(m.required_subcommand::<#ty>()?)),
+                        quote!(m.sub_command::<#ty>().map(Self::#vname)),
                     )
                 } else {
                     (
                         quote!(&<#ty as crate::argv::Args>::GROUP),
-                        quote!(Self::#vname(<#ty as crate::argv::Args>::from_matches(m)?)),
+                        quote!(<#ty as crate::argv::Args>::from_matches(m).map(Self::#vname)),
                     )
                 }
             }
@@ -586,17 +617,20 @@ pub(crate) fn expand_subcommand(input: &DeriveInput) -> syn::Result<Tokens> {
                 args: #group,
             }
         });
-        arms.push(quote!(#name => ::core::result::Result::Ok(#build),));
+        arms.push(quote!(#name => #build,));
     }
     let name = &input.ident;
     let (imp, ty_generics, where_clause) = input.generics.split_for_impl();
     Ok(quote! {
         impl #imp crate::argv::Subcommand for #name #ty_generics #where_clause {
             const COMMANDS: &'static [crate::argv::spec::Command] = &[#(#commands),*];
-            fn from_matches(name: &str, m: &mut crate::argv::Matches) -> ::core::result::Result<Self, crate::argv::Error> {
+            fn from_matches(name: &str, m: &mut crate::argv::Matches) -> ::core::option::Option<Self> {
                 match name {
                     #(#arms)*
-                    other => ::core::result::Result::Err(crate::argv::Error::unknown_subcommand(other)),
+                    other => {
+                        m.fail(crate::argv::Error::unknown_subcommand(other));
+                        ::core::option::Option::None
+                    }
                 }
             }
         }
