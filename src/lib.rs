@@ -5,6 +5,7 @@
 //! run. Collection never prints and presentation never reads the system.
 
 pub mod advise;
+pub mod argv;
 pub mod bench;
 pub mod capture;
 pub mod cli;

@@ -1,1 +1,556 @@
-//! Help, usage and version text from the spec. To be written.
+//! Help, usage and the argument names errors quote, from the spec. The layout
+//! is clap 4's (wrap_help, no color): the same columns, wrapping and sections,
+//! so that replacing clap changes no output a user or a test has seen.
+
+use super::spec::{Arg, ArgGroup, Command, Group, Kind};
+
+const TAB: &str = "  ";
+/// Where help text starts under its argument when it goes on the next line.
+const NEXT_LINE_INDENT: usize = 10;
+const HELP_SUBCOMMAND: &str = "Print this message or the help of the given subcommand(s)";
+
+/// One command as the parser sees it: where it sits on the command line and
+/// every argument it accepts.
+#[derive(Debug)]
+pub(crate) struct Level {
+    pub cmd: &'static Command,
+    /// `nastune bench disk`: the usage line starts with it.
+    pub path: String,
+    /// Its own arguments (flattened groups in order), then the `global` ones of
+    /// its ancestors, each with the index of the level that records it.
+    pub args: Vec<(&'static Arg, usize)>,
+    pub groups: Vec<&'static ArgGroup>,
+    /// `-V` is accepted (and shown) at every level when the root has a version.
+    pub version: bool,
+}
+
+impl Level {
+    /// The level `depth` for `cmd`, below `parent` (`None` for the root).
+    pub(crate) fn new(
+        cmd: &'static Command,
+        parent: Option<&Level>,
+        depth: usize,
+        version: bool,
+    ) -> Level {
+        let mut own = Vec::new();
+        let mut groups = Vec::new();
+        collect(cmd.args, &mut own, &mut groups);
+        let mut args: Vec<(&'static Arg, usize)> = own.into_iter().map(|a| (a, depth)).collect();
+        let path = match parent {
+            Some(p) => {
+                args.extend(p.args.iter().filter(|(a, _)| a.global));
+                format!("{} {}", p.path, cmd.name)
+            }
+            None => cmd.name.to_string(),
+        };
+        Level {
+            cmd,
+            path,
+            args,
+            groups,
+            version,
+        }
+    }
+
+    fn shown(&self) -> impl Iterator<Item = &'static Arg> + '_ {
+        self.args.iter().map(|(a, _)| *a).filter(|a| !a.hide)
+    }
+
+    fn has_visible_subcommands(&self) -> bool {
+        self.cmd.args.subcommands.iter().any(|c| !c.hide)
+    }
+}
+
+fn collect(g: &'static Group, args: &mut Vec<&'static Arg>, groups: &mut Vec<&'static ArgGroup>) {
+    args.extend(g.args.iter());
+    groups.extend(g.groups.iter());
+    for f in g.flatten {
+        collect(f, args, groups);
+    }
+}
+
+/// How errors and help name an argument: `--rw <RW>`, `--json`, `--direct
+/// [<0|1>]`, `[PATH]...`, `<RUN>` (clap's `Display` for an Arg).
+pub fn arg_display(arg: &Arg) -> String {
+    display(arg, arg.required)
+}
+
+/// `required` decides `<NAME>` or `[NAME]` for a positional.
+pub(crate) fn display(arg: &Arg, required: bool) -> String {
+    let mut s = String::new();
+    if let Some(l) = arg.long {
+        s.push_str("--");
+        s.push_str(l);
+    } else if let Some(c) = arg.short {
+        s.push('-');
+        s.push(c);
+    }
+    s.push_str(&suffix(arg, required));
+    s
+}
+
+/// The part after the switch: ` <BS>`, ` [<0|1>]`, `<RUNS>...`.
+fn suffix(arg: &Arg, required: bool) -> String {
+    let many = arg.num_args.1 > 1;
+    if arg.is_positional() {
+        let (open, close) = if required { ('<', '>') } else { ('[', ']') };
+        let dots = if many || arg.kind == Kind::Many {
+            "..."
+        } else {
+            ""
+        };
+        return format!("{open}{}{close}{dots}", arg.value_name);
+    }
+    if arg.kind == Kind::Flag || arg.num_args.1 == 0 {
+        return String::new();
+    }
+    let dots = if many { "..." } else { "" };
+    if arg.num_args.0 == 0 {
+        format!(" [<{}>{dots}]", arg.value_name)
+    } else {
+        format!(" <{}>{dots}", arg.value_name)
+    }
+}
+
+/// The usage line after `Usage: `. With `required` and `used` empty it is the
+/// one help shows (`[OPTIONS]`, `[COMMAND]`); errors pass the arguments that
+/// were missing and those given, as clap does, and get them spelled out.
+pub(crate) fn usage(l: &Level, required: &[&'static Arg], used: &[&'static Arg]) -> String {
+    let smart = !(required.is_empty() && used.is_empty());
+    let in_required_group = |a: &Arg| {
+        l.groups
+            .iter()
+            .any(|g| g.required && g.args.contains(&a.id))
+    };
+    let listed = |a: &Arg| required.iter().chain(used).any(|b| std::ptr::eq(*b, a));
+    let mut out = l.path.clone();
+    if !smart
+        && l.shown()
+            .any(|a| !a.is_positional() && !a.required && !in_required_group(a))
+    {
+        out.push_str(" [OPTIONS]");
+    }
+    let mut opts: Vec<&Arg> = l
+        .shown()
+        .filter(|a| a.required && !a.is_positional())
+        .collect();
+    for &a in required.iter().chain(used) {
+        if !a.is_positional() && !a.hide && !opts.iter().any(|b| std::ptr::eq(*b, a)) {
+            opts.push(a);
+        }
+    }
+    for a in opts.into_iter().filter(|a| !in_required_group(a)) {
+        out.push(' ');
+        out.push_str(&arg_display(a));
+    }
+    for g in l.groups.iter().filter(|g| g.required) {
+        out.push(' ');
+        out.push_str(&group_display(l, g));
+    }
+    for a in l
+        .shown()
+        .filter(|a| a.is_positional() && !in_required_group(a))
+    {
+        out.push(' ');
+        out.push_str(&display(a, a.required || (smart && listed(a))));
+    }
+    if l.has_visible_subcommands() {
+        if l.cmd.args.subcommand_required {
+            out.push_str(" <COMMAND>");
+        } else if !smart {
+            out.push_str(" [COMMAND]");
+        }
+    }
+    out
+}
+
+/// `<--html <FILE>|--markdown <FILE>>`: a required group, as clap names it.
+pub(crate) fn group_display(l: &Level, g: &ArgGroup) -> String {
+    let names: Vec<String> = g
+        .args
+        .iter()
+        .filter_map(|id| l.args.iter().find(|(a, _)| a.id == *id))
+        .map(|(a, _)| match a.is_positional() {
+            true => a.value_name.to_string(),
+            false => arg_display(a),
+        })
+        .collect();
+    format!("<{}>", names.join("|"))
+}
+
+const fn builtin(
+    id: &'static str,
+    short: char,
+    help: &'static str,
+    long: Option<&'static str>,
+) -> Arg {
+    Arg {
+        id,
+        long: Some(id),
+        short: Some(short),
+        value_name: "",
+        help,
+        long_help: long,
+        kind: Kind::Flag,
+        num_args: (0, 0),
+        default_value: None,
+        default_shown: None,
+        default_missing: None,
+        values: &[],
+        delimiter: None,
+        required: false,
+        required_unless: &[],
+        requires: &[],
+        conflicts: &[],
+        global: false,
+        hide: false,
+    }
+}
+
+static HELP: Arg = builtin("help", 'h', "Print help", None);
+static HELP_MORE: Arg = builtin(
+    "help",
+    'h',
+    "Print help (see more with '--help')",
+    Some("Print help (see a summary with '-h')"),
+);
+static VERSION: Arg = builtin("version", 'V', "Print version", None);
+
+/// Whether `--help` shows more than `-h`: otherwise both print the short form.
+fn long_exists(l: &Level) -> bool {
+    l.cmd.long_about.is_some()
+        || l.shown()
+            .any(|a| a.long_help.is_some() || values_have_help(a))
+}
+
+fn values_have_help(a: &Arg) -> bool {
+    a.values.iter().any(|v| !v.hide && !v.help.is_empty())
+}
+
+/// The help of level `l`: `-h` (`long` false) or `--help`, wrapped at `width`.
+pub(crate) fn render(l: &Level, long: bool, width: usize) -> String {
+    let more = long_exists(l);
+    let long = long && more;
+    let about = match long {
+        true => l.cmd.long_about.unwrap_or(l.cmd.about),
+        false => l.cmd.about,
+    };
+    let mut out = String::new();
+    if !about.is_empty() {
+        out.push_str(&wrap(about, width));
+        out.push('\n');
+    }
+    out.push_str("\nUsage: ");
+    out.push_str(&usage(l, &[], &[]));
+    out.push_str("\n\n");
+
+    let mut sections: Vec<String> = Vec::new();
+    if l.has_visible_subcommands() {
+        sections.push(format!("Commands:\n{}", subcommands(l.cmd, width)));
+    }
+    let positionals: Vec<&Arg> = l.shown().filter(|a| a.is_positional()).collect();
+    if !positionals.is_empty() {
+        sections.push(format!(
+            "Arguments:\n{}",
+            args_list(&positionals, long, width)
+        ));
+    }
+    let mut options: Vec<&Arg> = l.shown().filter(|a| !a.is_positional()).collect();
+    options.push(if more { &HELP_MORE } else { &HELP });
+    if l.version {
+        options.push(&VERSION);
+    }
+    sections.push(format!("Options:\n{}", args_list(&options, long, width)));
+    out.push_str(&sections.join("\n\n"));
+
+    let mut out = out.trim_start_matches('\n').trim_end().to_string();
+    out.push('\n');
+    out
+}
+
+/// What `nastune help help` prints.
+pub(crate) fn render_help_command(path: &str) -> String {
+    format!(
+        "{HELP_SUBCOMMAND}\n\nUsage: {path} help [COMMAND]...\n\nArguments:\n  \
+         [COMMAND]...  Print help for the subcommand(s)\n"
+    )
+}
+
+/// Whether clap would put every help on its own line: when one does not fit
+/// beside a name column that already takes over 40% of the width.
+fn next_line(width: usize, longest: usize, help_width: usize) -> bool {
+    let taken = longest + 2 * TAB.len();
+    width >= taken && (taken as f32 / width as f32) > 0.40 && help_width > width - taken
+}
+
+fn subcommands(cmd: &Command, width: usize) -> String {
+    let mut rows: Vec<(&str, &str)> = cmd
+        .args
+        .subcommands
+        .iter()
+        .filter(|c| !c.hide)
+        .map(|c| {
+            (
+                c.name,
+                if c.about.is_empty() {
+                    c.long_about.unwrap_or("")
+                } else {
+                    c.about
+                },
+            )
+        })
+        .collect();
+    rows.push(("help", HELP_SUBCOMMAND));
+    let longest = rows.iter().map(|r| text_width(r.0)).fold(2, usize::max);
+    let next = rows
+        .iter()
+        .any(|r| next_line(width, longest, text_width(r.1)));
+    let mut out = String::new();
+    for (i, (name, about)) in rows.into_iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(TAB);
+        out.push_str(name);
+        if !next {
+            pad(&mut out, longest + TAB.len() - text_width(name));
+        }
+        help_block(&mut out, None, about, "", next, longest, false, width);
+    }
+    out
+}
+
+fn args_list(args: &[&Arg], long: bool, width: usize) -> String {
+    let name_width = |a: &Arg| text_width(&arg_display(a)) + if a.long.is_some() { 4 } else { 0 };
+    let longest = args.iter().map(|a| name_width(a)).fold(2, usize::max);
+    let next = long
+        || args.iter().any(|a| {
+            let h = short_text(a);
+            next_line(
+                width,
+                longest,
+                text_width(h) + text_width(&spec_vals(a, false)),
+            )
+        });
+    let mut out = String::new();
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+            if next && long {
+                out.push('\n');
+            }
+        }
+        out.push_str(TAB);
+        match (a.short, a.long) {
+            (Some(s), Some(_)) => {
+                out.push('-');
+                out.push(s);
+                out.push_str(", ");
+            }
+            (None, Some(_)) => out.push_str("    "),
+            _ => {}
+        }
+        out.push_str(&arg_display(a));
+        if !long && !next {
+            pad(&mut out, longest + TAB.len() - name_width(a));
+        }
+        let about = match long {
+            true => a.long_help.unwrap_or(a.help),
+            false => short_text(a),
+        };
+        help_block(
+            &mut out,
+            Some(a),
+            about,
+            &spec_vals(a, long),
+            next,
+            longest,
+            long,
+            width,
+        );
+    }
+    out
+}
+
+fn short_text(a: &Arg) -> &'static str {
+    match (a.help, a.long_help) {
+        ("", Some(l)) => l,
+        (h, _) => h,
+    }
+}
+
+/// `[default: 4k]` and `[possible values: ..]` (the latter only when the long
+/// help does not list the values with their own help).
+fn spec_vals(a: &Arg, long: bool) -> String {
+    let mut vals = Vec::new();
+    if a.kind != Kind::Flag {
+        let default = match (a.default_value, a.default_shown) {
+            (Some(d), _) => Some(d.to_string()),
+            (None, Some(f)) => Some(f()),
+            (None, None) => None,
+        };
+        if let Some(d) = default {
+            if d.contains(char::is_whitespace) {
+                vals.push(format!("[default: \"{d}\"]"));
+            } else {
+                vals.push(format!("[default: {d}]"));
+            }
+        }
+    }
+    let listed_below = long && values_have_help(a);
+    if !a.values.is_empty() && !listed_below {
+        let names: Vec<&str> = a
+            .values
+            .iter()
+            .filter(|v| !v.hide)
+            .map(|v| v.name)
+            .collect();
+        vals.push(format!("[possible values: {}]", names.join(", ")));
+    }
+    vals.join(if long { "\n" } else { " " })
+}
+
+/// An argument's or subcommand's help after its name (clap's `help()`).
+#[allow(clippy::too_many_arguments)]
+fn help_block(
+    out: &mut String,
+    arg: Option<&Arg>,
+    about: &str,
+    spec: &str,
+    next: bool,
+    longest: usize,
+    long: bool,
+    width: usize,
+) {
+    if next {
+        out.push('\n');
+        pad(out, NEXT_LINE_INDENT);
+    }
+    let spaces = if next {
+        NEXT_LINE_INDENT
+    } else {
+        longest + 2 * TAB.len()
+    };
+    let indent = " ".repeat(spaces);
+    let specs_below = long && arg.is_some();
+    let mut help = about.to_string();
+    if !spec.is_empty() && !specs_below {
+        if !help.is_empty() {
+            help.push(' ');
+        }
+        help.push_str(spec);
+    }
+    let avail = width.saturating_sub(spaces);
+    out.push_str(&wrap(&help, avail).replace('\n', &format!("\n{indent}")));
+    let mut listed_values = false;
+    if let Some(a) = arg.filter(|a| long && values_have_help(a)) {
+        listed_values = true;
+        let shown = || a.values.iter().filter(|v| !v.hide);
+        let name_width = shown().map(|v| text_width(v.name)).fold(0, usize::max);
+        let value_indent = " ".repeat(spaces + 2);
+        let avail = if width > spaces + 2 {
+            width - spaces - 2
+        } else {
+            usize::MAX
+        };
+        if !help.is_empty() {
+            out.push_str("\n\n");
+            pad(out, spaces);
+        }
+        out.push_str("Possible values:");
+        for v in shown() {
+            let mut d = v.name.to_string();
+            if !v.help.is_empty() {
+                d.push_str(": ");
+                pad(&mut d, name_width - text_width(v.name));
+                d.push_str(v.help);
+            }
+            out.push('\n');
+            pad(out, spaces);
+            out.push_str("- ");
+            out.push_str(&wrap(&d, avail).replace('\n', &format!("\n{value_indent}")));
+        }
+    }
+    if !spec.is_empty() && specs_below {
+        let mut h = String::new();
+        if !help.is_empty() || listed_values {
+            h.push_str("\n\n");
+        }
+        h.push_str(spec);
+        out.push_str(&wrap(&h, avail).replace('\n', &format!("\n{indent}")));
+    }
+}
+
+fn pad(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+/// Columns a text takes: one per char (clap without its "unicode" feature).
+fn text_width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// clap's greedy wrap: each line of `text` broken at spaces to `width`
+/// columns; a line's leading spaces indent its continuation lines too.
+pub(crate) fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let words = split_words(line);
+        let indentation = match words.first() {
+            Some(w) if w.trim().is_empty() => *w,
+            _ => "",
+        };
+        let mut first_word = true;
+        let mut line_width = 0;
+        let mut pieces: Vec<&str> = Vec::with_capacity(words.len() * 2);
+        for word in words {
+            let trimmed = word.trim_end();
+            let word_width = text_width(trimmed);
+            if first_word && word_width > 0 {
+                first_word = false;
+            } else if width < line_width + word_width {
+                if let Some(prev) = pieces.last_mut() {
+                    *prev = prev.trim_end();
+                }
+                pieces.push("\n");
+                pieces.push(indentation);
+                line_width = indentation.len();
+            }
+            line_width += word_width + (word.len() - trimmed.len());
+            pieces.push(word);
+        }
+        out.extend(pieces);
+    }
+    out
+}
+
+/// Words with their trailing spaces; leading spaces are a word of their own.
+fn split_words(line: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let mut start = 0;
+    let mut in_space = false;
+    for (i, c) in line.char_indices() {
+        let space = c == ' ';
+        if in_space && !space {
+            words.push(&line[start..i]);
+            start = i;
+        }
+        in_space = space;
+    }
+    if start < line.len() {
+        words.push(&line[start..]);
+    }
+    words
+}
+
+/// The width help wraps at: the terminal's (at most 100), or 100 when stdout
+/// is not a terminal.
+pub(crate) fn term_width() -> usize {
+    // SAFETY: TIOCGWINSZ writes one winsize into the struct we pass.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
+    match (rc, ws.ws_col) {
+        (0, c) if c > 0 => usize::from(c).min(100),
+        _ => 100,
+    }
+}

@@ -16,7 +16,9 @@ pub mod help;
 pub mod parse;
 pub mod spec;
 
-pub use nastune_derive::{Args, Parser, Subcommand, ValueEnum};
+// The derives are not in nastune-derive yet (crates/nastune-derive/src/argv.rs
+// is being written); this re-export comes back with them.
+// pub use nastune_derive::{Args, Parser, Subcommand, ValueEnum};
 
 /// A struct of arguments (`#[derive(Args)]`), maybe flattened into another.
 pub trait Args: Sized {
@@ -76,7 +78,11 @@ pub trait ValueEnum: Sized + Copy + 'static {
 pub fn value_enum<T: ValueEnum>(s: &OsStr) -> Result<T, String> {
     let names = T::VALUES.iter().position(|v| s == v.name);
     names.map(T::from_index).ok_or_else(|| {
-        let shown: Vec<&str> = T::VALUES.iter().filter(|v| !v.hide).map(|v| v.name).collect();
+        let shown: Vec<&str> = T::VALUES
+            .iter()
+            .filter(|v| !v.hide)
+            .map(|v| v.name)
+            .collect();
         format!("\n  [possible values: {}]", shown.join(", "))
     })
 }
@@ -161,7 +167,9 @@ impl Matches {
     ) -> Result<Option<T>, Error> {
         match self.take(id) {
             Some(e) => match e.values.last() {
-                Some(v) => parse(v).map(Some).map_err(|m| Error::invalid_value(e.arg, v, &m)),
+                Some(v) => parse(v)
+                    .map(Some)
+                    .map_err(|m| Error::invalid_value(e.arg, v, &m)),
                 None => Ok(None),
             },
             None => Ok(None),
