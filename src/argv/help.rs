@@ -561,3 +561,555 @@ pub(crate) fn term_width() -> usize {
         _ => 100,
     }
 }
+
+/// A small command line shaped like nastune's (values and texts from the real
+/// one, so that the expected help is clap's own output for those lines).
+#[cfg(test)]
+pub(crate) mod testspec {
+    use crate::argv::spec::{Arg, ArgGroup, Command, Group, Kind, Value};
+
+    pub const fn opt(id: &'static str, value_name: &'static str, help: &'static str) -> Arg {
+        Arg {
+            id,
+            long: Some(id),
+            short: None,
+            value_name,
+            help,
+            long_help: None,
+            kind: Kind::One,
+            num_args: (1, 1),
+            default_value: None,
+            default_shown: None,
+            default_missing: None,
+            values: &[],
+            delimiter: None,
+            required: false,
+            required_unless: &[],
+            requires: &[],
+            conflicts: &[],
+            global: false,
+            hide: false,
+            path: false,
+        }
+    }
+
+    pub const fn flag(id: &'static str, help: &'static str) -> Arg {
+        Arg {
+            kind: Kind::Flag,
+            num_args: (0, 0),
+            ..opt(id, "", help)
+        }
+    }
+
+    pub const fn positional(id: &'static str, value_name: &'static str, help: &'static str) -> Arg {
+        Arg {
+            long: None,
+            ..opt(id, value_name, help)
+        }
+    }
+
+    const fn cmd(name: &'static str, about: &'static str, args: &'static Group) -> Command {
+        Command {
+            name,
+            about,
+            long_about: None,
+            version: None,
+            hide: false,
+            args,
+        }
+    }
+
+    const fn value(name: &'static str, help: &'static str) -> Value {
+        Value {
+            name,
+            help,
+            hide: false,
+        }
+    }
+
+    fn fifty() -> String {
+        "50".to_string()
+    }
+
+    fn three() -> String {
+        "3".to_string()
+    }
+
+    static GLOBAL: Group = Group {
+        args: &[
+            Arg {
+                global: true,
+                ..opt(
+                    "db",
+                    "PATH",
+                    "Database file for the run store [default: $XDG_DATA_HOME/nastune/nastune.db]",
+                )
+            },
+            Arg {
+                global: true,
+                conflicts: &["db"],
+                long: Some("no-store"),
+                ..flag("no_store", "Do not save this run in the store")
+            },
+        ],
+        ..Group::EMPTY
+    };
+
+    static GUARD: Group = Group {
+        args: &[Arg {
+            default_shown: Some(three),
+            ..opt(
+                "settle",
+                "SECS",
+                "Seconds to wait for an idle box before measuring (0 = don't wait); a box that \
+                 never goes idle makes the run 'disturbed'",
+            )
+        }],
+        ..Group::EMPTY
+    };
+
+    static DISK: Group = Group {
+        args: &[
+            Arg {
+                kind: Kind::Many,
+                num_args: (1, usize::MAX),
+                default_value: Some("."),
+                ..positional(
+                    "paths",
+                    "PATH",
+                    "Directory, file or block device to measure; several run alone, then together",
+                )
+            },
+            Arg {
+                values: &[
+                    value(
+                        "quick",
+                        "SEQ1M Q8T1 and RND4K Q32T1, read and write (under a minute)",
+                    ),
+                    value(
+                        "nas",
+                        "SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write",
+                    ),
+                    value("cache", "Direct against buffered sequential read and write"),
+                    value(
+                        "durability",
+                        "4K random writes with fsync each; sequential writes with the drive's \
+                         write cache on and off",
+                    ),
+                    Value {
+                        hide: true,
+                        ..value("secret", "")
+                    },
+                ],
+                conflicts: &["rw"],
+                ..opt(
+                    "suite",
+                    "SUITE",
+                    "Set of tests to run when --rw is not given",
+                )
+            },
+            Arg {
+                values: &[
+                    value("read", ""),
+                    value("write", ""),
+                    value("randread", ""),
+                    value("randwrite", ""),
+                    value(
+                        "rw",
+                        "Sequential mixed reads and writes (`--rwmixread` percent reads)",
+                    ),
+                    value(
+                        "randrw",
+                        "Random mixed reads and writes (`--rwmixread` percent reads)",
+                    ),
+                ],
+                ..opt("rw", "RW", "One custom test instead of a suite (fio's rw)")
+            },
+            Arg {
+                default_shown: Some(fifty),
+                requires: &["rw"],
+                ..opt(
+                    "rwmixread",
+                    "RWMIXREAD",
+                    "Percent of reads in rw and randrw",
+                )
+            },
+            Arg {
+                default_value: Some("4k"),
+                requires: &["rw"],
+                ..opt("bs", "BS", "Block size per I/O (4k, 1m …)")
+            },
+            Arg {
+                num_args: (0, 1),
+                default_missing: Some("1"),
+                ..opt(
+                    "direct",
+                    "0|1",
+                    "O_DIRECT: bypass the page cache (suites default to 1, --rw to 0)",
+                )
+            },
+            Arg {
+                long: Some("ramp-time"),
+                ..opt(
+                    "ramp_time",
+                    "RAMP_TIME",
+                    "Warm-up before measuring; its I/O is not counted [default: 1s for suites, \
+                     0 for --rw]",
+                )
+            },
+            Arg {
+                long: Some("destroy-data"),
+                kind: Kind::Many,
+                ..opt(
+                    "destroy_data",
+                    "DEVICE",
+                    "Allow writes to this block device even though it holds data (must be a \
+                     PATH; repeat for each; never while mounted, held or swap)",
+                )
+            },
+            Arg {
+                values: &[
+                    value(
+                        "io_uring",
+                        "Linux io_uring: batched submission, registered buffers",
+                    ),
+                    value("psync", "pread(2)/pwrite(2), one I/O at a time"),
+                    value(
+                        "null",
+                        "No I/O at all: measures the benchmark's own overhead",
+                    ),
+                ],
+                ..opt(
+                    "engine",
+                    "ENGINE",
+                    "I/O engine [default: io_uring when available, else psync]",
+                )
+            },
+            flag(
+                "json",
+                "Print the versioned JSON document instead of the table",
+            ),
+            Arg {
+                hide: true,
+                ..flag("debug", "Not shown")
+            },
+            Arg {
+                kind: Kind::Many,
+                delimiter: Some(','),
+                short: Some('c'),
+                ..opt("cipher", "NAME", "Ciphers to measure")
+            },
+            Arg {
+                short: Some('v'),
+                ..flag("verbose", "Say more")
+            },
+            Arg {
+                short: Some('q'),
+                ..flag("quiet", "Say less")
+            },
+            Arg {
+                num_args: (1, usize::MAX),
+                ..opt("replay", "DIR", "Treat each captured tree as one sample")
+            },
+        ],
+        flatten: &[&GUARD],
+        flatten_at: &[usize::MAX],
+        ..Group::EMPTY
+    };
+
+    static NET: Group = Group {
+        args: &[
+            Arg {
+                required_unless: &["loopback"],
+                conflicts: &["loopback"],
+                ..positional("host", "HOST", "The server")
+            },
+            flag(
+                "loopback",
+                "Run a server on this box and measure against it",
+            ),
+        ],
+        ..Group::EMPTY
+    };
+
+    static BENCH: Group = Group {
+        subcommands: &[
+            Command {
+                long_about: Some(
+                    "Measure storage: throughput, IOPS, latency percentiles (p50 to p99.99 and \
+                     max).\n\nExamples:\n  nastune bench disk /srv",
+                ),
+                ..cmd(
+                    "disk",
+                    "Storage throughput, IOPS, latency and the CPU they cost",
+                    &DISK,
+                )
+            },
+            cmd(
+                "net",
+                "Network throughput (TCP/UDP, iperf3-compatible) and request/response latency",
+                &NET,
+            ),
+        ],
+        subcommand_required: true,
+        ..Group::EMPTY
+    };
+
+    static REPORT: Group = Group {
+        args: &[
+            Arg {
+                kind: Kind::Many,
+                ..positional("runs", "RUNS", "Run ids to include")
+            },
+            opt(
+                "html",
+                "FILE",
+                "Write the HTML page to FILE ('-' for stdout)",
+            ),
+            opt(
+                "markdown",
+                "FILE",
+                "Write Markdown to FILE ('-' for stdout)",
+            ),
+        ],
+        groups: &[ArgGroup {
+            id: "format",
+            args: &["html", "markdown"],
+            required: true,
+        }],
+        ..Group::EMPTY
+    };
+
+    static SHOW: Group = Group {
+        args: &[
+            Arg {
+                required: true,
+                ..positional("run", "RUN", "The run to show")
+            },
+            Arg {
+                required: true,
+                ..opt("bench", "JUDGE", "How to judge")
+            },
+        ],
+        ..Group::EMPTY
+    };
+
+    static ROOT_GROUP: Group = Group {
+        flatten: &[&GLOBAL],
+        flatten_at: &[0],
+        subcommands: &[
+            cmd(
+                "bench",
+                "Measure what the box does: disk, crypto, network, HTTP",
+                &BENCH,
+            ),
+            cmd(
+                "compare",
+                "Compare two stored runs: benchmark changes with confidence intervals, settings \
+                 that differ",
+                &Group::EMPTY,
+            ),
+            cmd(
+                "report",
+                "Write stored runs as one self-contained HTML page or as Markdown",
+                &REPORT,
+            ),
+            cmd("show", "Show one run with its stored documents", &SHOW),
+            Command {
+                hide: true,
+                ..cmd("secret", "Not listed", &Group::EMPTY)
+            },
+        ],
+        subcommand_required: true,
+        ..Group::EMPTY
+    };
+
+    pub static ROOT: Command = Command {
+        version: Some("0.1.0 (test)"),
+        ..cmd(
+            "nastune",
+            "Probe, measure, advise and tune small Linux servers and NAS boxes",
+            &ROOT_GROUP,
+        )
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testspec::ROOT;
+    use super::*;
+
+    /// The level of `nastune <path..>`.
+    fn level(path: &[&str]) -> Level {
+        let mut l = Level::new(&ROOT, None, 0, true);
+        for (i, name) in path.iter().enumerate() {
+            let sub = l.cmd.args.subcommands.iter().find(|c| c.name == *name);
+            l = Level::new(
+                sub.expect("a subcommand of the test spec"),
+                Some(&l),
+                i + 1,
+                true,
+            );
+        }
+        l
+    }
+
+    #[test]
+    fn short_help_has_clap_columns_wrapping_defaults_and_values() {
+        let expected = "\
+Storage throughput, IOPS, latency and the CPU they cost
+
+Usage: nastune bench disk [OPTIONS] [PATH]...
+
+Arguments:
+  [PATH]...  Directory, file or block device to measure; several run alone, then together [default:
+             .]
+
+Options:
+      --suite <SUITE>          Set of tests to run when --rw is not given [possible values: quick,
+                               nas, cache, durability]
+      --rw <RW>                One custom test instead of a suite (fio's rw) [possible values: read,
+                               write, randread, randwrite, rw, randrw]
+      --rwmixread <RWMIXREAD>  Percent of reads in rw and randrw [default: 50]
+      --bs <BS>                Block size per I/O (4k, 1m …) [default: 4k]
+      --direct [<0|1>]         O_DIRECT: bypass the page cache (suites default to 1, --rw to 0)
+      --ramp-time <RAMP_TIME>  Warm-up before measuring; its I/O is not counted [default: 1s for
+                               suites, 0 for --rw]
+      --destroy-data <DEVICE>  Allow writes to this block device even though it holds data (must be
+                               a PATH; repeat for each; never while mounted, held or swap)
+      --engine <ENGINE>        I/O engine [default: io_uring when available, else psync] [possible
+                               values: io_uring, psync, null]
+      --json                   Print the versioned JSON document instead of the table
+  -c, --cipher <NAME>          Ciphers to measure
+  -v, --verbose                Say more
+  -q, --quiet                  Say less
+      --replay <DIR>...        Treat each captured tree as one sample
+      --settle <SECS>          Seconds to wait for an idle box before measuring (0 = don't wait); a
+                               box that never goes idle makes the run 'disturbed' [default: 3]
+      --db <PATH>              Database file for the run store [default:
+                               $XDG_DATA_HOME/nastune/nastune.db]
+      --no-store               Do not save this run in the store
+  -h, --help                   Print help (see more with '--help')
+  -V, --version                Print version
+";
+        assert_eq!(render(&level(&["bench", "disk"]), false, 100), expected);
+    }
+
+    #[test]
+    fn long_help_lists_values_with_help_and_puts_defaults_below() {
+        let text = render(&level(&["bench", "disk"]), true, 100);
+        let starts = "Measure storage: throughput, IOPS, latency percentiles (p50 to p99.99 and max).\n\n\
+                      Examples:\n  nastune bench disk /srv\n\nUsage: nastune bench disk [OPTIONS] [PATH]...\n";
+        assert!(text.starts_with(starts), "{text}");
+        let blocks = [
+            "  [PATH]...\n          Directory, file or block device to measure; several run alone, \
+             then together\n          \n          [default: .]\n\nOptions:\n",
+            "      --suite <SUITE>\n          Set of tests to run when --rw is not given\n\n          \
+             Possible values:\n          - quick:      SEQ1M Q8T1 and RND4K Q32T1, read and write \
+             (under a minute)\n",
+            "          - durability: 4K random writes with fsync each; sequential writes with the \
+             drive's write\n            cache on and off\n\n      --rw <RW>\n",
+            "          - read\n          - write\n",
+            "          - rw:        Sequential mixed reads and writes",
+            "      --rwmixread <RWMIXREAD>\n          Percent of reads in rw and randrw\n          \n          \
+             [default: 50]\n\n",
+            "  -h, --help\n          Print help (see a summary with '-h')\n\n  -V, --version\n          \
+             Print version\n",
+        ];
+        for b in blocks {
+            assert!(text.contains(b), "{b:?} not in\n{text}");
+        }
+        assert!(
+            !text.contains("secret") && !text.contains("--debug"),
+            "hidden shown:\n{text}"
+        );
+        assert!(text.ends_with("Print version\n"));
+    }
+
+    #[test]
+    fn commands_list_wraps_and_ends_with_help_and_hides_hidden() {
+        let expected = "\
+Probe, measure, advise and tune small Linux servers and NAS boxes
+
+Usage: nastune [OPTIONS] <COMMAND>
+
+Commands:
+  bench    Measure what the box does: disk, crypto, network, HTTP
+  compare  Compare two stored runs: benchmark changes with confidence intervals, settings that
+           differ
+  report   Write stored runs as one self-contained HTML page or as Markdown
+  show     Show one run with its stored documents
+  help     Print this message or the help of the given subcommand(s)
+
+Options:
+      --db <PATH>  Database file for the run store [default: $XDG_DATA_HOME/nastune/nastune.db]
+      --no-store   Do not save this run in the store
+  -h, --help       Print help
+  -V, --version    Print version
+";
+        assert_eq!(render(&level(&[]), false, 100), expected);
+        // Nothing has a long form: --help prints the same.
+        assert_eq!(render(&level(&[]), true, 100), expected);
+    }
+
+    #[test]
+    fn narrow_terminal_puts_every_help_on_its_own_line() {
+        let text = render(&level(&["show"]), false, 40);
+        let options = "Options:\n      --bench <JUDGE>\n          How to judge\n      --db <PATH>\n          \
+                       Database file for the run\n          store [default:\n          \
+                       $XDG_DATA_HOME/nastune/nastune.db]\n";
+        assert!(text.contains(options), "{text}");
+    }
+
+    #[test]
+    fn usage_names_required_options_groups_and_positionals() {
+        assert_eq!(
+            usage(&level(&["report"]), &[], &[]),
+            "nastune report [OPTIONS] <--html <FILE>|--markdown <FILE>> [RUNS]..."
+        );
+        assert_eq!(
+            usage(&level(&["show"]), &[], &[]),
+            "nastune show [OPTIONS] --bench <JUDGE> <RUN>"
+        );
+        assert_eq!(
+            usage(&level(&["bench"]), &[], &[]),
+            "nastune bench [OPTIONS] <COMMAND>"
+        );
+    }
+
+    #[test]
+    fn arg_display_is_claps() {
+        let l = level(&["bench", "disk"]);
+        let shown = |id: &str| {
+            let (a, _) = l
+                .args
+                .iter()
+                .find(|(a, _)| a.id == id)
+                .expect("in the test spec");
+            arg_display(a)
+        };
+        assert_eq!(shown("rw"), "--rw <RW>");
+        assert_eq!(shown("json"), "--json");
+        assert_eq!(shown("direct"), "--direct [<0|1>]");
+        assert_eq!(shown("paths"), "[PATH]...");
+        assert_eq!(shown("replay"), "--replay <DIR>...");
+        assert_eq!(shown("cipher"), "--cipher <NAME>");
+        assert_eq!(shown("no_store"), "--no-store");
+        assert_eq!(
+            arg_display(&testspec::positional("run", "RUN", "")),
+            "[RUN]"
+        );
+    }
+
+    #[test]
+    fn wrap_is_claps_greedy_wrap() {
+        assert_eq!(
+            wrap("To be, or not to be, that is the question.", 10),
+            "To be, or\nnot to be,\nthat is\nthe\nquestion."
+        );
+        assert_eq!(wrap("  foo bar", 6), "  foo\n  bar");
+        assert_eq!(wrap("aaabbbccc x yyyzzzwww", 9), "aaabbbccc\nx\nyyyzzzwww");
+        assert_eq!(wrap("a b\n\nc d", 1), "a\nb\n\nc\nd");
+        assert_eq!(wrap("", 10), "");
+    }
+}

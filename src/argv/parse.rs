@@ -9,6 +9,8 @@
 use std::ffi::{OsStr, OsString};
 use std::iter::Peekable;
 use std::os::unix::ffi::OsStrExt;
+#[cfg(test)]
+use std::os::unix::ffi::OsStringExt;
 
 use super::help::{self, Level};
 use super::spec::{Arg, Command, Kind};
@@ -547,4 +549,367 @@ fn fail(kind: ErrorKind, message: &str, tip: Option<String>, usage: Option<Strin
     }
     text.push_str("\n\nFor more information, try '--help'.\n");
     Error { kind, text }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::argv::help::testspec::ROOT;
+
+    fn run(words: &[&str]) -> Result<Matches, Error> {
+        parse(&ROOT, words.iter().map(OsString::from).collect())
+    }
+
+    fn err(words: &[&str]) -> Error {
+        run(words).expect_err("the command line should be refused")
+    }
+
+    /// The matches `depth` levels below the root.
+    fn at(m: &Matches, depth: usize) -> &Matches {
+        let mut m = m;
+        for _ in 0..depth {
+            m = &m.sub.as_ref().expect("a subcommand").1;
+        }
+        m
+    }
+
+    /// The values of `id` at that level, and how often it was given.
+    fn got(m: &Matches, id: &str) -> Option<(Vec<String>, usize)> {
+        let e = m.entries.iter().find(|e| e.arg.id == id)?;
+        let values = e
+            .values
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect();
+        Some((values, e.occurrences))
+    }
+
+    fn disk(words: &[&str]) -> Matches {
+        let mut all = vec!["bench", "disk"];
+        all.extend_from_slice(words);
+        run(&all).expect("a valid command line")
+    }
+
+    /// Asserts that the error's text starts with (`start`) or contains `part`.
+    fn has(e: &Error, part: &str, start: bool) {
+        let found = if start {
+            e.text.starts_with(part)
+        } else {
+            e.text.contains(part)
+        };
+        assert!(found, "{part:?} not in:\n{}", e.text);
+    }
+
+    fn vals(v: &[&str], n: usize) -> Option<(Vec<String>, usize)> {
+        Some((v.iter().map(|s| s.to_string()).collect(), n))
+    }
+
+    #[test]
+    fn long_options_take_a_value_after_a_space_or_an_equals_sign() {
+        let m = disk(&["--rw", "read", "--bs=1m", "--bs="]);
+        assert_eq!(got(at(&m, 2), "rw"), vals(&["read"], 1));
+        assert_eq!(got(at(&m, 2), "bs"), vals(&[""], 2));
+        assert_eq!(m.sub.as_ref().map(|s| s.0), Some("bench"));
+        assert_eq!(at(&m, 1).sub.as_ref().map(|s| s.0), Some("disk"));
+    }
+
+    #[test]
+    fn short_options_combine_and_take_attached_values() {
+        let m = disk(&["-c", "aes,xts", "-cserpent", "-c=twofish", "-vq"]);
+        let d = at(&m, 2);
+        assert_eq!(
+            got(d, "cipher"),
+            vals(&["aes", "xts", "serpent", "twofish"], 3)
+        );
+        assert_eq!(got(d, "verbose"), vals(&[], 1));
+        assert_eq!(got(d, "quiet"), vals(&[], 1));
+        let m = disk(&["-vcaes"]);
+        assert_eq!(got(at(&m, 2), "cipher"), vals(&["aes"], 1));
+        assert_eq!(got(at(&m, 2), "verbose"), vals(&[], 1));
+    }
+
+    #[test]
+    fn double_dash_ends_options() {
+        let m = disk(&["x", "--", "--json", "-v"]);
+        assert_eq!(got(at(&m, 2), "paths"), vals(&["x", "--json", "-v"], 3));
+        assert_eq!(got(at(&m, 2), "json"), None);
+    }
+
+    #[test]
+    fn one_keeps_the_last_many_keeps_all() {
+        let m = disk(&[
+            "--rw",
+            "read",
+            "--rw",
+            "write",
+            "--destroy-data",
+            "a",
+            "--destroy-data=b",
+        ]);
+        assert_eq!(got(at(&m, 2), "rw"), vals(&["write"], 2));
+        assert_eq!(got(at(&m, 2), "destroy_data"), vals(&["a", "b"], 2));
+    }
+
+    #[test]
+    fn optional_value_takes_default_missing_or_the_next_word() {
+        assert_eq!(got(at(&disk(&["--direct"]), 2), "direct"), vals(&["1"], 1));
+        assert_eq!(
+            got(at(&disk(&["--direct=0"]), 2), "direct"),
+            vals(&["0"], 1)
+        );
+        assert_eq!(
+            got(at(&disk(&["--direct", "0"]), 2), "direct"),
+            vals(&["0"], 1)
+        );
+        let m = disk(&["--direct", "--json"]);
+        assert_eq!(got(at(&m, 2), "direct"), vals(&["1"], 1));
+        assert_eq!(got(at(&m, 2), "json"), vals(&[], 1));
+        // As with clap, a plain word after it is its value, not a PATH.
+        let m = disk(&["--direct", "/srv"]);
+        assert_eq!(got(at(&m, 2), "direct"), vals(&["/srv"], 1));
+        assert_eq!(got(at(&m, 2), "paths"), vals(&["."], 0));
+    }
+
+    #[test]
+    fn many_values_per_option_stop_at_the_next_option() {
+        let m = disk(&["--replay", "a", "b", "--json", "c", "d"]);
+        assert_eq!(got(at(&m, 2), "replay"), vals(&["a", "b"], 1));
+        assert_eq!(got(at(&m, 2), "paths"), vals(&["c", "d"], 2));
+    }
+
+    #[test]
+    fn defaults_fill_what_was_not_given() {
+        let m = disk(&[]);
+        let d = at(&m, 2);
+        assert_eq!(got(d, "paths"), vals(&["."], 0));
+        assert_eq!(got(d, "bs"), vals(&["4k"], 0));
+        // default_value_t is the derived code's to supply.
+        assert_eq!(got(d, "rwmixread"), None);
+        assert_eq!(got(d, "json"), None);
+    }
+
+    #[test]
+    fn global_args_are_recorded_where_they_are_defined() {
+        let m = disk(&["--db", "x.db", "--json"]);
+        assert_eq!(got(at(&m, 0), "db"), vals(&["x.db"], 1));
+        assert_eq!(got(at(&m, 2), "db"), None);
+        let m = run(&["--no-store", "bench", "disk"]).expect("valid");
+        assert_eq!(got(at(&m, 0), "no_store"), vals(&[], 1));
+    }
+
+    #[test]
+    fn values_keep_bytes_that_are_not_utf8() {
+        let raw = OsString::from_vec(vec![b'a', 0xff]);
+        let m = parse(&ROOT, vec!["bench".into(), "disk".into(), raw.clone()]).expect("valid");
+        let e = at(&m, 2)
+            .entries
+            .iter()
+            .find(|e| e.arg.id == "paths")
+            .expect("paths");
+        assert_eq!(e.values, vec![raw]);
+    }
+
+    #[test]
+    fn hidden_args_and_commands_are_accepted() {
+        assert_eq!(got(at(&disk(&["--debug"]), 2), "debug"), vals(&[], 1));
+        assert!(run(&["secret"]).is_ok());
+    }
+
+    #[test]
+    fn help_anywhere_prints_the_current_commands_help() {
+        let e = err(&["bench", "-h", "disk"]);
+        assert_eq!(e.kind, ErrorKind::DisplayHelp);
+        assert_eq!(e.exit_code(), 0);
+        has(&e, "Measure what the box does", true);
+        let e = err(&["bench", "disk", "--json", "-h"]);
+        has(&e, "Print help (see more with '--help')", false);
+        let e = err(&["bench", "disk", "--help"]);
+        has(&e, "Measure storage:", true);
+        has(&e, "Print help (see a summary with '-h')", false);
+    }
+
+    #[test]
+    fn version_is_the_roots_at_every_level() {
+        for words in [
+            &["-V"][..],
+            &["--version"],
+            &["bench", "disk", "-V"],
+            &["bench", "disk", "-vV"],
+        ] {
+            let e = err(words);
+            assert_eq!(e.kind, ErrorKind::DisplayVersion);
+            assert_eq!(e.text, "nastune 0.1.0 (test)\n");
+        }
+    }
+
+    #[test]
+    fn help_subcommand_prints_the_long_help_of_the_named_command() {
+        let direct = err(&["bench", "disk", "--help"]).text;
+        for words in [&["help", "bench", "disk"][..], &["bench", "help", "disk"]] {
+            let e = err(words);
+            assert_eq!(e.kind, ErrorKind::DisplayHelp);
+            assert_eq!(e.text, direct);
+        }
+        assert_eq!(err(&["help"]).text, err(&["--help"]).text);
+        let e = err(&["help", "frob"]);
+        assert_eq!(e.kind, ErrorKind::UnknownSubcommand);
+        assert_eq!(
+            e.text,
+            "error: unrecognized subcommand 'frob'\n\nUsage: nastune [OPTIONS] <COMMAND>\n\n\
+             For more information, try '--help'.\n"
+        );
+        assert!(err(&["help", "help"]).text.starts_with(
+            "Print this message or the help of the given subcommand(s)\n\nUsage: nastune help"
+        ));
+    }
+
+    #[test]
+    fn missing_subcommand_prints_the_short_help_with_exit_code_2() {
+        let e = err(&["bench"]);
+        assert_eq!(e.kind, ErrorKind::MissingSubcommand);
+        assert_eq!(e.exit_code(), 2);
+        has(&e, "Measure what the box does", true);
+        has(&e, "\nCommands:\n  disk ", false);
+        assert_eq!(err(&[]).kind, ErrorKind::MissingSubcommand);
+    }
+
+    #[test]
+    fn unknown_arguments_and_subcommands() {
+        let e = err(&["--frobnicate"]);
+        assert_eq!(e.kind, ErrorKind::UnknownArgument);
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.text,
+            "error: unexpected argument '--frobnicate' found\n\nUsage: nastune [OPTIONS] <COMMAND>\n\n\
+             For more information, try '--help'.\n"
+        );
+        let e = err(&["generate"]);
+        assert_eq!(e.kind, ErrorKind::UnknownSubcommand);
+        assert_eq!(
+            e.text,
+            "error: unrecognized subcommand 'generate'\n\nUsage: nastune [OPTIONS] <COMMAND>\n\n\
+             For more information, try '--help'.\n"
+        );
+        assert_eq!(
+            err(&["bench", "disk", "--json", "--frob=1"]).text,
+            "error: unexpected argument '--frob' found\n\n  tip: to pass '--frob' as a value, use \
+             '-- --frob'\n\nUsage: nastune bench disk --json [PATH]...\n\n\
+             For more information, try '--help'.\n"
+        );
+        assert_eq!(
+            err(&["bench", "net", "--loopback", "-x"]).text,
+            "error: unexpected argument '-x' found\n\n  tip: to pass '-x' as a value, use '-- -x'\
+             \n\nUsage: nastune bench net [OPTIONS] [HOST]\n\nFor more information, try '--help'.\n"
+        );
+        assert_eq!(
+            err(&["bench", "net", "host", "extra"]).text,
+            "error: unexpected argument 'extra' found\n\nUsage: nastune bench net [OPTIONS] [HOST]\
+             \n\nFor more information, try '--help'.\n"
+        );
+    }
+
+    #[test]
+    fn wrong_value_counts() {
+        let e = err(&["bench", "disk", "--json=1"]);
+        assert_eq!(e.kind, ErrorKind::WrongValueCount);
+        assert_eq!(
+            e.text,
+            "error: unexpected value '1' for '--json' found; no more were expected\n\n\
+             Usage: nastune bench disk --json [PATH]...\n\nFor more information, try '--help'.\n"
+        );
+        let missing = "error: a value is required for '--bs <BS>' but none was supplied\n\n\
+                       For more information, try '--help'.\n";
+        assert_eq!(err(&["bench", "disk", "--bs"]).text, missing);
+        assert_eq!(err(&["bench", "disk", "--bs", "--json"]).text, missing);
+        assert_eq!(
+            err(&["bench", "disk", "-c"]).kind,
+            ErrorKind::WrongValueCount
+        );
+        assert!(
+            err(&["bench", "disk", "--replay"])
+                .text
+                .contains("'--replay <DIR>...'")
+        );
+    }
+
+    #[test]
+    fn required_arguments_positionals_and_groups() {
+        let e = err(&["show"]);
+        assert_eq!(e.kind, ErrorKind::MissingRequired);
+        assert_eq!(
+            e.text,
+            "error: the following required arguments were not provided:\n  --bench <JUDGE>\n  <RUN>\
+             \n\nUsage: nastune show --bench <JUDGE> <RUN>\n\nFor more information, try '--help'.\n"
+        );
+        assert!(run(&["show", "--bench", "j", "7"]).is_ok());
+        assert_eq!(
+            err(&["report", "7"]).text,
+            "error: the following required arguments were not provided:\n  \
+             <--html <FILE>|--markdown <FILE>>\n\n\
+             Usage: nastune report <--html <FILE>|--markdown <FILE>> <RUNS>...\n\n\
+             For more information, try '--help'.\n"
+        );
+        assert!(run(&["report", "--markdown", "-"]).is_ok());
+    }
+
+    #[test]
+    fn required_unless_is_met_by_the_other_argument() {
+        assert_eq!(
+            err(&["bench", "net"]).text,
+            "error: the following required arguments were not provided:\n  <HOST>\n\n\
+             Usage: nastune bench net <HOST>\n\nFor more information, try '--help'.\n"
+        );
+        assert!(run(&["bench", "net", "--loopback"]).is_ok());
+        assert!(run(&["bench", "net", "host"]).is_ok());
+    }
+
+    #[test]
+    fn requires_counts_only_what_was_given() {
+        assert_eq!(
+            err(&["bench", "disk", "--rwmixread", "5"]).text,
+            "error: the following required arguments were not provided:\n  --rw <RW>\n\n\
+             Usage: nastune bench disk --rw <RW> --rwmixread <RWMIXREAD> [PATH]...\n\n\
+             For more information, try '--help'.\n"
+        );
+        // --bs has a default and requires --rw: the default does not count.
+        assert!(run(&["bench", "disk"]).is_ok());
+        assert!(run(&["bench", "disk", "--rwmixread", "5", "--rw", "rw"]).is_ok());
+    }
+
+    #[test]
+    fn conflicts_name_both_arguments() {
+        let e = err(&["bench", "disk", "--suite", "quick", "--rw", "read"]);
+        assert_eq!(e.kind, ErrorKind::Conflict);
+        assert_eq!(
+            e.text,
+            "error: the argument '--suite <SUITE>' cannot be used with '--rw <RW>'\n\n\
+             Usage: nastune bench disk --suite <SUITE> [PATH]...\n\nFor more information, try '--help'.\n"
+        );
+        assert!(
+            err(&["bench", "disk", "--rw", "read", "--suite", "quick"])
+                .text
+                .starts_with(
+                    "error: the argument '--rw <RW>' cannot be used with '--suite <SUITE>'\n"
+                )
+        );
+        assert_eq!(
+            err(&["bench", "net", "--loopback", "host"]).text,
+            "error: the argument '--loopback' cannot be used with '[HOST]'\n\n\
+             Usage: nastune bench net --loopback [HOST]\n\nFor more information, try '--help'.\n"
+        );
+        assert_eq!(
+            err(&["report", "--html", "a", "--markdown", "b"]).text,
+            "error: the argument '--html <FILE>' cannot be used with '--markdown <FILE>'\n\n\
+             Usage: nastune report <--html <FILE>|--markdown <FILE>> [RUNS]...\n\n\
+             For more information, try '--help'.\n"
+        );
+        // Globals conflict wherever they were given.
+        assert!(
+            err(&["bench", "disk", "--no-store", "--db", "x"])
+                .text
+                .starts_with(
+                    "error: the argument '--no-store' cannot be used with '--db <PATH>'\n"
+                )
+        );
+    }
 }
