@@ -54,7 +54,7 @@ fn arg(a: &'static spec::Arg) -> clap::Arg {
     if a.path {
         arg = arg.value_hint(clap::ValueHint::AnyPath);
     }
-    if let Some(long) = a.long_help {
+    if let Some(long) = a.more.long_help {
         arg = arg.long_help(long);
     }
     if let Some(long) = a.long {
@@ -74,17 +74,17 @@ fn arg(a: &'static spec::Arg) -> clap::Arg {
     if let Some(v) = a.default_value {
         arg = arg.default_value(v);
     }
-    if let Some(shown) = a.default_shown {
+    if let Some(shown) = a.more.default_shown {
         arg = arg.default_value(shown());
     }
-    if let Some(v) = a.default_missing {
+    if let Some(v) = a.more.default_missing {
         arg = arg.default_missing_value(v);
     }
-    if let Some(d) = a.delimiter {
+    if let Some(d) = a.more.delimiter {
         arg = arg.value_delimiter(d);
     }
-    if !a.values.is_empty() {
-        let values = a.values.iter().map(|v| {
+    if !a.more.values.is_empty() {
+        let values = a.more.values.iter().map(|v| {
             let pv = PossibleValue::new(v.name).hide(v.hide);
             if v.help.is_empty() {
                 pv
@@ -94,14 +94,14 @@ fn arg(a: &'static spec::Arg) -> clap::Arg {
         });
         arg = arg.value_parser(values.collect::<Vec<_>>());
     }
-    for r in a.requires {
+    for r in a.more.requires {
         arg = arg.requires(*r);
     }
-    for c in a.conflicts {
+    for c in a.more.conflicts {
         arg = arg.conflicts_with(*c);
     }
-    if !a.required_unless.is_empty() {
-        arg = arg.required_unless_present_any(a.required_unless);
+    if !a.more.required_unless.is_empty() {
+        arg = arg.required_unless_present_any(a.more.required_unless);
     }
     arg
 }

@@ -2,7 +2,7 @@
 //! is clap 4's (wrap_help, no color): the same columns, wrapping and sections,
 //! so that replacing clap changes no output a user or a test has seen.
 
-use super::spec::{Arg, ArgGroup, Command, Group, Kind};
+use super::spec::{Arg, ArgGroup, Command, Group, Kind, More};
 
 const TAB: &str = "  ";
 /// Where help text starts under its argument when it goes on the next line.
@@ -184,54 +184,45 @@ pub(crate) fn group_display(l: &Level, g: &ArgGroup) -> String {
     format!("<{}>", names.join("|"))
 }
 
-const fn builtin(
-    id: &'static str,
-    short: char,
-    help: &'static str,
-    long: Option<&'static str>,
-) -> Arg {
+const fn builtin(id: &'static str, short: char, help: &'static str, more: &'static More) -> Arg {
     Arg {
         id,
         long: Some(id),
         short: Some(short),
         value_name: "",
         help,
-        long_help: long,
+        more,
         kind: Kind::Flag,
         num_args: (0, 0),
         default_value: None,
-        default_shown: None,
-        default_missing: None,
-        values: &[],
-        delimiter: None,
         required: false,
-        required_unless: &[],
-        requires: &[],
-        conflicts: &[],
         global: false,
         hide: false,
         path: false,
     }
 }
 
-static HELP: Arg = builtin("help", 'h', "Print help", None);
+static HELP: Arg = builtin("help", 'h', "Print help", &More::NONE);
 static HELP_MORE: Arg = builtin(
     "help",
     'h',
     "Print help (see more with '--help')",
-    Some("Print help (see a summary with '-h')"),
+    &More {
+        long_help: Some("Print help (see a summary with '-h')"),
+        ..More::NONE
+    },
 );
-static VERSION: Arg = builtin("version", 'V', "Print version", None);
+static VERSION: Arg = builtin("version", 'V', "Print version", &More::NONE);
 
 /// Whether `--help` shows more than `-h`: otherwise both print the short form.
 fn long_exists(l: &Level) -> bool {
     l.cmd.long_about.is_some()
         || l.shown()
-            .any(|a| a.long_help.is_some() || values_have_help(a))
+            .any(|a| a.more.long_help.is_some() || values_have_help(a))
 }
 
 fn values_have_help(a: &Arg) -> bool {
-    a.values.iter().any(|v| !v.hide && !v.help.is_empty())
+    a.more.values.iter().any(|v| !v.hide && !v.help.is_empty())
 }
 
 /// The help of level `l`: `-h` (`long` false) or `--help`, wrapped at `width`.
@@ -362,7 +353,7 @@ fn args_list(args: &[&Arg], long: bool, width: usize) -> String {
             pad(&mut out, longest + TAB.len() - name_width(a));
         }
         let about = match long {
-            true => a.long_help.unwrap_or(a.help),
+            true => a.more.long_help.unwrap_or(a.help),
             false => short_text(a),
         };
         help_block(
@@ -380,7 +371,7 @@ fn args_list(args: &[&Arg], long: bool, width: usize) -> String {
 }
 
 fn short_text(a: &Arg) -> &'static str {
-    match (a.help, a.long_help) {
+    match (a.help, a.more.long_help) {
         ("", Some(l)) => l,
         (h, _) => h,
     }
@@ -391,7 +382,7 @@ fn short_text(a: &Arg) -> &'static str {
 fn spec_vals(a: &Arg, long: bool) -> String {
     let mut vals = Vec::new();
     if a.kind != Kind::Flag {
-        let default = match (a.default_value, a.default_shown) {
+        let default = match (a.default_value, a.more.default_shown) {
             (Some(d), _) => Some(d.to_string()),
             (None, Some(f)) => Some(f()),
             (None, None) => None,
@@ -405,9 +396,9 @@ fn spec_vals(a: &Arg, long: bool) -> String {
         }
     }
     let listed_below = long && values_have_help(a);
-    if !a.values.is_empty() && !listed_below {
+    if !a.more.values.is_empty() && !listed_below {
         let names: Vec<&str> = a
-            .values
+            .more.values
             .iter()
             .filter(|v| !v.hide)
             .map(|v| v.name)
@@ -452,7 +443,7 @@ fn help_block(
     let mut listed_values = false;
     if let Some(a) = arg.filter(|a| long && values_have_help(a)) {
         listed_values = true;
-        let shown = || a.values.iter().filter(|v| !v.hide);
+        let shown = || a.more.values.iter().filter(|v| !v.hide);
         let name_width = shown().map(|v| text_width(v.name)).fold(0, usize::max);
         let value_indent = " ".repeat(spaces + 2);
         let avail = if width > spaces + 2 {
@@ -566,7 +557,7 @@ pub(crate) fn term_width() -> usize {
 /// one, so that the expected help is clap's own output for those lines).
 #[cfg(test)]
 pub(crate) mod testspec {
-    use crate::argv::spec::{Arg, ArgGroup, Command, Group, Kind, Value};
+    use crate::argv::spec::{Arg, ArgGroup, Command, Group, Kind, More, Value};
 
     pub const fn opt(id: &'static str, value_name: &'static str, help: &'static str) -> Arg {
         Arg {
@@ -575,18 +566,11 @@ pub(crate) mod testspec {
             short: None,
             value_name,
             help,
-            long_help: None,
+            more: &More::NONE,
             kind: Kind::One,
             num_args: (1, 1),
             default_value: None,
-            default_shown: None,
-            default_missing: None,
-            values: &[],
-            delimiter: None,
             required: false,
-            required_unless: &[],
-            requires: &[],
-            conflicts: &[],
             global: false,
             hide: false,
             path: false,
@@ -647,7 +631,10 @@ pub(crate) mod testspec {
             },
             Arg {
                 global: true,
-                conflicts: &["db"],
+                more: &More {
+                    conflicts: &["db"],
+                    ..More::NONE
+                },
                 long: Some("no-store"),
                 ..flag("no_store", "Do not save this run in the store")
             },
@@ -657,7 +644,10 @@ pub(crate) mod testspec {
 
     static GUARD: Group = Group {
         args: &[Arg {
-            default_shown: Some(three),
+            more: &More {
+                default_shown: Some(three),
+                ..More::NONE
+            },
             ..opt(
                 "settle",
                 "SECS",
@@ -681,27 +671,30 @@ pub(crate) mod testspec {
                 )
             },
             Arg {
-                values: &[
-                    value(
-                        "quick",
-                        "SEQ1M Q8T1 and RND4K Q32T1, read and write (under a minute)",
-                    ),
-                    value(
-                        "nas",
-                        "SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write",
-                    ),
-                    value("cache", "Direct against buffered sequential read and write"),
-                    value(
-                        "durability",
-                        "4K random writes with fsync each; sequential writes with the drive's \
-                         write cache on and off",
-                    ),
-                    Value {
-                        hide: true,
-                        ..value("secret", "")
-                    },
-                ],
-                conflicts: &["rw"],
+                more: &More {
+                    values: &[
+                        value(
+                            "quick",
+                            "SEQ1M Q8T1 and RND4K Q32T1, read and write (under a minute)",
+                        ),
+                        value(
+                            "nas",
+                            "SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write",
+                        ),
+                        value("cache", "Direct against buffered sequential read and write"),
+                        value(
+                            "durability",
+                            "4K random writes with fsync each; sequential writes with the drive's \
+                             write cache on and off",
+                        ),
+                        Value {
+                            hide: true,
+                            ..value("secret", "")
+                        },
+                    ],
+                    conflicts: &["rw"],
+                    ..More::NONE
+                },
                 ..opt(
                     "suite",
                     "SUITE",
@@ -709,25 +702,31 @@ pub(crate) mod testspec {
                 )
             },
             Arg {
-                values: &[
-                    value("read", ""),
-                    value("write", ""),
-                    value("randread", ""),
-                    value("randwrite", ""),
-                    value(
-                        "rw",
-                        "Sequential mixed reads and writes (`--rwmixread` percent reads)",
-                    ),
-                    value(
-                        "randrw",
-                        "Random mixed reads and writes (`--rwmixread` percent reads)",
-                    ),
-                ],
+                more: &More {
+                    values: &[
+                        value("read", ""),
+                        value("write", ""),
+                        value("randread", ""),
+                        value("randwrite", ""),
+                        value(
+                            "rw",
+                            "Sequential mixed reads and writes (`--rwmixread` percent reads)",
+                        ),
+                        value(
+                            "randrw",
+                            "Random mixed reads and writes (`--rwmixread` percent reads)",
+                        ),
+                    ],
+                    ..More::NONE
+                },
                 ..opt("rw", "RW", "One custom test instead of a suite (fio's rw)")
             },
             Arg {
-                default_shown: Some(fifty),
-                requires: &["rw"],
+                more: &More {
+                    default_shown: Some(fifty),
+                    requires: &["rw"],
+                    ..More::NONE
+                },
                 ..opt(
                     "rwmixread",
                     "RWMIXREAD",
@@ -736,12 +735,18 @@ pub(crate) mod testspec {
             },
             Arg {
                 default_value: Some("4k"),
-                requires: &["rw"],
+                more: &More {
+                    requires: &["rw"],
+                    ..More::NONE
+                },
                 ..opt("bs", "BS", "Block size per I/O (4k, 1m …)")
             },
             Arg {
                 num_args: (0, 1),
-                default_missing: Some("1"),
+                more: &More {
+                    default_missing: Some("1"),
+                    ..More::NONE
+                },
                 ..opt(
                     "direct",
                     "0|1",
@@ -768,17 +773,20 @@ pub(crate) mod testspec {
                 )
             },
             Arg {
-                values: &[
-                    value(
-                        "io_uring",
-                        "Linux io_uring: batched submission, registered buffers",
-                    ),
-                    value("psync", "pread(2)/pwrite(2), one I/O at a time"),
-                    value(
-                        "null",
-                        "No I/O at all: measures the benchmark's own overhead",
-                    ),
-                ],
+                more: &More {
+                    values: &[
+                        value(
+                            "io_uring",
+                            "Linux io_uring: batched submission, registered buffers",
+                        ),
+                        value("psync", "pread(2)/pwrite(2), one I/O at a time"),
+                        value(
+                            "null",
+                            "No I/O at all: measures the benchmark's own overhead",
+                        ),
+                    ],
+                    ..More::NONE
+                },
                 ..opt(
                     "engine",
                     "ENGINE",
@@ -795,7 +803,10 @@ pub(crate) mod testspec {
             },
             Arg {
                 kind: Kind::Many,
-                delimiter: Some(','),
+                more: &More {
+                    delimiter: Some(','),
+                    ..More::NONE
+                },
                 short: Some('c'),
                 ..opt("cipher", "NAME", "Ciphers to measure")
             },
@@ -820,8 +831,11 @@ pub(crate) mod testspec {
     static NET: Group = Group {
         args: &[
             Arg {
-                required_unless: &["loopback"],
-                conflicts: &["loopback"],
+                more: &More {
+                    required_unless: &["loopback"],
+                    conflicts: &["loopback"],
+                    ..More::NONE
+                },
                 ..positional("host", "HOST", "The server")
             },
             flag(

@@ -208,7 +208,7 @@ impl Parser {
             ));
         }
         if values.is_empty() {
-            values.extend(arg.default_missing.map(OsString::from));
+            values.extend(arg.more.default_missing.map(OsString::from));
         }
         Ok(values)
     }
@@ -233,7 +233,7 @@ impl Parser {
             e.values.clear();
         }
         for v in values {
-            split(&v, arg.delimiter, &mut e.values);
+            split(&v, arg.more.delimiter, &mut e.values);
         }
     }
 
@@ -382,7 +382,7 @@ impl Parser {
                 .collect();
             let required: Vec<&'static Arg> = used
                 .iter()
-                .flat_map(|b| b.requires.iter())
+                .flat_map(|b| b.more.requires.iter())
                 .filter_map(|id| find(id))
                 .filter(|r| !used.iter().any(|u| std::ptr::eq(*u, *r)))
                 .filter(|r| !with.iter().any(|c| std::ptr::eq(*c, *r)))
@@ -406,7 +406,7 @@ impl Parser {
         let conflicted = |a: &Arg| {
             given
                 .iter()
-                .any(|b| b.conflicts.contains(&a.id) || a.conflicts.contains(&b.id))
+                .any(|b| b.more.conflicts.contains(&a.id) || a.more.conflicts.contains(&b.id))
         };
         let mut missing: Vec<&'static Arg> = Vec::new();
         let mut need = |a: &'static Arg| {
@@ -417,13 +417,13 @@ impl Parser {
         for a in own().filter(|a| a.required && !is_given(a.id) && !conflicted(a)) {
             need(a);
         }
-        for id in given.iter().flat_map(|a| a.requires.iter()) {
+        for id in given.iter().flat_map(|a| a.more.requires.iter()) {
             if let Some(r) = find(id).filter(|r| !is_given(r.id)) {
                 need(r);
             }
         }
-        for a in own().filter(|a| !a.required_unless.is_empty() && !is_given(a.id)) {
-            if !a.required_unless.iter().any(|id| is_given(id)) {
+        for a in own().filter(|a| !a.more.required_unless.is_empty() && !is_given(a.id)) {
+            if !a.more.required_unless.iter().any(|id| is_given(id)) {
                 need(a);
             }
         }
@@ -472,7 +472,7 @@ impl Parser {
                     continue;
                 }
                 let mut values = Vec::new();
-                split(OsStr::new(default), arg.delimiter, &mut values);
+                split(OsStr::new(default), arg.more.delimiter, &mut values);
                 entries.push(Entry {
                     arg,
                     values,
@@ -492,12 +492,12 @@ fn conflicts(l: &Level, given: &[&'static Arg], a: &'static Arg) -> Vec<&'static
             with.push(b);
         }
     };
-    for id in a.conflicts {
+    for id in a.more.conflicts {
         if let Some(b) = given.iter().find(|b| b.id == *id) {
             add(b);
         }
     }
-    for &b in given.iter().filter(|b| b.conflicts.contains(&a.id)) {
+    for &b in given.iter().filter(|b| b.more.conflicts.contains(&a.id)) {
         add(b);
     }
     for g in l.groups.iter().filter(|g| g.args.contains(&a.id)) {

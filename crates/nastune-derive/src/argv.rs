@@ -388,6 +388,28 @@ fn arg_field(field: &syn::Field) -> syn::Result<(Tokens, Read)> {
     } else {
         quote!(#max)
     };
+    let plain = long_help.is_none()
+        && a.default_value_t.is_none()
+        && a.default_missing.is_none()
+        && !a.value_enum
+        && a.delimiter.is_none()
+        && unless.is_empty()
+        && requires.is_empty()
+        && conflicts.is_empty();
+    let more = if plain {
+        quote!(&crate::argv::spec::More::NONE)
+    } else {
+        quote!(&crate::argv::spec::More {
+            long_help: #long_help_t,
+            default_shown: #shown,
+            default_missing: #missing_t,
+            values: #values,
+            delimiter: #delimiter_t,
+            required_unless: &[#(#unless),*],
+            requires: &[#(#requires),*],
+            conflicts: &[#(#conflicts),*],
+        })
+    };
     let spec = quote! {
         crate::argv::spec::Arg {
             id: #id,
@@ -395,21 +417,14 @@ fn arg_field(field: &syn::Field) -> syn::Result<(Tokens, Read)> {
             short: #short_t,
             value_name: #value_name,
             help: #help,
-            long_help: #long_help_t,
             kind: #kind,
             num_args: (#min, #max_t),
             default_value: #default_t,
-            default_shown: #shown,
-            default_missing: #missing_t,
-            values: #values,
-            delimiter: #delimiter_t,
             required: #required,
-            required_unless: &[#(#unless),*],
-            requires: &[#(#requires),*],
-            conflicts: &[#(#conflicts),*],
             global: #global,
             hide: #hide,
             path: #path,
+            more: #more,
         }
     };
     let (one, many, parser) = match (&a.value_parser, a.value_enum, value_ty) {
