@@ -77,13 +77,15 @@ pub trait ValueEnum: Sized + Copy + 'static {
 
 /// The value parser `value_enum` fields get: the exact name of a variant.
 pub fn value_enum<T: ValueEnum>(s: &OsStr) -> Result<T, String> {
-    let names = T::VALUES.iter().position(|v| s == v.name);
-    names.map(T::from_index).ok_or_else(|| {
-        let shown: Vec<&str> = T::VALUES
-            .iter()
-            .filter(|v| !v.hide)
-            .map(|v| v.name)
-            .collect();
+    value_index(T::VALUES, s).map(T::from_index)
+}
+
+/// The index of `s` in `values`; the one copy of the lookup and its message
+/// that every `value_enum` type shares.
+#[inline(never)]
+fn value_index(values: &[spec::Value], s: &OsStr) -> Result<usize, String> {
+    values.iter().position(|v| s == v.name).ok_or_else(|| {
+        let shown: Vec<&str> = values.iter().filter(|v| !v.hide).map(|v| v.name).collect();
         format!("\n  [possible values: {}]", shown.join(", "))
     })
 }
@@ -178,15 +180,27 @@ impl Matches {
     /// A one-value field: the last value given (or the default), parsed;
     /// `None` when absent or when it does not parse (the error is kept).
     pub fn one<T>(&mut self, id: &str, parse: &dyn Fn(&OsStr) -> Result<T, String>) -> Option<T> {
-        let e = self.take(id)?;
-        let v = e.values.last()?;
-        match parse(v) {
+        let (arg, v) = self.last(id)?;
+        match parse(&v) {
             Ok(t) => Some(t),
             Err(m) => {
-                self.fail(Error::invalid_value(e.arg, v, &m));
+                self.invalid(arg, &v, &m);
                 None
             }
         }
+    }
+
+    /// The last value of `id` (the parts of [`Matches::one`] that are the
+    /// same for every type, kept out of its copies).
+    #[inline(never)]
+    fn last(&mut self, id: &str) -> Option<(&'static spec::Arg, OsString)> {
+        let mut e = self.take(id)?;
+        Some((e.arg, e.values.pop()?))
+    }
+
+    #[inline(never)]
+    fn invalid(&mut self, arg: &'static spec::Arg, v: &OsStr, message: &str) {
+        self.fail(Error::invalid_value(arg, v, message));
     }
 
     /// [`Matches::one`] for a `value_parser` that takes text.
@@ -203,7 +217,7 @@ impl Matches {
         for v in &e.values {
             match parse(v) {
                 Ok(t) => out.push(t),
-                Err(m) => self.fail(Error::invalid_value(e.arg, v, &m)),
+                Err(m) => self.invalid(e.arg, v, &m),
             }
         }
         out
