@@ -179,15 +179,19 @@ impl Matches {
 
     /// A one-value field: the last value given (or the default), parsed;
     /// `None` when absent or when it does not parse (the error is kept).
-    pub fn one<T>(&mut self, id: &str, parse: &dyn Fn(&OsStr) -> Result<T, String>) -> Option<T> {
+    /// Parsers are plain `fn` pointers: a `&dyn Fn` cost a vtable and its
+    /// shims per parser (issue 22).
+    pub fn one<T>(&mut self, id: &str, parse: fn(&OsStr) -> Result<T, String>) -> Option<T> {
         let (arg, v) = self.last(id)?;
-        match parse(&v) {
-            Ok(t) => Some(t),
-            Err(m) => {
-                self.invalid(arg, &v, &m);
-                None
-            }
-        }
+        let r = parse(&v);
+        self.check(arg, &v, r)
+    }
+
+    /// [`Matches::one`] for a `value_parser` that takes text.
+    pub fn one_str<T>(&mut self, id: &str, parse: fn(&str) -> Result<T, String>) -> Option<T> {
+        let (arg, v) = self.last(id)?;
+        let r = utf8(&v).and_then(parse);
+        self.check(arg, &v, r)
     }
 
     /// The last value of `id` (the parts of [`Matches::one`] that are the
@@ -198,34 +202,45 @@ impl Matches {
         Some((e.arg, e.values.pop()?))
     }
 
+    fn check<T>(&mut self, arg: &'static spec::Arg, v: &OsStr, r: Result<T, String>) -> Option<T> {
+        match r {
+            Ok(t) => Some(t),
+            Err(m) => {
+                self.invalid(arg, v, &m);
+                None
+            }
+        }
+    }
+
     #[inline(never)]
     fn invalid(&mut self, arg: &'static spec::Arg, v: &OsStr, message: &str) {
         self.fail(Error::invalid_value(arg, v, message));
     }
 
-    /// [`Matches::one`] for a `value_parser` that takes text.
-    pub fn one_str<T>(&mut self, id: &str, parse: &dyn Fn(&str) -> Result<T, String>) -> Option<T> {
-        self.one(id, &|s| utf8(s).and_then(parse))
-    }
-
     /// A `Vec` field: every value given (or the default), parsed in order.
-    pub fn many<T>(&mut self, id: &str, parse: &dyn Fn(&OsStr) -> Result<T, String>) -> Vec<T> {
+    pub fn many<T>(&mut self, id: &str, parse: fn(&OsStr) -> Result<T, String>) -> Vec<T> {
         let Some(e) = self.take(id) else {
             return Vec::new();
         };
         let mut out = Vec::with_capacity(e.values.len());
         for v in &e.values {
-            match parse(v) {
-                Ok(t) => out.push(t),
-                Err(m) => self.invalid(e.arg, v, &m),
-            }
+            let r = parse(v);
+            out.extend(self.check(e.arg, v, r));
         }
         out
     }
 
     /// [`Matches::many`] for a `value_parser` that takes text.
-    pub fn many_str<T>(&mut self, id: &str, parse: &dyn Fn(&str) -> Result<T, String>) -> Vec<T> {
-        self.many(id, &|s| utf8(s).and_then(parse))
+    pub fn many_str<T>(&mut self, id: &str, parse: fn(&str) -> Result<T, String>) -> Vec<T> {
+        let Some(e) = self.take(id) else {
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(e.values.len());
+        for v in &e.values {
+            let r = utf8(v).and_then(parse);
+            out.extend(self.check(e.arg, v, r));
+        }
+        out
     }
 
     /// The subcommand given at this level, with its own matches.

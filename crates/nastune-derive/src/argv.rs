@@ -428,16 +428,17 @@ fn arg_field(field: &syn::Field) -> syn::Result<(Tokens, Read)> {
         }
     };
     let (one, many, parser) = match (&a.value_parser, a.value_enum, value_ty) {
-        (Some(p), _, _) => (quote!(one_str), quote!(many_str), quote!(&(#p))),
+        // A closure that captures nothing is a plain `fn`, whatever `#p` is.
+        (Some(p), _, _) => (quote!(one_str), quote!(many_str), quote!(|s| (#p)(s))),
         (None, true, Some(t)) => (
             quote!(one),
             quote!(many),
-            quote!(&crate::argv::value_enum::<#t>),
+            quote!(crate::argv::value_enum::<#t>),
         ),
         (None, _, Some(t)) => (
             quote!(one),
             quote!(many),
-            quote!(&<#t as crate::argv::FromArg>::from_arg),
+            quote!(<#t as crate::argv::FromArg>::from_arg),
         ),
         (None, _, None) => (quote!(), quote!(), quote!()),
     };
