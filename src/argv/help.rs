@@ -398,7 +398,8 @@ fn spec_vals(a: &Arg, long: bool) -> String {
     let listed_below = long && values_have_help(a);
     if !a.more.values.is_empty() && !listed_below {
         let names: Vec<&str> = a
-            .more.values
+            .more
+            .values
             .iter()
             .filter(|v| !v.hide)
             .map(|v| v.name)

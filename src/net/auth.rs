@@ -5,8 +5,6 @@
 
 use crate::json::Decode;
 use crate::json::Encode;
-use hmac::{Hmac, KeyInit, Mac};
-use sha2::Sha256;
 use thiserror::Error;
 
 use super::protocol::COOKIE_SIZE;
@@ -85,24 +83,24 @@ pub fn unhex(text: &str) -> Result<Vec<u8>, AuthError> {
         .collect()
 }
 
-fn mac(psk: &[u8], nonce: &[u8], cookie: &[u8; COOKIE_SIZE]) -> Hmac<Sha256> {
-    // HMAC accepts keys of any length, so this cannot fail.
-    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(psk)
-        .unwrap_or_else(|_| unreachable!("hmac takes any key length"));
-    m.update(LABEL);
-    m.update(nonce);
-    m.update(cookie);
-    m
+/// The HMAC-SHA256 key and the message it covers: the label, the nonce and the cookie.
+fn mac_input(psk: &[u8], nonce: &[u8], cookie: &[u8; COOKIE_SIZE]) -> (ring::hmac::Key, Vec<u8>) {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, psk);
+    (key, [LABEL, nonce, &cookie[..]].concat())
 }
 
 pub fn respond(psk: &[u8], nonce: &[u8], cookie: &[u8; COOKIE_SIZE]) -> String {
-    hex(&mac(psk, nonce, cookie).finalize().into_bytes())
+    let (key, msg) = mac_input(psk, nonce, cookie);
+    hex(ring::hmac::sign(&key, &msg).as_ref())
 }
 
 /// Constant-time check of the client's answer.
 pub fn verify(psk: &[u8], nonce: &[u8], cookie: &[u8; COOKIE_SIZE], answer: &str) -> bool {
     match unhex(answer) {
-        Ok(tag) => mac(psk, nonce, cookie).verify_slice(&tag).is_ok(),
+        Ok(tag) => {
+            let (key, msg) = mac_input(psk, nonce, cookie);
+            ring::hmac::verify(&key, &msg, &tag).is_ok()
+        }
         Err(_) => false,
     }
 }

@@ -4,7 +4,6 @@
 //! the wrong thing is worthless, so the same vectors guard both.
 
 use crate::json::{Decode, Encode};
-use sha2::Digest;
 
 use super::afalg::{self, Direction};
 use super::kdf::Prf;
@@ -573,10 +572,10 @@ pub fn kernel() -> Vec<KatOutcome> {
 }
 
 fn essiv_expected(key: &[u8], sector: u64, plain: &[u8]) -> Result<Vec<u8>, String> {
-    let salt = sha2::Sha256::digest(key);
+    let salt = ring::digest::digest(&ring::digest::SHA256, key);
     let mut iv = [0u8; 16];
     iv[..8].copy_from_slice(&sector.to_le_bytes());
-    userspace::aes256_block(&salt, &mut iv).map_err(|e| e.to_string())?;
+    userspace::aes256_block(salt.as_ref(), &mut iv).map_err(|e| e.to_string())?;
     let mut buf = plain.to_vec();
     userspace::cbc_with_iv(key, &iv, &mut buf, true).map_err(|e| e.to_string())?;
     Ok(buf)
