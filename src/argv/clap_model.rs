@@ -47,10 +47,12 @@ fn add_groups(cmd: &mut clap::Command, g: &'static spec::Group) {
 
 fn arg(a: &'static spec::Arg) -> clap::Arg {
     let mut arg = clap::Arg::new(a.id)
-        .help(a.help)
         .hide(a.hide)
         .global(a.global)
         .required(a.required);
+    if !a.help.is_empty() {
+        arg = arg.help(a.help);
+    }
     if a.path {
         arg = arg.value_hint(clap::ValueHint::AnyPath);
     }
@@ -64,13 +66,15 @@ fn arg(a: &'static spec::Arg) -> clap::Arg {
         arg = arg.short(short);
     }
     arg = match a.kind {
-        spec::Kind::Flag => return arg.action(ArgAction::SetTrue),
+        spec::Kind::Flag => arg.action(ArgAction::SetTrue),
         spec::Kind::One => arg.action(ArgAction::Set),
         spec::Kind::Many => arg.action(ArgAction::Append),
     };
-    arg = arg
-        .value_name(a.value_name)
-        .num_args(a.num_args.0..=a.num_args.1);
+    if a.kind != spec::Kind::Flag {
+        arg = arg
+            .value_name(a.value_name)
+            .num_args(a.num_args.0..=a.num_args.1);
+    }
     if let Some(v) = a.default_value {
         arg = arg.default_value(v);
     }

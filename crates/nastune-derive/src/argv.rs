@@ -339,8 +339,11 @@ fn arg_field(field: &syn::Field) -> syn::Result<(Tokens, Read)> {
         Shape::Vec(_) => quote!(crate::argv::spec::Kind::Many),
         _ => quote!(crate::argv::spec::Kind::One),
     };
+    // As clap's derive: a positional `Vec` takes every word left.
+    let positional = long.is_none() && short.is_none();
     let (min, max) = a.num_args.unwrap_or(match shape {
         Shape::Flag => (0, 0),
+        Shape::Vec(_) if positional => (1, usize::MAX),
         _ => (1, 1),
     });
     let has_default = a.default_value.is_some() || a.default_value_t.is_some();
