@@ -10,10 +10,9 @@ command -v cargo-bloat >/dev/null || cargo install --locked cargo-bloat
 # cargo bloat needs the symbols; the size that counts is measured on a stripped copy.
 # Only nastune: nastune-gen (man pages, completions) is a build-time tool users need not copy.
 CARGO_PROFILE_RELEASE_STRIP=false cargo bloat --release --locked --bin nastune --crates -n "$top"
-# nastune's own largest functions. Decoders show up as json::Wrap<V>::visit_map,
-# one per struct (kept out of line, src/json.rs). To see which V each is, build
-# once with RUSTFLAGS="-C link-arg=-Wl,-z,pack-relative-relocs -C
-# symbol-mangling-version=v0" and a separate CARGO_TARGET_DIR, then nm -S -C.
+# nastune's own largest functions (decoders show up as
+# <T as json::DecodeFields>::decode_fields, the command line as
+# <cli::Command as argv::Subcommand>::from_matches).
 CARGO_PROFILE_RELEASE_STRIP=false cargo bloat --release --locked --bin nastune --filter nastune -n "$top" |
     grep -v '^Note: \|^$'
 stripped=$(mktemp)
