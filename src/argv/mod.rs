@@ -15,6 +15,8 @@ use std::path::PathBuf;
 pub mod clap_model;
 pub mod help;
 pub mod parse;
+#[cfg(test)]
+mod samples;
 pub mod spec;
 
 pub use nastune_derive::{Args, Parser, Subcommand, ValueEnum};
