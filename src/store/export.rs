@@ -15,7 +15,8 @@ pub const FORMAT: &str = "nastune-runs";
 pub const FORMAT_VERSION: u32 = 1;
 /// The largest file `history import` reads. The whole file is parsed into a
 /// value tree several times its size before anything is stored: a 4 MiB file
-/// peaks at about 40 MiB, which a 128 MiB box can give. A run is 100 to 170
+/// peaks at about 25 MiB (an 8 MiB one reached 64 MiB when the decoded
+/// documents were kept too), which a 128 MiB box can give. A run is 100 to 170
 /// KiB exported (probe, check, bench), so a file holds some 25 to 40 runs.
 pub const MAX_IMPORT_BYTES: u64 = 4 << 20;
 
