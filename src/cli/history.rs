@@ -27,7 +27,7 @@ pub struct HistoryExportArgs {
 
 #[derive(Debug, Args)]
 pub struct HistoryImportArgs {
-    /// A file written by 'nastune history export'
+    /// A file written by 'nastune history export' (at most 4 MiB)
     #[arg(value_name = "FILE")]
     pub file: std::path::PathBuf,
 }
