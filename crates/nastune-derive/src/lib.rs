@@ -1,6 +1,7 @@
 //! `#[derive(Decode)]` and `#[derive(Encode)]`: nastune's JSON decoders and
 //! encoders (issue 22: binary size). Encoding is in `encode.rs`; this file reads
-//! the attributes and derives the decoders.
+//! the attributes and derives the decoders. The command-line derives
+//! (`Parser`, `Args`, `Subcommand`, `ValueEnum`) are in `argv.rs`.
 //!
 //! serde's derived `Deserialize` compiles a generic visitor per type, with a field
 //! identifier enum, duplicate-field checks and the error plumbing inlined: about
