@@ -79,17 +79,20 @@ fn kebab(ident: &syn::Ident) -> String {
     s.replace('_', "-")
 }
 
-fn opt_str(s: &Option<String>) -> Tokens {
-    match s {
-        Some(s) => quote!(::core::option::Option::Some(#s)),
+/// `Some(v)` or `None` as tokens, for an optional literal or expression.
+fn opt<T: quote::ToTokens>(v: Option<T>) -> Tokens {
+    match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
         None => quote!(::core::option::Option::None),
     }
 }
 
-fn opt_expr(e: &Option<Expr>) -> Tokens {
-    match e {
-        Some(e) => quote!(::core::option::Option::Some(#e)),
-        None => quote!(::core::option::Option::None),
+/// A command's `long_about`: the attribute's, else the whole doc comment when
+/// it has more than one paragraph.
+fn long_about(c: &CommandAttrs, doc_long: &Option<String>) -> Tokens {
+    match &c.long_about {
+        Some(e) => opt(Some(e)),
+        None => opt(doc_long.as_ref()),
     }
 }
 
@@ -367,20 +370,11 @@ fn arg_field(field: &syn::Field) -> syn::Result<(Tokens, Read)> {
         (true, Some(t)) => quote!(<#t as crate::argv::ValueEnum>::VALUES),
         _ => quote!(&[]),
     };
-    let (long_t, short_t) = (
-        opt_str(&long),
-        match short {
-            Some(c) => quote!(::core::option::Option::Some(#c)),
-            None => quote!(::core::option::Option::None),
-        },
-    );
-    let long_help_t = opt_str(&long_help);
-    let default_t = opt_str(&a.default_value);
-    let missing_t = opt_str(&a.default_missing);
-    let delimiter_t = match a.delimiter {
-        Some(c) => quote!(::core::option::Option::Some(#c)),
-        None => quote!(::core::option::Option::None),
-    };
+    let (long_t, short_t) = (opt(long.as_ref()), opt(short));
+    let long_help_t = opt(long_help.as_ref());
+    let default_t = opt(a.default_value.as_ref());
+    let missing_t = opt(a.default_missing.as_ref());
+    let delimiter_t = opt(a.delimiter);
     let (unless, requires, conflicts) = (&a.required_unless, &a.requires, &a.conflicts);
     let (global, hide) = (a.global, a.hide);
     let path = value_ty.is_some_and(
@@ -565,11 +559,8 @@ pub(crate) fn expand_parser(input: &DeriveInput) -> syn::Result<Tokens> {
         (_, false) => quote!(#short),
         (_, true) => quote!(env!("CARGO_PKG_DESCRIPTION")),
     };
-    let long_about = match &c.long_about {
-        Some(e) => quote!(::core::option::Option::Some(#e)),
-        None => opt_str(&long),
-    };
-    let version = opt_expr(&c.version);
+    let long_about = long_about(&c, &long);
+    let version = opt(c.version.as_ref());
     let (imp, ty_generics, where_clause) = input.generics.split_for_impl();
     Ok(quote! {
         #args
@@ -599,10 +590,7 @@ pub(crate) fn expand_subcommand(input: &DeriveInput) -> syn::Result<Tokens> {
         let vname = &v.ident;
         let name = c.name.clone().unwrap_or_else(|| kebab(vname));
         let (short, long) = doc(&v.attrs);
-        let long_about = match &c.long_about {
-            Some(e) => quote!(::core::option::Option::Some(#e)),
-            None => opt_str(&long),
-        };
+        let long_about = long_about(&c, &long);
         let (group, build) = match &v.fields {
             Fields::Unit => (
                 quote!(&crate::argv::spec::Group::EMPTY),
