@@ -109,6 +109,21 @@ fn strings(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Vec<String>> {
     }
 }
 
+/// `key = "text"`.
+fn string(meta: &syn::meta::ParseNestedMeta) -> syn::Result<String> {
+    Ok(meta.value()?.parse::<LitStr>()?.value())
+}
+
+/// `key = 'c'`.
+fn character(meta: &syn::meta::ParseNestedMeta) -> syn::Result<char> {
+    Ok(meta.value()?.parse::<LitChar>()?.value())
+}
+
+/// A key these derives do not read: an error, not a silent difference from clap.
+fn unsupported(meta: &syn::meta::ParseNestedMeta, key: &str) -> syn::Error {
+    meta.error(format!("nastune's argv derive does not support `{key}`"))
+}
+
 fn boolean(meta: &syn::meta::ParseNestedMeta) -> syn::Result<bool> {
     if meta.input.peek(syn::Token![=]) {
         Ok(meta.value()?.parse::<syn::LitBool>()?.value)
@@ -142,7 +157,7 @@ fn command_attrs(attrs: &[syn::Attribute]) -> syn::Result<CommandAttrs> {
     for attr in attrs.iter().filter(|a| a.path().is_ident("command")) {
         attr.parse_nested_meta(|meta| {
             match key(&meta).as_str() {
-                "name" => c.name = Some(meta.value()?.parse::<LitStr>()?.value()),
+                "name" => c.name = Some(string(&meta)?),
                 "version" => c.version = Some(meta.value()?.parse()?),
                 "about" if meta.input.peek(syn::Token![=]) => {
                     c.about = Some(Some(meta.value()?.parse()?))
@@ -160,7 +175,7 @@ fn command_attrs(attrs: &[syn::Attribute]) -> syn::Result<CommandAttrs> {
                     let (mut id, mut required, mut args) = (String::new(), false, Vec::new());
                     meta.parse_nested_meta(|g| {
                         match key(&g).as_str() {
-                            "id" => id = g.value()?.parse::<LitStr>()?.value(),
+                            "id" => id = string(&g)?,
                             "required" => required = boolean(&g)?,
                             "args" => args = strings(&g)?,
                             other => return Err(g.error(format!("unknown group key `{other}`"))),
@@ -169,11 +184,7 @@ fn command_attrs(attrs: &[syn::Attribute]) -> syn::Result<CommandAttrs> {
                     })?;
                     c.groups.push((id, required, args));
                 }
-                other => {
-                    return Err(
-                        meta.error(format!("nastune's argv derive does not support `{other}`"))
-                    );
-                }
+                other => return Err(unsupported(&meta, other)),
             }
             Ok(())
         })?;
@@ -239,16 +250,12 @@ fn arg_attrs(attrs: &[syn::Attribute]) -> syn::Result<ArgAttrs> {
     let mut a = ArgAttrs::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("arg")) {
         attr.parse_nested_meta(|meta| {
-            let string = |meta: &syn::meta::ParseNestedMeta| -> syn::Result<String> {
-                Ok(meta.value()?.parse::<LitStr>()?.value())
-            };
-            let char_ = |meta: &syn::meta::ParseNestedMeta| -> syn::Result<char> {
-                Ok(meta.value()?.parse::<LitChar>()?.value())
-            };
             match key(&meta).as_str() {
                 "long" if meta.input.peek(syn::Token![=]) => a.long = Some(Some(string(&meta)?)),
                 "long" => a.long = Some(None),
-                "short" if meta.input.peek(syn::Token![=]) => a.short = Some(Some(char_(&meta)?)),
+                "short" if meta.input.peek(syn::Token![=]) => {
+                    a.short = Some(Some(character(&meta)?))
+                }
                 "short" => a.short = Some(None),
                 "value_name" => a.value_name = Some(string(&meta)?),
                 "value_parser" => a.value_parser = Some(meta.value()?.parse()?),
@@ -257,7 +264,7 @@ fn arg_attrs(attrs: &[syn::Attribute]) -> syn::Result<ArgAttrs> {
                 "default_value_t" => a.default_value_t = Some(meta.value()?.parse()?),
                 "default_missing_value" => a.default_missing = Some(string(&meta)?),
                 "num_args" => a.num_args = Some(num_args(&meta)?),
-                "value_delimiter" => a.delimiter = Some(char_(&meta)?),
+                "value_delimiter" => a.delimiter = Some(character(&meta)?),
                 "required" => a.required = boolean(&meta)?,
                 "required_unless_present" | "required_unless_present_any" => {
                     a.required_unless.extend(strings(&meta)?)
@@ -266,11 +273,7 @@ fn arg_attrs(attrs: &[syn::Attribute]) -> syn::Result<ArgAttrs> {
                 "conflicts_with" | "conflicts_with_all" => a.conflicts.extend(strings(&meta)?),
                 "global" => a.global = boolean(&meta)?,
                 "hide" => a.hide = boolean(&meta)?,
-                other => {
-                    return Err(
-                        meta.error(format!("nastune's argv derive does not support `{other}`"))
-                    );
-                }
+                other => return Err(unsupported(&meta, other)),
             }
             Ok(())
         })?;
@@ -671,13 +674,9 @@ pub(crate) fn expand_value_enum(input: &DeriveInput) -> syn::Result<Tokens> {
         for attr in v.attrs.iter().filter(|a| a.path().is_ident("value")) {
             attr.parse_nested_meta(|meta| {
                 match key(&meta).as_str() {
-                    "name" => name = meta.value()?.parse::<LitStr>()?.value(),
+                    "name" => name = string(&meta)?,
                     "hide" => hide = boolean(&meta)?,
-                    other => {
-                        return Err(
-                            meta.error(format!("nastune's argv derive does not support `{other}`"))
-                        );
-                    }
+                    other => return Err(unsupported(&meta, other)),
                 }
                 Ok(())
             })?;
