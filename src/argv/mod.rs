@@ -221,25 +221,21 @@ impl Matches {
 
     /// A `Vec` field: every value given (or the default), parsed in order.
     pub fn many<T>(&mut self, id: &str, parse: fn(&OsStr) -> Result<T, String>) -> Vec<T> {
+        self.each(id, parse)
+    }
+
+    /// [`Matches::many`] for a `value_parser` that takes text.
+    pub fn many_str<T>(&mut self, id: &str, parse: fn(&str) -> Result<T, String>) -> Vec<T> {
+        self.each(id, |v| utf8(v).and_then(parse))
+    }
+
+    fn each<T>(&mut self, id: &str, parse: impl Fn(&OsStr) -> Result<T, String>) -> Vec<T> {
         let Some(e) = self.take(id) else {
             return Vec::new();
         };
         let mut out = Vec::with_capacity(e.values.len());
         for v in &e.values {
             let r = parse(v);
-            out.extend(self.check(e.arg, v, r));
-        }
-        out
-    }
-
-    /// [`Matches::many`] for a `value_parser` that takes text.
-    pub fn many_str<T>(&mut self, id: &str, parse: fn(&str) -> Result<T, String>) -> Vec<T> {
-        let Some(e) = self.take(id) else {
-            return Vec::new();
-        };
-        let mut out = Vec::with_capacity(e.values.len());
-        for v in &e.values {
-            let r = utf8(v).and_then(parse);
             out.extend(self.check(e.arg, v, r));
         }
         out
