@@ -108,6 +108,27 @@ tool_versions() {
     dpkg-query -W -f='${Package}=${Version}\n' $LAB_TOOL_PACKAGES 2>/dev/null
 }
 
+# Prints the path of a statically linked busybox: the guest has no libc of its own for
+# it. Debian's busybox-static is that binary, but it conflicts with the dynamic busybox
+# package many images ship, so where that one is installed the static binary is
+# extracted from the downloaded package into the cache instead of being installed.
+static_busybox() {
+    local bin
+    bin=$(command -v busybox || true)
+    if [ -n "$bin" ] && ! ldd "$bin" >/dev/null 2>&1; then
+        echo "$bin"
+        return
+    fi
+    local dir="$CACHE/busybox-static"
+    if [ ! -x "$dir/bin/busybox" ]; then
+        mkdir -p "$dir/deb"
+        (cd "$dir/deb" && apt-get download busybox-static >/dev/null 2>&1) ||
+            die 77 "no static busybox: 'apt-get download busybox-static' failed; install busybox-static (it replaces busybox)"
+        dpkg -x "$dir"/deb/busybox-static_*.deb "$dir"
+    fi
+    echo "$dir/bin/busybox"
+}
+
 # Prints the path of the cached base archive, building it when needed.
 build_base() {
     local kpkg=$1 key out
@@ -117,7 +138,8 @@ build_base() {
         echo "$out"
         return
     fi
-    need busybox busybox-static
+    local busybox
+    busybox=$(static_busybox)
     need cpio cpio
     need modprobe kmod
     need ldd libc-bin
@@ -151,9 +173,9 @@ build_base() {
 
     # busybox applets, except "busybox" itself (a self-link would replace the binary)
     # and the applets a real tool below replaces.
-    install -m 0755 "$(command -v busybox)" "$rootfs/bin/busybox"
+    install -m 0755 "$busybox" "$rootfs/bin/busybox"
     local applet
-    for applet in $(busybox --list); do
+    for applet in $("$busybox" --list); do
         case "$applet" in busybox | sh | ip | tc | mke2fs | depmod | modprobe) continue ;; esac
         [ -e "$rootfs/bin/$applet" ] || ln -s busybox "$rootfs/bin/$applet"
     done

@@ -60,7 +60,7 @@ const HOST_COMMANDS: &[&str] = &[
 ];
 
 enum Lab {
-    Ran(PathBuf, #[allow(dead_code)] tempfile::TempDir),
+    Ran(PathBuf),
     Skipped(String),
     Failed(String),
 }
@@ -72,7 +72,7 @@ static LAB: OnceLock<Lab> = OnceLock::new();
 fn lab() -> Option<&'static Path> {
     let lab = LAB.get_or_init(boot);
     match lab {
-        Lab::Ran(out, _) => Some(out),
+        Lab::Ran(out) => Some(out),
         Lab::Skipped(reason) => {
             if std::env::var_os("NASTUNE_LAB_REQUIRED").is_some_and(|v| v == "1") {
                 panic!("the VM lab is required here (NASTUNE_LAB_REQUIRED=1) but: {reason}");
@@ -85,8 +85,10 @@ fn lab() -> Option<&'static Path> {
 }
 
 fn boot() -> Lab {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
+    // The results outlive every test that reads them, so they cannot sit in a TempDir
+    // (a static is never dropped: each run left a directory in /tmp). Cargo's per-target
+    // scratch directory holds them instead; lab/run empties --out on each boot.
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("lab-out");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("lab/run");
     let mut cmd = Command::new("bash");
     cmd.arg(&script);
@@ -122,7 +124,7 @@ fn boot() -> Lab {
         String::from_utf8_lossy(&o.stderr)
     );
     match o.status.code() {
-        Some(0) => Lab::Ran(out, dir),
+        Some(0) => Lab::Ran(out),
         Some(LAB_PREREQUISITE_MISSING) => Lab::Skipped(text),
         _ => Lab::Failed(text),
     }
