@@ -84,8 +84,16 @@ fn readme_says_what_a_newcomer_needs() {
     );
     let install = sh_blocks(&readme)
         .into_iter()
-        .find(|b| b.iter().any(|l| l.starts_with("cargo install --path .")))
-        .expect("no `cargo install --path .` block");
+        .find(|b| b.iter().any(|l| l.starts_with("cargo install ")))
+        .expect("no `cargo install` block");
+    // Without --locked, cargo install ignores Cargo.lock and resolves every dependency
+    // anew (93 packages at the time of writing): the binary would not be the tested one.
+    assert!(
+        install
+            .iter()
+            .any(|l| l.starts_with("cargo install --locked --path .")),
+        "the README's install command lacks --locked: {install:?}"
+    );
     for what in ["nastune-gen man", "nastune-gen completions"] {
         assert!(
             install
