@@ -147,7 +147,7 @@ mod tests {
     use crate::probe::Outcome;
 
     fn run(rule: &Rule, snap: &crate::probe::Snapshot) -> Vec<Finding> {
-        (rule.evaluate)(&rule.info, &Context::unmeasured(snap))
+        rule.run(&Context::unmeasured(snap))
     }
 
     #[test]

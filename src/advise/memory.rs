@@ -135,7 +135,7 @@ mod tests {
 
     fn run(rule: &Rule, boxname: &str) -> Vec<Finding> {
         let snap = snapshot_of(boxname);
-        (rule.evaluate)(&rule.info, &Context::unmeasured(&snap))
+        rule.run(&Context::unmeasured(&snap))
     }
 
     #[test]

@@ -224,6 +224,16 @@ pub struct Rule {
     pub evaluate: fn(&RuleInfo, &Context) -> Vec<Finding>,
 }
 
+impl Rule {
+    /// The rule's findings on this context, each with the risk its changes carry.
+    pub fn run(&self, ctx: &Context) -> Vec<Finding> {
+        (self.evaluate)(&self.info, ctx)
+            .into_iter()
+            .map(Finding::with_risk_of_its_changes)
+            .collect()
+    }
+}
+
 impl Finding {
     /// A finding carrying the rule's defaults; callers fill in the specifics.
     pub fn of(info: &RuleInfo, title: impl Into<String>, rationale: impl Into<String>) -> Self {
@@ -259,6 +269,21 @@ impl Finding {
         self.severity = s;
         self
     }
+
+    /// A rule's risk describes the change it usually recommends; a finding whose every
+    /// recommendation is advice (a kernel to rebuild, a disk to replace) has nothing
+    /// `tune` could apply or revert, so "runtime, safe to revert" would be untrue.
+    pub fn with_risk_of_its_changes(mut self) -> Self {
+        if !self.recommendation.is_empty()
+            && self
+                .recommendation
+                .iter()
+                .all(|c| matches!(c, Change::AdviceOnly { .. }))
+        {
+            self.risk = Risk::AdviceOnly;
+        }
+        self
+    }
 }
 
 /// Every rule nastune knows, grouped by area.
@@ -284,10 +309,7 @@ pub fn rules() -> Vec<&'static Rule> {
 
 /// Runs every rule; findings sorted by severity (highest first), then id.
 pub fn evaluate(ctx: &Context) -> Vec<Finding> {
-    let mut out: Vec<Finding> = rules()
-        .into_iter()
-        .flat_map(|r| (r.evaluate)(&r.info, ctx))
-        .collect();
+    let mut out: Vec<Finding> = rules().into_iter().flat_map(|r| r.run(ctx)).collect();
     crate::sort::sort_by(&mut out, |a, b| {
         b.severity.cmp(&a.severity).then(a.rule_id.cmp(&b.rule_id))
     });
@@ -309,7 +331,7 @@ pub(crate) mod test_support {
 
     /// Runs one rule on a snapshot.
     pub fn run_rule(rule: &super::Rule, snap: &Snapshot) -> Vec<super::Finding> {
-        (rule.evaluate)(&rule.info, &super::Context::unmeasured(snap))
+        rule.run(&super::Context::unmeasured(snap))
     }
 
     /// Runs one rule on a snapshot with what was measured.
@@ -322,7 +344,7 @@ pub(crate) mod test_support {
             snapshot,
             measurements,
         };
-        (rule.evaluate)(&rule.info, &ctx)
+        rule.run(&ctx)
     }
 }
 

@@ -429,7 +429,7 @@ mod tests {
     use test_edit::{configure, remove, set};
 
     fn run(rule: &Rule, snap: &Snapshot) -> Vec<Finding> {
-        (rule.evaluate)(&rule.info, &Context::unmeasured(snap))
+        rule.run(&Context::unmeasured(snap))
     }
 
     #[test]

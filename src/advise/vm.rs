@@ -438,7 +438,7 @@ mod tests {
     use crate::probe::Snapshot;
 
     fn run(rule: &Rule, snap: &Snapshot) -> Vec<Finding> {
-        (rule.evaluate)(&rule.info, &Context::unmeasured(snap))
+        rule.run(&Context::unmeasured(snap))
     }
 
     /// A bench disk figure: sequential write in a directory of the filesystem.

@@ -79,7 +79,7 @@ pub(super) mod test_edit {
     use crate::probe::{Outcome, Snapshot};
 
     pub fn run(rule: &Rule, snap: &Snapshot) -> Vec<Finding> {
-        (rule.evaluate)(&rule.info, &Context::unmeasured(snap))
+        rule.run(&Context::unmeasured(snap))
     }
 
     pub fn eth0(snap: &mut Snapshot) -> &mut Interface {

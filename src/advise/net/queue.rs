@@ -510,6 +510,8 @@ mod tests {
         assert_eq!(f[0].severity, Severity::Info);
         let advice_only = |c: &Change| matches!(c, Change::AdviceOnly { .. });
         assert!(f[0].recommendation.iter().all(advice_only), "{f:?}");
+        // Nothing can be applied, so nothing is "runtime, safe to revert".
+        assert_eq!(f[0].risk, Risk::AdviceOnly);
         let why = &f[0].rationale;
         assert!(why.contains("no fair-queueing qdisc"), "{why}");
         for o in [
