@@ -11,8 +11,8 @@ command -v cargo-bloat >/dev/null || cargo install --locked cargo-bloat
 # Only nastune: nastune-gen (man pages, completions) is a build-time tool users need not copy.
 CARGO_PROFILE_RELEASE_STRIP=false cargo bloat --release --locked --bin nastune --crates -n "$top"
 # nastune's own largest functions (decoders show up as
-# <T as json::DecodeFields>::decode_fields, the command line as
-# <cli::Command as argv::Subcommand>::from_matches).
+# <T as json::DecodeFields>::decode_fields, the command line as clap's derived
+# <cli::Command as clap::FromArgMatches>::from_arg_matches_mut).
 CARGO_PROFILE_RELEASE_STRIP=false cargo bloat --release --locked --bin nastune --filter nastune -n "$top" |
     grep -v '^Note: \|^$'
 stripped=$(mktemp)

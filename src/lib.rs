@@ -5,7 +5,6 @@
 //! run. Collection never prints and presentation never reads the system.
 
 pub mod advise;
-pub mod argv;
 pub mod bench;
 pub mod capture;
 pub mod cli;

@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use nastune::argv::Parser;
+use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = nastune::cli::Cli::parse();

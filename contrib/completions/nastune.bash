@@ -157,9 +157,6 @@ _nastune() {
             nastune__subcmd__help__subcmd__tune,confirm)
                 cmd="nastune__subcmd__help__subcmd__tune__subcmd__confirm"
                 ;;
-            nastune__subcmd__help__subcmd__tune,deadman)
-                cmd="nastune__subcmd__help__subcmd__tune__subcmd__deadman"
-                ;;
             nastune__subcmd__help__subcmd__tune,export)
                 cmd="nastune__subcmd__help__subcmd__tune__subcmd__export"
                 ;;
@@ -229,9 +226,6 @@ _nastune() {
             nastune__subcmd__tune,confirm)
                 cmd="nastune__subcmd__tune__subcmd__confirm"
                 ;;
-            nastune__subcmd__tune,deadman)
-                cmd="nastune__subcmd__tune__subcmd__deadman"
-                ;;
             nastune__subcmd__tune,export)
                 cmd="nastune__subcmd__tune__subcmd__export"
                 ;;
@@ -255,9 +249,6 @@ _nastune() {
                 ;;
             nastune__subcmd__tune__subcmd__help,confirm)
                 cmd="nastune__subcmd__tune__subcmd__help__subcmd__confirm"
-                ;;
-            nastune__subcmd__tune__subcmd__help,deadman)
-                cmd="nastune__subcmd__tune__subcmd__help__subcmd__deadman"
                 ;;
             nastune__subcmd__tune__subcmd__help,export)
                 cmd="nastune__subcmd__tune__subcmd__help__subcmd__export"
@@ -1216,7 +1207,7 @@ _nastune() {
             return 0
             ;;
         nastune__subcmd__help__subcmd__tune)
-            opts="plan apply rollback verify confirm try export deadman"
+            opts="plan apply rollback verify confirm try export"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1244,20 +1235,6 @@ _nastune() {
             return 0
             ;;
         nastune__subcmd__help__subcmd__tune__subcmd__confirm)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        nastune__subcmd__help__subcmd__tune__subcmd__deadman)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1748,7 +1725,7 @@ _nastune() {
             return 0
             ;;
         nastune__subcmd__tune)
-            opts="-h -V --db --no-store --help --version plan apply rollback verify confirm try export deadman help"
+            opts="-h -V --db --no-store --help --version plan apply rollback verify confirm try export help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1813,24 +1790,6 @@ _nastune() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        nastune__subcmd__tune__subcmd__deadman)
-            opts="-h -V --db --no-store --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         nastune__subcmd__tune__subcmd__export)
             opts="-o -h -V --set --root --format --output --db --no-store --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1870,7 +1829,7 @@ _nastune() {
             return 0
             ;;
         nastune__subcmd__tune__subcmd__help)
-            opts="plan apply rollback verify confirm try export deadman help"
+            opts="plan apply rollback verify confirm try export help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1898,20 +1857,6 @@ _nastune() {
             return 0
             ;;
         nastune__subcmd__tune__subcmd__help__subcmd__confirm)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        nastune__subcmd__tune__subcmd__help__subcmd__deadman)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

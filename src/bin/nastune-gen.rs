@@ -1,16 +1,14 @@
 //! `nastune-gen man|rules-doc|completions`: nastune's man pages, docs/rules.md and
 //! shell completions, from the clap definition (`nastune::cli::Cli`) and the rule
 //! registry the `nastune` binary is built from, so they never drift from what it
-//! accepts. A binary of its own so that clap_mangen, clap_complete and the clap
-//! introspection they use stay out of the one users run (issue 22: ~95 KiB);
-//! docs/man/ and contrib/completions/ hold their output for those who copy only
-//! `nastune` to a box.
+//! accepts. A binary of its own so that clap_mangen and clap_complete stay out of
+//! the one users run; docs/man/ and contrib/completions/ hold their output for
+//! those who copy only `nastune` to a box.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-use nastune::argv::Parser as _;
+use clap::{CommandFactory, Parser, Subcommand};
 use nastune::cli::Cli;
 
 /// Generate nastune's man pages, rules.md and shell completions.
@@ -61,7 +59,7 @@ fn run(what: &GenerateWhat) -> anyhow::Result<()> {
         }
         GenerateWhat::RulesDoc => out = nastune::report::advise_text::rules_markdown().into_bytes(),
         GenerateWhat::Completions { shell } => {
-            clap_complete::generate(*shell, &mut cli_command(), "nastune", &mut out)
+            clap_complete::generate(*shell, &mut completion_command(), "nastune", &mut out)
         }
     }
     nastune::output::write_stdout(&out)?;
@@ -75,11 +73,42 @@ fn man_command() -> clap::Command {
         cmd.disable_help_subcommand(true)
             .mut_subcommands(without_help)
     }
-    without_help(cli_command())
+    without_help(Cli::command())
 }
 
-fn cli_command() -> clap::Command {
-    nastune::argv::clap_model::command(&Cli::COMMAND)
+/// The command tree completions offer: without hidden subcommands (`tune deadman`,
+/// which `tune apply` starts itself), which clap_complete would list beside the
+/// visible ones, and so without their entries under `help` either.
+fn completion_command() -> clap::Command {
+    without_hidden(Cli::command())
+}
+
+fn without_hidden(cmd: clap::Command) -> clap::Command {
+    let cmd = cmd.mut_subcommands(without_hidden);
+    if !cmd.get_subcommands().any(|s| s.is_hide_set()) {
+        return cmd;
+    }
+    // clap has no way to remove a subcommand, so the command is built anew from
+    // the parts the derive sets on a command with subcommands (arguments, groups,
+    // texts, settings), keeping only the visible subcommands.
+    let mut out = clap::Command::new(cmd.get_name().to_string())
+        .args(cmd.get_arguments().cloned())
+        .groups(cmd.get_groups().cloned())
+        .subcommands(cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned())
+        .subcommand_required(cmd.is_subcommand_required_set())
+        .arg_required_else_help(cmd.is_arg_required_else_help_set())
+        .propagate_version(cmd.is_propagate_version_set())
+        .hide(cmd.is_hide_set());
+    if let Some(v) = cmd.get_version() {
+        out = out.version(v.to_string());
+    }
+    if let Some(about) = cmd.get_about() {
+        out = out.about(about.clone());
+    }
+    if let Some(long) = cmd.get_long_about() {
+        out = out.long_about(long.clone());
+    }
+    out
 }
 
 /// The top-level page followed by one section per visible subcommand.

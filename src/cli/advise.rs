@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::argv::Args;
+use clap::Args;
 
 pub const LONG_ABOUT: &str = "Turn a probe of this box into findings: what is misconfigured or \
 outdated for Linux 6.x and Samba 4.x, why, and the typed change that fixes it.\n\n\

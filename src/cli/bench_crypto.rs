@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::argv::Args;
+use clap::Args;
 
 use crate::bench::crypto::{self, Settings, kdf};
 

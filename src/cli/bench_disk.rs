@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::argv::Args;
+use clap::Args;
 
 use crate::bench::disk::engine::EngineKind;
 use crate::bench::disk::suites::{self, Suite};
@@ -60,7 +60,9 @@ pub struct DiskArgs {
     #[arg(long, default_value_t = 1, requires = "rw")]
     pub numjobs: u32,
     /// O_DIRECT: bypass the page cache (suites default to 1, --rw to 0)
-    #[arg(long, num_args = 0..=1, default_missing_value = "1", value_name = "0|1", value_parser = bool_arg)]
+    // The value only after '=' (fio's --direct=1): a bare --direct followed by a
+    // PATH would otherwise take the PATH as its value and refuse it.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "1", value_name = "0|1", value_parser = bool_arg)]
     pub direct: Option<bool>,
     /// Same as --direct=0
     #[arg(long, conflicts_with = "direct")]

@@ -3,8 +3,8 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use crate::argv::Args;
 use anyhow::Context;
+use clap::Args;
 
 use crate::bench::http::target::{self, RequestSpec, Url};
 use crate::bench::http::{ConnMode, Plan, Settings, tls};

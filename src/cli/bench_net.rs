@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::argv::Args;
+use clap::Args;
 
 use super::values;
 use crate::net::auth;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::argv::Args;
+use clap::Args;
 
 use crate::bench::smb::{Plan, Settings, Target, Workload};
 use crate::smb::{Credentials, Dialect, Security};
@@ -256,7 +256,7 @@ fn prompt(user: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::argv::Parser;
+    use clap::Parser;
 
     #[derive(Parser)]
     struct T {

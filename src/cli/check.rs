@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use std::time::Duration;
 
-use crate::argv::Args;
+use clap::Args;
 
 use crate::advise::Severity;
 use crate::bench::{crypto, disk};
@@ -151,7 +151,7 @@ impl CheckArgs {
 
 #[cfg(test)]
 mod tests {
-    use crate::argv::Parser;
+    use clap::Parser;
 
     use crate::cli::{BenchCommand, Cli, Command};
 

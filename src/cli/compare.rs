@@ -1,6 +1,6 @@
 //! `nastune compare`.
 
-use crate::argv::Args;
+use clap::Args;
 
 use crate::store::RunId;
 

@@ -1,7 +1,7 @@
 //! The validity guard's flags, shared by every command that measures
 //! (`bench disk|net|crypto|http`, `check`, `tune try`).
 
-use crate::argv::Args;
+use clap::Args;
 
 use super::values;
 use crate::bench::validity::DEFAULT_SETTLE_S;

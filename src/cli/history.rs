@@ -1,6 +1,6 @@
 //! `nastune history list|show|rm`.
 
-use crate::argv::{Args, Subcommand};
+use clap::{Args, Subcommand};
 
 use super::values;
 

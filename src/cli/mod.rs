@@ -1,17 +1,16 @@
-//! The command line: one definition (clap's attribute syntax, nastune's own
-//! derives and parser, src/argv/) that also produces the man pages and the
+//! The command line: one clap definition that also produces the man pages and the
 //! shell completions (the `nastune-gen` binary, src/bin/nastune-gen.rs).
 //!
 //! One file per command (or group): its Args, its long help and, for the
 //! commands that run an engine, `plan()`, where the flags' defaults and checks
 //! turn into the plan the engine takes (`bench::disk::Plan`, `net::plan::Plan`,
 //! `crypto::Settings`, `http::Plan`, …). Nothing here runs anything; the
-//! commands in src/cmd/ do, and only this module and cmd/ know about the Args structs.
+//! commands in src/cmd/ do, and only this module and cmd/ know about clap Args.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::argv::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 pub mod advise;
 pub mod bench_crypto;
@@ -64,13 +63,17 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Accepted by every command. clap numbers each command's options from 0 in field
+/// order, so these two (0 and 1 at the top) would sort in among the first options of
+/// every subcommand's help; a display order past any command's own (fewer than 100)
+/// and before clap's default for -h and -V (999) lists them between the two.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Database file for the run store [default: $XDG_DATA_HOME/nastune/nastune.db]
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, value_name = "PATH", display_order = 900)]
     pub db: Option<PathBuf>,
     /// Do not save this run in the store
-    #[arg(long, global = true, conflicts_with = "db")]
+    #[arg(long, global = true, conflicts_with = "db", display_order = 901)]
     pub no_store: bool,
 }
 
@@ -91,7 +94,7 @@ pub enum Command {
     /// Run a network test server (iperf3-compatible) on this box
     #[command(long_about = net::LONG_ABOUT)]
     Net(NetArgs),
-    /// Measure what the box does: disk, crypto, network, HTTP
+    /// Measure what the box does: disk, crypto, network, HTTP, SMB
     Bench(BenchArgs),
     /// Compare two stored runs: benchmark changes with confidence intervals, settings that differ
     #[command(long_about = compare::LONG_ABOUT)]
@@ -159,12 +162,56 @@ bench_commands! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
 
     /// clap's own checks of a definition (every id that `requires`,
-    /// `conflicts_with` and groups name exists, no long or short twice, …) on
-    /// the spec the derives wrote.
+    /// `conflicts_with` and groups name exists, no long or short twice, …).
     #[test]
-    fn definition_is_consistent() {
-        crate::argv::clap_model::command(&<Cli as crate::argv::Parser>::COMMAND).debug_assert();
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// `nastune --help` said "disk, crypto, network, HTTP" after `bench smb` came.
+    #[test]
+    fn the_bench_line_names_every_bench_command() {
+        let cmd = Cli::command();
+        let bench = cmd.find_subcommand("bench").expect("bench");
+        let about = bench.get_about().expect("about").to_string().to_lowercase();
+        let kinds: Vec<&str> = bench.get_subcommands().map(|s| s.get_name()).collect();
+        assert!(kinds.len() >= 5, "{kinds:?}");
+        for kind in kinds {
+            assert!(about.contains(kind), "'{about}' does not name {kind}");
+        }
+    }
+
+    /// `--db` and `--no-store` come after each command's own options in its help, not
+    /// sorted in among its first ones.
+    #[test]
+    fn global_options_are_listed_last() {
+        fn paths(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {
+            for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+                let mut p = path.clone();
+                p.push(sub.get_name().to_string());
+                paths(sub, p.clone(), out);
+                out.push(p);
+            }
+        }
+        let mut all = vec![Vec::new()];
+        paths(&Cli::command(), Vec::new(), &mut all);
+        for path in all {
+            let args = ["nastune"]
+                .into_iter()
+                .chain(path.iter().map(String::as_str));
+            let help = Cli::try_parse_from(args.chain(["-h"]))
+                .unwrap_err()
+                .to_string();
+            let options: Vec<&str> = help
+                .lines()
+                .filter_map(|l| l.trim_start().strip_prefix("-"))
+                .map(|l| l.split_whitespace().next().unwrap_or_default())
+                .collect();
+            let last: Vec<&str> = options.iter().rev().take(4).rev().copied().collect();
+            assert_eq!(last, ["-db", "-no-store", "h,", "V,"], "{path:?}: {help}");
+        }
     }
 }

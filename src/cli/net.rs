@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::argv::{Args, Subcommand};
+use clap::{Args, Subcommand};
 
 use super::values;
 use crate::net::params::Caps;
@@ -47,7 +47,7 @@ pub struct NetServeArgs {
     #[arg(long, value_name = "RATE", value_parser = crate::net::units::parse_rate)]
     pub max_bitrate: Option<u64>,
     /// Peers allowed to test (repeatable) [default: loopback and private ranges]
-    #[arg(long, value_name = "CIDR", value_parser = crate::argv::parsed::<crate::net::allow::Cidr>)]
+    #[arg(long, value_name = "CIDR")]
     pub allow: Vec<crate::net::allow::Cidr>,
     /// Require clients to prove this pre-shared key (HMAC-SHA256 challenge)
     #[arg(long, value_name = "FILE")]

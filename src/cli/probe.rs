@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::argv::Args;
+use clap::Args;
 
 pub const LONG_ABOUT: &str = "Inventory the box: host, CPU, memory, network interfaces, the \
 storage stack, filesystems, sysctls, kernel crypto, file services and SMART.\n\n\

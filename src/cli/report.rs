@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::argv::Args;
+use clap::Args;
 
 use crate::store::RunId;
 
@@ -17,13 +17,13 @@ the newest stored run is used.\n\nExamples:\n  nastune report --html \
 box.html\n  nastune report 3 7 9 --html before-after.html\n  nastune report 7 --markdown post.md\n  nastune history list --kind watch && nastune report 12 --html counters.html";
 
 #[derive(Debug, Args)]
-#[command(group(id = "format", required = true, args = ["html", "markdown"]))]
+#[command(group(clap::ArgGroup::new("format").required(true).args(["html", "markdown"])))]
 pub struct ReportArgs {
     /// Run ids to include (from `history list`) [default: the newest run]
     #[arg(value_parser = crate::cli::values::run_id)]
     pub runs: Vec<RunId>,
     /// Write the HTML page to FILE ('-' for stdout)
-    #[arg(long, value_name = "FILE", conflicts_with = "markdown")]
+    #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Write Markdown to FILE ('-' for stdout)
     #[arg(long, value_name = "FILE")]

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::argv::{Args, Subcommand};
+use clap::{Args, Subcommand};
 
 use crate::tune::export::ExportFormat;
 use crate::tune::trial::judge::{Judge, JudgeOptions, MetricName};
@@ -210,7 +210,7 @@ pub struct TryArgs {
     /// peer running 'nastune net serve'), smb://HOST[:PORT]/SHARE[/DIR] (bench smb) or
     /// http:URL (bench http). With --folklore, repeatable: each recipe is judged by the first
     /// given judge that exercises it
-    #[arg(long, value_name = "JUDGE", required = true, value_parser = crate::argv::parsed::<Judge>)]
+    #[arg(long, value_name = "JUDGE", required = true)]
     pub bench: Vec<Judge>,
     /// The judge's number to decide by: bw, iops, p99 or cpu_per_gb [default: the judge's own:
     /// bw for sequential disk, net and smb; iops for random disk and http; p99 with --rr]

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::argv::Args;
 use anyhow::bail;
+use clap::Args;
 
 pub const LONG_ABOUT: &str = "Watch error and drop counters, disk latency, md arrays, SMART \
 counts, pressure and temperatures over time.\n\nEvery counter is tracked on its own: a 32- or \

@@ -58,14 +58,7 @@ impl Dialect {
 /// What the client insists on; the server may still demand more (signing
 /// required, encryption required), which the client then does.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    crate::json::Encode,
-    crate::json::Decode,
-    crate::argv::ValueEnum,
+    Debug, Clone, Copy, PartialEq, Eq, crate::json::Encode, crate::json::Decode, clap::ValueEnum,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Security {

@@ -35,14 +35,13 @@ macro_rules! string_enum {
             }
         }
 
-        impl crate::argv::ValueEnum for $name {
-            const VALUES: &'static [crate::argv::spec::Value] = &[
-                $(crate::argv::spec::Value { name: $text, help: "", hide: false },)+
-            ];
-            const ALL: &'static [Self] = $name::ALL;
+        impl clap::ValueEnum for $name {
+            fn value_variants<'a>() -> &'a [Self] {
+                Self::ALL
+            }
 
-            fn index(self) -> usize {
-                $name::ALL.iter().position(|v| *v == self).unwrap_or(0)
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                Some(clap::builder::PossibleValue::new(self.as_str()))
             }
         }
 

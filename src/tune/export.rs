@@ -22,7 +22,7 @@ pub const TUNED_FILE: &str = "nastune/tuned.conf";
 pub const ANSIBLE_FILE: &str = "nastune-tasks.yml";
 pub const SMB_CONF: &str = "/etc/samba/smb.conf";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, crate::argv::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ExportFormat {
     /// A sysctl.d drop-in (sysctl settings only)

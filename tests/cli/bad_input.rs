@@ -50,6 +50,31 @@ fn bad_values_exit_2_quoting_the_value_with_a_hint() {
     );
 }
 
+/// clap's own checks, kept: an option given twice is refused rather than the last one
+/// silently winning, and a misspelt option or command is answered with the near one.
+#[test]
+fn repeated_and_misspelt_options_are_refused_with_the_fix() {
+    let t = tempfile::tempdir().unwrap();
+    for (line, want) in [
+        (
+            "bench disk --rw read --rw write .",
+            "the argument '--rw <RW>' cannot be used multiple times",
+        ),
+        (
+            "bench disk --rwx read .",
+            "a similar argument exists: '--rw'",
+        ),
+        ("bnech disk", "a similar subcommand exists: 'bench'"),
+    ] {
+        let args: Vec<&str> = line.split_whitespace().collect();
+        let o = run_with_db(t.path(), &args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: no '{want}' in: {err}");
+    }
+    assert!(!t.path().join("nastune.db").exists());
+}
+
 #[test]
 fn tune_exits_2_when_every_set_is_rejected_and_0_when_one_is_in_place() {
     let (t, dir) = copy_box("oldguide");

@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use nastune::argv::Parser;
+use clap::CommandFactory;
 
 use crate::util::*;
 
@@ -32,6 +32,35 @@ fn completions_for_each_shell() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("tcsh"));
+}
+
+/// `nastune tune <TAB>` offered `deadman`, the hidden timer process `tune apply` starts:
+/// clap_complete lists hidden subcommands beside the visible ones.
+#[test]
+fn completions_offer_no_hidden_command() {
+    let mut hidden = Vec::new();
+    fn walk(cmd: &clap::Command, out: &mut Vec<String>) {
+        for sub in cmd.get_subcommands() {
+            if sub.is_hide_set() {
+                out.push(sub.get_name().to_string());
+            }
+            walk(sub, out);
+        }
+    }
+    walk(&nastune::cli::Cli::command(), &mut hidden);
+    assert!(hidden.contains(&"deadman".to_string()), "{hidden:?}");
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = nastune_gen().args(["completions", shell]).output().unwrap();
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        let text = stdout(&o);
+        assert!(text.contains("rollback"), "{shell}: no tune rollback");
+        for name in &hidden {
+            assert!(
+                !text.contains(name.as_str()),
+                "{shell} offers hidden '{name}'"
+            );
+        }
+    }
 }
 
 /// The files a box without nastune-gen installs: what `nastune-gen completions SHELL` prints.
@@ -108,11 +137,7 @@ fn man_dir_has_one_page_per_command_and_refers_only_to_those() {
     let dir = tempfile::tempdir().unwrap();
     let pages = man_dir(&dir.path().join("man1"));
     let mut commands = Vec::new();
-    commands_by_page(
-        &nastune::argv::clap_model::command(&nastune::cli::Cli::COMMAND),
-        "nastune",
-        &mut commands,
-    );
+    commands_by_page(&nastune::cli::Cli::command(), "nastune", &mut commands);
     let want: Vec<String> = commands.iter().map(|(p, _)| format!("{p}.1")).collect();
     let got: Vec<String> = pages.keys().cloned().collect();
     let mut want_sorted = want.clone();
@@ -151,11 +176,7 @@ fn every_option_of_every_command_is_on_its_man_page() {
     let dir = tempfile::tempdir().unwrap();
     let pages = man_dir(dir.path());
     let mut commands = Vec::new();
-    commands_by_page(
-        &nastune::argv::clap_model::command(&nastune::cli::Cli::COMMAND),
-        "nastune",
-        &mut commands,
-    );
+    commands_by_page(&nastune::cli::Cli::command(), "nastune", &mut commands);
     let mut checked = 0;
     for (page, cmd) in &commands {
         let text = plain(&pages[&format!("{page}.1")]);

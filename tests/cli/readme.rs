@@ -176,3 +176,119 @@ fn readme_examples_show_where_run_ids_come_from() {
         "no example with run ids: the test checks nothing"
     );
 }
+
+/// The words a shell passes for each command of one example line: quotes removed, a
+/// ` #` comment dropped, commands separated by `&&`, `;` or `|`.
+fn shell_commands(line: &str) -> Vec<Vec<String>> {
+    let mut commands = vec![Vec::new()];
+    let mut word: Option<String> = None;
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_default().push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_default();
+            }
+            (None, '#') if word.is_none() => break,
+            (None, '&' | ';' | '|') => {
+                chars.next_if_eq(&'&');
+                commands.last_mut().unwrap().extend(word.take());
+                commands.push(Vec::new());
+            }
+            (None, c) if c.is_whitespace() => commands.last_mut().unwrap().extend(word.take()),
+            (None, c) => word.get_or_insert_default().push(c),
+        }
+    }
+    assert!(quote.is_none(), "unclosed quote in '{line}'");
+    commands.last_mut().unwrap().extend(word);
+    commands.retain(|c| !c.is_empty());
+    commands
+}
+
+/// Each `Examples:` line of every command's --help, with the command's path.
+fn help_examples(cmd: &clap::Command, path: &str, out: &mut Vec<(String, String)>) {
+    let long = cmd
+        .get_long_about()
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    if let Some((_, examples)) = long.split_once("Examples:\n") {
+        for line in examples.lines().take_while(|l| l.starts_with("  ")) {
+            out.push((path.to_string(), line.trim().to_string()));
+        }
+    }
+    for sub in cmd.get_subcommands() {
+        help_examples(sub, &format!("{path} {}", sub.get_name()), out);
+    }
+}
+
+/// `bench disk --rw read --bs 1m --direct /dev/sdb /dev/sdc /dev/sdd`, an example of the
+/// README and of `bench disk --help`, was refused: '--direct' took '/dev/sdb' as its
+/// value. Every example command either shows must be one nastune accepts.
+#[test]
+fn every_example_in_the_readme_and_the_help_parses() {
+    use clap::{CommandFactory, Parser};
+    let mut examples: Vec<(String, String)> = Vec::new();
+    for block in sh_blocks(&repo_file("README.md")) {
+        examples.extend(
+            block
+                .iter()
+                .map(|l| ("README.md".to_string(), l.to_string())),
+        );
+    }
+    help_examples(&nastune::cli::Cli::command(), "nastune", &mut examples);
+    let mut parsed = 0;
+    for (place, line) in &examples {
+        for words in shell_commands(line) {
+            if words[0] != "nastune" {
+                continue;
+            }
+            parsed += 1;
+            if let Err(e) = nastune::cli::Cli::try_parse_from(&words) {
+                // `nastune --version` and `--help` examples end parsing on purpose.
+                use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+                assert!(
+                    matches!(e.kind(), DisplayHelp | DisplayVersion),
+                    "{place}: '{line}' is refused: {e}"
+                );
+            }
+        }
+    }
+    assert!(parsed > 60, "only {parsed} examples found");
+}
+
+#[test]
+fn bench_disk_direct_does_not_take_the_next_path() {
+    use clap::Parser;
+    use nastune::cli::{BenchCommand, Cli, Command};
+    let disk = |line: &str| {
+        let cli = Cli::try_parse_from(line.split_whitespace())?;
+        let Command::Bench(bench) = cli.command else {
+            panic!("not bench: {line}");
+        };
+        let BenchCommand::Disk(disk) = bench.command else {
+            panic!("not bench disk: {line}");
+        };
+        Ok::<_, clap::Error>(disk)
+    };
+    let d = disk("nastune bench disk --rw read --bs 1m --direct /dev/sdb /dev/sdc /dev/sdd")
+        .expect("the README's example parses");
+    assert_eq!(
+        d.paths,
+        ["/dev/sdb", "/dev/sdc", "/dev/sdd"].map(std::path::PathBuf::from)
+    );
+    assert_eq!(d.direct, Some(true));
+    // fio's own spelling takes a value, after '=' only.
+    let d = disk("nastune bench disk --rw read --direct=0 /srv").unwrap();
+    assert_eq!((d.direct, d.paths.len()), (Some(false), 1));
+    assert_eq!(
+        disk("nastune bench disk --rw read /srv").unwrap().direct,
+        None
+    );
+    let e = disk("nastune bench disk --direct=2 /srv")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("'2' is not 0 or 1"), "{e}");
+}

@@ -1,6 +1,6 @@
 //! Every `--json` output is versioned and documented in docs/json-schemas.md.
 
-use nastune::argv::Parser;
+use clap::CommandFactory;
 
 use crate::util::{nastune, stderr, stdout};
 
@@ -23,11 +23,7 @@ fn every_json_output_is_in_the_schema_document() {
     .unwrap();
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
     let mut commands = Vec::new();
-    json_commands(
-        &nastune::argv::clap_model::command(&nastune::cli::Cli::COMMAND),
-        "",
-        &mut commands,
-    );
+    json_commands(&nastune::cli::Cli::command(), "", &mut commands);
     assert!(commands.len() >= 10, "{commands:?}");
     for c in &commands {
         assert!(

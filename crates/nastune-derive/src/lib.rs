@@ -1,7 +1,6 @@
 //! `#[derive(Decode)]` and `#[derive(Encode)]`: nastune's JSON decoders and
 //! encoders (issue 22: binary size). Encoding is in `encode.rs`; this file reads
-//! the attributes and derives the decoders. The command-line derives
-//! (`Parser`, `Args`, `Subcommand`, `ValueEnum`) are in `argv.rs`.
+//! the attributes and derives the decoders.
 //!
 //! serde's derived `Deserialize` compiles a generic visitor per type, with a field
 //! identifier enum, duplicate-field checks and the error plumbing inlined: about
@@ -24,7 +23,6 @@ use proc_macro2::{Span, TokenStream as Tokens};
 use quote::{format_ident, quote};
 use syn::{Data, DeriveInput, Fields, LitStr, Path, parse_macro_input, spanned::Spanned};
 
-mod argv;
 mod encode;
 
 fn derive(input: TokenStream, expand: fn(&DeriveInput) -> syn::Result<Tokens>) -> TokenStream {
@@ -32,26 +30,6 @@ fn derive(input: TokenStream, expand: fn(&DeriveInput) -> syn::Result<Tokens>) -
     expand(&input)
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
-}
-
-#[proc_macro_derive(Parser, attributes(arg, command))]
-pub fn derive_parser(input: TokenStream) -> TokenStream {
-    derive(input, argv::expand_parser)
-}
-
-#[proc_macro_derive(Args, attributes(arg, command))]
-pub fn derive_args(input: TokenStream) -> TokenStream {
-    derive(input, argv::expand_args)
-}
-
-#[proc_macro_derive(Subcommand, attributes(arg, command))]
-pub fn derive_subcommand(input: TokenStream) -> TokenStream {
-    derive(input, argv::expand_subcommand)
-}
-
-#[proc_macro_derive(ValueEnum, attributes(value))]
-pub fn derive_value_enum(input: TokenStream) -> TokenStream {
-    derive(input, argv::expand_value_enum)
 }
 
 #[proc_macro_derive(Encode, attributes(serde))]

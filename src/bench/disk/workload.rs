@@ -10,7 +10,7 @@ use crate::json::{Decode, Encode};
 /// keep room for the page cache the benchmark is measuring.
 pub const MAX_POOL_BYTES: u64 = 64 * 1024 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, crate::argv::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
     Read,

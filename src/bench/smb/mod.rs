@@ -16,9 +16,7 @@ use crate::smb::{Credentials, Dialect, Security, SessionInfo};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The workloads, in the order they run.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Encode, Decode, crate::argv::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Encode, Decode, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Workload {
     SeqWrite,

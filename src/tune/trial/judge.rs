@@ -20,9 +20,7 @@ use crate::bench::validity::GuardPlan;
 use crate::root::Root;
 
 /// What `--metric` names.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, crate::argv::ValueEnum, PartialOrd, Ord,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, clap::ValueEnum, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum MetricName {
     /// Throughput: bytes (or bits) per second.
