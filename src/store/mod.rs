@@ -83,6 +83,12 @@ pub enum StoreError {
         dir: PathBuf,
         free: u64,
     },
+    #[error(
+        "'{}' stayed locked by another process for {} s; wait until it is done (a 'tune apply', 'history import' or another writer) and run the command again",
+        path.display(),
+        BUSY_TIMEOUT.as_secs()
+    )]
+    Busy { path: PathBuf },
     #[error(transparent)]
     Open(crate::root::ReadError),
     #[error("cannot read '{}'", path.display())]
@@ -131,6 +137,11 @@ pub fn default_path() -> Result<PathBuf, StoreError> {
 /// is taken as "full": opening a WAL store makes a 32 KiB -shm file, and a
 /// commit appends its pages to the -wal (a `tune apply` wrote 330 KiB of them).
 pub const FULL_BELOW: u64 = 1 << 20;
+
+/// How long a command waits for another process's lock on the store. Each of
+/// nastune's writes is one short transaction, so a lock held this long is
+/// another program (or a stopped process) holding it, and waiting on helps not.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub type RunId = i64;
 
@@ -252,8 +263,7 @@ impl Store {
                 path: path.to_path_buf(),
             });
         }
-        conn.busy_timeout(Duration::from_secs(10))
-            .map_err(read_only)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(read_only)?;
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
@@ -281,7 +291,7 @@ impl Store {
         // WAL lets a watch and a report run at once; a small cache suits 128 MiB boxes.
         // Switching to WAL needs an exclusive lock and SQLite does not call the busy
         // handler for it, so a second process opening a new database retries here.
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
         loop {
             match self
                 .conn
@@ -580,7 +590,7 @@ fn read_facts(path: &Path, immutable: bool) -> rusqlite::Result<(Connection, Fac
     } else {
         Connection::open_with_flags(path, flags)?
     };
-    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     // One read transaction: another process creating the database at this
     // moment must not show us its tables with the marks of before (found as
     // "tables do not match schema 0" with six probes started at once).
@@ -709,6 +719,11 @@ fn classify(path: &Path, source: rusqlite::Error) -> StoreError {
             return StoreError::Corrupt {
                 path: path.to_path_buf(),
                 detail: msg.clone().unwrap_or_else(|| e.to_string()),
+            };
+        }
+        if matches!(e.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) {
+            return StoreError::Busy {
+                path: path.to_path_buf(),
             };
         }
         if matches!(e.code, ErrorCode::DiskFull | ErrorCode::SystemIoFailure) {

@@ -54,7 +54,10 @@ fn a_db_that_is_not_a_regular_file_is_refused_by_name() {
         (&fifo, "is a named pipe (FIFO), not a database file"),
         (&link, "is a named pipe (FIFO), not a database file"),
         (&socket, "is a socket, not a database file"),
-        (Path::new("/dev/null"), "is a character device, not a database file"),
+        (
+            Path::new("/dev/null"),
+            "is a character device, not a database file",
+        ),
         (&subdir, "is a directory, not a database file"),
     ];
     for (db, says) in cases {
@@ -179,7 +182,14 @@ fn rollback_restores_the_system_when_the_stores_filesystem_is_full() {
     // dead-man timer keeps the store open.
     let o = with_db(
         &db,
-        &["tune", "apply", "md-stripe-cache-ram", "--root", root, "--yes"],
+        &[
+            "tune",
+            "apply",
+            "md-stripe-cache-ram",
+            "--root",
+            root,
+            "--yes",
+        ],
     )
     .output()
     .unwrap();
@@ -250,7 +260,11 @@ fn a_damaged_wal_store_is_refused_without_side_files_and_keeps_existing_ones() {
     assert!(bytes.len() >= 4 * 4096, "{} bytes", bytes.len());
 
     let cases = [
-        ("truncated.db", bytes[..bytes.len() / 2].to_vec(), "is truncated"),
+        (
+            "truncated.db",
+            bytes[..bytes.len() / 2].to_vec(),
+            "is truncated",
+        ),
         (
             "damaged.db",
             [&bytes[..4096], &vec![0x5a; bytes.len() - 4096][..]].concat(),
@@ -276,7 +290,11 @@ fn a_damaged_wal_store_is_refused_without_side_files_and_keeps_existing_ones() {
     let sub = dir.path().join("kept");
     std::fs::create_dir(&sub).unwrap();
     let db = sub.join("kept.db");
-    std::fs::write(&db, [&bytes[..4096], &vec![0x5a; bytes.len() - 4096][..]].concat()).unwrap();
+    std::fs::write(
+        &db,
+        [&bytes[..4096], &vec![0x5a; bytes.len() - 4096][..]].concat(),
+    )
+    .unwrap();
     std::fs::write(sub.join("kept.db-wal"), b"").unwrap();
     let o = with_db(&db, &["history", "list"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -318,15 +336,25 @@ fn imported_text_cannot_drive_the_terminal() {
         for c in ['\u{1b}', '\u{7}', '\u{9b}'] {
             assert!(!text.contains(c), "{args:?} printed {c:?}: {text:?}");
         }
-        assert!(text.contains(r"nastune probe\x1b[2J\x1b]0;owned\x07"), "{text}");
+        assert!(
+            text.contains(r"nastune probe\x1b[2J\x1b]0;owned\x07"),
+            "{text}"
+        );
         assert!(!text.lines().any(|l| l.starts_with("RUN 99")), "{text}");
     }
     let o = with_db(&db, &["history", "show", "1"]).output().unwrap();
     let text = stdout(&o);
-    assert!(text.contains(r"host       \x1b[31mhost\nRUN 99 forged"), "{text}");
+    assert!(
+        text.contains(r"host       \x1b[31mhost\nRUN 99 forged"),
+        "{text}"
+    );
     assert!(text.contains(r"version    0.1\u{9b}2J"), "{text}");
     // JSON stays exact: the consumer gets the bytes that were stored.
-    let v = json_of(&with_db(&db, &["history", "show", "1", "--json"]).output().unwrap());
+    let v = json_of(
+        &with_db(&db, &["history", "show", "1", "--json"])
+            .output()
+            .unwrap(),
+    );
     assert_eq!(v["run"]["tool_version"], "0.1\u{9b}2J");
 }
 
