@@ -8,7 +8,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) if nastune::output::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("nastune: error: {err:#}");
+            nastune::note!("nastune: error: {err:#}");
             ExitCode::from(2)
         }
     }

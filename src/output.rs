@@ -1,5 +1,8 @@
-//! Writing results to stdout. A closed pipe (`nastune probe | head`) is not an
-//! error: main turns it into a quiet exit.
+//! Writing results to stdout, and messages to stderr. A closed pipe
+//! (`nastune probe | head`) is not an error: main turns it into a quiet exit.
+//! A closed stderr is not one either: messages go through [`note`], which
+//! drops what cannot be written (eprintln! panics on EPIPE, and the panic
+//! message then failed too: `nastune advise 2>&1 | head -c1` aborted, exit 134).
 
 use std::io::{self, Write};
 
@@ -7,6 +10,42 @@ pub fn write_stdout(bytes: &[u8]) -> io::Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(bytes)?;
     out.flush()
+}
+
+/// Writes one line on stderr (see [`note!`](crate::note)), its control
+/// characters escaped but for the line breaks the message itself has: an
+/// error may quote a file name or a reply from outside.
+pub fn note(args: std::fmt::Arguments) {
+    let mut text = args.to_string();
+    text.push('\n');
+    write_stderr(&text);
+}
+
+/// Writes `args` on stderr without a line break, for a question whose answer
+/// is typed on the same line.
+pub fn prompt(args: std::fmt::Arguments) {
+    write_stderr(&args.to_string());
+}
+
+fn write_stderr(text: &str) {
+    let mut shown = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            shown.push('\n');
+        }
+        shown.push_str(&crate::report::format::shown(line));
+    }
+    let mut err = io::stderr().lock();
+    // Nothing to do when stderr is closed or full: the exit code still tells.
+    let _ = err.write_all(shown.as_bytes()).and_then(|()| err.flush());
+}
+
+/// `eprintln!` that cannot panic: a closed stderr loses the message, not the run.
+#[macro_export]
+macro_rules! note {
+    ($($arg:tt)*) => {
+        $crate::output::note(format_args!($($arg)*))
+    };
 }
 
 /// What `serde_json::to_string_pretty` would write, byte for byte, re-indented

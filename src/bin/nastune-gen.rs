@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if nastune::output::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("nastune-gen: error: {err:#}");
+            nastune::note!("nastune-gen: error: {err:#}");
             ExitCode::from(2)
         }
     }

@@ -223,13 +223,12 @@ pub fn check_plan(
 
 /// Asks on the terminal with echo off; None when stdin is not a terminal.
 fn prompt(user: &str) -> Option<String> {
-    use std::io::{BufRead, IsTerminal, Write};
+    use std::io::{BufRead, IsTerminal};
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         return None;
     }
-    eprint!("Password for '{user}': ");
-    let _ = std::io::stderr().flush();
+    crate::output::prompt(format_args!("Password for '{user}': "));
     // SAFETY: tcgetattr/tcsetattr on fd 0, which is a terminal; the struct is
     // zeroed and then filled by tcgetattr before use.
     let saved = unsafe {
@@ -248,7 +247,7 @@ fn prompt(user: &str) -> Option<String> {
     unsafe {
         libc::tcsetattr(0, libc::TCSANOW, &saved);
     }
-    eprintln!();
+    crate::note!("");
     read.ok()?;
     Some(line.trim_end_matches(['\n', '\r']).to_string())
 }

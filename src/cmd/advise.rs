@@ -37,7 +37,7 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     // Rules cannot judge a section that was not read; say so rather than look clean.
     for (section, status, problem) in snapshot.section_statuses() {
         if status == "failed" {
-            eprintln!(
+            crate::note!(
                 "warning: section '{section}' was not read, so no rule checked it: {}",
                 problem.unwrap_or("unknown error")
             );
@@ -85,12 +85,12 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
 pub(crate) fn stored_measurements(store: &Store, host_id: &str) -> anyhow::Result<Measurements> {
     // Without a machine id every box is 'unknown': their runs must not mix.
     if host_id == "unknown" {
-        eprintln!("advise: no machine id, so no stored measurements are used");
+        crate::note!("advise: no machine id, so no stored measurements are used");
         return Ok(Measurements::default());
     }
     let gathered = advise::measured::latest_of_host(store, host_id)?;
     for (run, why) in &gathered.skipped {
-        eprintln!("warning: run {run} skipped for measurements: {why}");
+        crate::note!("warning: run {run} skipped for measurements: {why}");
     }
     // Rules that assume a speed say so in their rationale; only a use is news here.
     if !gathered.used.is_empty() {
@@ -99,7 +99,7 @@ pub(crate) fn stored_measurements(store: &Store, host_id: &str) -> anyhow::Resul
             .iter()
             .map(|r| format!("{} run {}", r.kind, r.id))
             .collect();
-        eprintln!("advise: using measurements of {}", runs.join(", "));
+        crate::note!("advise: using measurements of {}", runs.join(", "));
     }
     Ok(gathered.measurements)
 }

@@ -54,7 +54,7 @@ fn self_test(args: &BenchCryptoArgs) -> anyhow::Result<ExitCode> {
     crate::output::write_stdout(out.as_bytes())?;
     if failed > 0 || (args.require_afalg && kernel_skipped) {
         if args.require_afalg && kernel_skipped {
-            eprintln!(
+            crate::note!(
                 "nastune: self-test: the kernel path was required (--require-afalg) but skipped"
             );
         }

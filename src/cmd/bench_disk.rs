@@ -53,7 +53,7 @@ fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     drop(doc);
     crate::output::write_stdout(out.as_bytes())?;
     if interrupted {
-        eprintln!("nastune: interrupted; temporary files removed");
+        crate::note!("nastune: interrupted; temporary files removed");
         return Ok(ExitCode::from(interrupt::EXIT_CODE));
     }
     if let Some(f) = failed {

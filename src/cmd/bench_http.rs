@@ -35,7 +35,7 @@ fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     for mode in &modes {
         for url in &urls {
             if !args.json {
-                eprintln!(
+                crate::note!(
                     "{}",
                     crate::report::http_text::progress(url, *mode, &settings)
                 );
@@ -87,7 +87,7 @@ fn run(args: &HttpArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         });
     }
     for msg in empty {
-        eprintln!("nastune: {msg}");
+        crate::note!("nastune: {msg}");
     }
     Ok(ExitCode::from(1))
 }

@@ -25,7 +25,7 @@ fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let json = args.json;
     let cfg = plan.start()?;
     if !json {
-        eprintln!("{}", net_text::header(&cfg));
+        crate::note!("{}", net_text::header(&cfg));
     }
     let root = Root::live();
     let guard = Guard::start(

@@ -62,7 +62,7 @@ fn run(args: &SmbArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     for security in &plan.settings.securities {
         let mut progress = |step: &str| {
             if !args.json {
-                eprintln!("{}", crate::report::smb_text::progress(&target, step));
+                crate::note!("{}", crate::report::smb_text::progress(&target, step));
             }
         };
         match engine::run_security(&plan, addr, local, *security, &root, &mut progress) {

@@ -150,7 +150,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         match disk::measure(disk_plan) {
             Ok(Some(doc)) if !doc.interrupted => docs.push(Doc::Disk(Box::new(doc))),
             Ok(_) => {
-                eprintln!("nastune: interrupted; temporary files removed");
+                crate::note!("nastune: interrupted; temporary files removed");
                 return Ok(ExitCode::from(crate::bench::interrupt::EXIT_CODE));
             }
             Err(e) => not_measured.push(format!("disk: {:#}", anyhow::Error::from(e))),

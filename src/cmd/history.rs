@@ -40,12 +40,17 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
             // Not UTF-8 is not JSON either: the import says what the file is not.
             let ids = store.import(&name, &String::from_utf8_lossy(&bytes))?;
             let list: Vec<String> = ids.iter().map(i64::to_string).collect();
-            format!(
-                "imported {} run(s) as {}; 'nastune report {} --html FILE' shows them\n",
-                ids.len(),
-                list.join(", "),
-                list.join(" ")
-            )
+            if ids.is_empty() {
+                let name = crate::report::format::shown(&name);
+                format!("no runs in '{name}'; nothing was imported\n")
+            } else {
+                format!(
+                    "imported {} run(s) as {}; 'nastune report {} --html FILE' shows them\n",
+                    ids.len(),
+                    list.join(", "),
+                    list.join(" ")
+                )
+            }
         }
         HistoryCommand::Rm(a) => {
             let mut out = String::new();

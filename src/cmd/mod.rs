@@ -120,7 +120,7 @@ pub fn print_document<T: crate::json::Encode>(
 /// the same, with its reasons), else 0.
 pub fn strict_exit(disturbed: bool) -> ExitCode {
     if disturbed {
-        eprintln!("nastune: the run was disturbed (see validity); --strict makes that an error");
+        crate::note!("nastune: the run was disturbed (see validity); --strict makes that an error");
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -16,7 +16,7 @@ pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
     let listener = TcpListener::bind(addr).with_context(|| {
         format!("cannot listen on '{addr}'; is another server (iperf3 -s?) using the port? try -p")
     })?;
-    eprintln!(
+    crate::note!(
         "nastune net serve: listening on '{}' (TCP and UDP), {} sessions at once, auth: {}, allowed: {}",
         listener.local_addr()?,
         cfg.max_sessions,

@@ -29,7 +29,7 @@ pub fn run(args: &ProbeArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         // The capture's time, so `watch --replay` can order and space trees.
         let _ = crate::watch::sample::capture_time(&root);
         let summary = capture::write_capture(root.base(), root.take_recording(), dest)?;
-        eprintln!(
+        crate::note!(
             "captured {} files, {} directories, {} links, {} read errors into '{}'",
             summary.files,
             summary.dirs,

@@ -47,7 +47,7 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         std::fs::write(path, body)
             .with_context(|| format!("cannot write the report to '{}'", path.display()))?;
-        eprintln!("nastune: wrote '{}'", path.display());
+        crate::note!("nastune: wrote '{}'", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

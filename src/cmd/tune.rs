@@ -1,7 +1,7 @@
 //! `nastune tune plan|apply|rollback|verify|confirm`: findings become journaled
 //! changes that can be verified and undone.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -159,7 +159,7 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if !a.yes && !ask(plan.to_apply())? {
-        eprintln!("nastune: nothing applied");
+        crate::note!("nastune: nothing applied");
         return Ok(ExitCode::SUCCESS);
     }
     let host = crate::probe::host::read_host_id(&root);
@@ -212,8 +212,7 @@ pub(crate) fn ask(n: usize) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() {
         bail!("refusing to apply without confirmation: stdin is not a terminal; pass --yes");
     }
-    eprint!("Apply {n} change(s)? [y/N] ");
-    std::io::stderr().flush()?;
+    crate::output::prompt(format_args!("Apply {n} change(s)? [y/N] "));
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
     Ok(matches!(line.trim(), "y" | "Y" | "yes"))

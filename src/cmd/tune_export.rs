@@ -46,7 +46,7 @@ fn write_into(dir: &Path, files: &[ExportFile]) -> anyhow::Result<()> {
         }
         std::fs::write(&path, &f.contents)
             .with_context(|| format!("cannot write '{}'", path.display()))?;
-        eprintln!("nastune: wrote '{}'", path.display());
+        crate::note!("nastune: wrote '{}'", path.display());
     }
     Ok(())
 }
@@ -56,7 +56,7 @@ pub fn run(a: &ExportArgs, global: &crate::cli::GlobalArgs) -> anyhow::Result<Ex
     let store = super::open_store_to_read(global)?;
     let plan = make_plan(&a.select, &root, store.as_ref())?;
     for i in plan.items.iter().filter(|i| i.status == Status::Skip) {
-        eprintln!(
+        crate::note!(
             "nastune: not exported: {} ({})",
             i.setting,
             i.reason.as_deref().unwrap_or("skipped")

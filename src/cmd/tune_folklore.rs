@@ -143,7 +143,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         .filter(|c| decide(c, &root, &judges, opts.smb_read).is_ok())
         .count();
     if n > 0 && !a.yes && !ask(n)? {
-        eprintln!("nastune: nothing tried");
+        crate::note!("nastune: nothing tried");
         return Ok(ExitCode::SUCCESS);
     }
     // From here Ctrl-C ends the recipe in progress at its next run boundary, reverted.
@@ -160,7 +160,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             }
         };
         if progress {
-            eprintln!("nastune: recipe {}: {}", c.recipe.name, go.item.setting);
+            crate::note!("nastune: recipe {}: {}", c.recipe.name, go.item.setting);
         }
         let r = &judges[go.judge];
         let trial = Trial {

@@ -507,7 +507,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         crate::output::write_stdout(tune_text::render_plan(&plan).as_bytes())?;
     }
     if !a.yes && !ask(1)? {
-        eprintln!("nastune: nothing tried");
+        crate::note!("nastune: nothing tried");
         return Ok(ExitCode::SUCCESS);
     }
     // From here Ctrl-C ends the trial at the next run boundary, reverted.
@@ -633,7 +633,7 @@ impl Trial<'_> {
                     disturbed_runs.push(why);
                 }
                 if progress {
-                    eprintln!("nastune: run {taken}/{total}: {v:.1} {}", metric.unit);
+                    crate::note!("nastune: run {taken}/{total}: {v:.1} {}", metric.unit);
                 }
                 Ok(v)
             },
@@ -818,7 +818,7 @@ pub(crate) fn interrupted_exit(e: &anyhow::Error) -> Option<ExitCode> {
     if !crate::bench::interrupt::interrupted() {
         return None;
     }
-    eprintln!("nastune: {e:#}");
+    crate::note!("nastune: {e:#}");
     Some(ExitCode::from(crate::bench::interrupt::EXIT_CODE))
 }
 

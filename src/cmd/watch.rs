@@ -49,7 +49,7 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let page: http::Page = Arc::new(Mutex::new(String::new()));
     if let Some(addr) = &args.metrics_listen {
         let bound = http::serve(addr, page.clone())?;
-        eprintln!("serving Prometheus metrics at http://{bound}/metrics");
+        crate::note!("serving Prometheus metrics at http://{bound}/metrics");
     }
     let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let count = match (args.count, trees.len()) {
@@ -160,7 +160,7 @@ fn load_baselines(store: &Store, host_id: &str) -> anyhow::Result<BTreeMap<Strin
                 out.insert(series, state);
             }
             // One bad row costs that series its baseline, not the watch.
-            Err(e) => eprintln!(
+            Err(e) => crate::note!(
                 "warning: stored baseline of '{series}' unreadable ({e}); starting it afresh"
             ),
         }
@@ -201,7 +201,7 @@ fn run_exec(cmd: &str, alert: &Alert, timeout: Duration) {
     {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("warning: --exec '{cmd}' did not start: {e}");
+            crate::note!("warning: --exec '{cmd}' did not start: {e}");
             return;
         }
     };
@@ -215,7 +215,7 @@ fn run_exec(cmd: &str, alert: &Alert, timeout: Duration) {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => return,
             Ok(Some(status)) => {
-                eprintln!("warning: --exec '{cmd}' failed: {status}");
+                crate::note!("warning: --exec '{cmd}' failed: {status}");
                 return;
             }
             Ok(None) if Instant::now() >= deadline => {
@@ -228,7 +228,7 @@ fn run_exec(cmd: &str, alert: &Alert, timeout: Duration) {
                 }
                 let _ = child.kill();
                 let _ = child.wait();
-                eprintln!(
+                crate::note!(
                     "warning: --exec '{cmd}' ran longer than {:.1} s and was killed; raise --exec-timeout",
                     timeout.as_secs_f64()
                 );
@@ -236,7 +236,7 @@ fn run_exec(cmd: &str, alert: &Alert, timeout: Duration) {
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             Err(e) => {
-                eprintln!("warning: --exec '{cmd}': {e}");
+                crate::note!("warning: --exec '{cmd}': {e}");
                 return;
             }
         }

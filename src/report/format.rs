@@ -1,4 +1,34 @@
-//! Human formatting of base units.
+//! Human formatting of base units, and of text that came from outside.
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// Text from outside nastune (an imported run, a captured tree, a server's
+/// reply) made safe to print on a terminal: every control character is
+/// written as an escape (`\x1b`, `\n`, `\u{9b}`), so ESC [2J cannot clear the
+/// screen, OSC 52 cannot set the clipboard, and a newline cannot forge a line
+/// of the report. Text without control characters is returned as it is.
+pub fn shown(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x80 && c.is_control() => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
 
 /// Bytes in binary units: `512 B`, `1.5 KiB`, `118.2 MiB`.
 pub fn bytes(n: u64) -> String {
@@ -40,6 +70,22 @@ pub fn khz(k: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_from_outside_are_shown_escaped() {
+        assert!(matches!(shown("nastune probe --root /x"), Cow::Borrowed(_)));
+        assert_eq!(shown("é ü 日本"), "é ü 日本");
+        // Clear screen, set the title (OSC 0), set the clipboard (OSC 52).
+        assert_eq!(shown("a\x1b[2Jb"), "a\\x1b[2Jb");
+        assert_eq!(shown("\x1b]0;pwned\x07"), "\\x1b]0;pwned\\x07");
+        assert_eq!(
+            shown("\x1b]52;c;cHduZWQ=\x1b\\"),
+            "\\x1b]52;c;cHduZWQ=\\x1b\\"
+        );
+        assert_eq!(shown("1\n2\r3\t4\x7f"), "1\\n2\\r3\\t4\\x7f");
+        // C1 controls: CSI (U+009B) acts like ESC [ on some terminals.
+        assert_eq!(shown("\u{9b}2J"), "\\u{9b}2J");
+    }
 
     #[test]
     fn units() {

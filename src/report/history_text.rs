@@ -2,7 +2,11 @@
 
 use std::fmt::Write;
 
+use super::format::shown;
 use crate::store::RunRecord;
+
+// Every string of a run record may come from another box's export file
+// (`history import`), so each is printed through `shown`.
 
 pub fn render_list(runs: &[RunRecord]) -> String {
     if runs.is_empty() {
@@ -18,9 +22,9 @@ pub fn render_list(runs: &[RunRecord]) -> String {
             "{:>6}  {:<20}  {:<12}  {:<9}  {}",
             r.id,
             crate::time::rfc3339_utc(r.started_unix.max(0) as u64),
-            r.kind,
-            r.status,
-            r.command
+            shown(&r.kind),
+            shown(&r.status),
+            shown(&r.command)
         );
     }
     out
@@ -29,8 +33,8 @@ pub fn render_list(runs: &[RunRecord]) -> String {
 pub fn render_run(r: &RunRecord, documents: &[&str]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "run        {}", r.id);
-    let _ = writeln!(out, "kind       {}", r.kind);
-    let _ = writeln!(out, "status     {}", r.status);
+    let _ = writeln!(out, "kind       {}", shown(&r.kind));
+    let _ = writeln!(out, "status     {}", shown(&r.status));
     let _ = writeln!(
         out,
         "started    {}",
@@ -44,9 +48,10 @@ pub fn render_run(r: &RunRecord, documents: &[&str]) -> String {
             f - r.started_unix
         );
     }
-    let _ = writeln!(out, "host       {}", r.host_id);
-    let _ = writeln!(out, "version    {}", r.tool_version);
-    let _ = writeln!(out, "command    {}", r.command);
+    let _ = writeln!(out, "host       {}", shown(&r.host_id));
+    let _ = writeln!(out, "version    {}", shown(&r.tool_version));
+    let _ = writeln!(out, "command    {}", shown(&r.command));
+    let documents: Vec<_> = documents.iter().map(|d| shown(d)).collect();
     let _ = writeln!(out, "documents  {}", documents.join(", "));
     out
 }

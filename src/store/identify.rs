@@ -19,6 +19,9 @@ pub struct Header {
     pub wal: bool,
     /// The text encoding is UTF-16 (2 or 3; nastune writes UTF-8, 1).
     pub utf16: bool,
+    /// The size the database had at its last commit to this file (page size
+    /// times the in-header page count), when the header's count is valid.
+    pub size: Option<u64>,
 }
 
 pub const HEADER_LEN: usize = 100;
@@ -34,7 +37,22 @@ pub fn parse_header(bytes: &[u8]) -> Option<Header> {
         application_id: be(68),
         wal: head[18] == 2 && head[19] == 2,
         utf16: matches!(be(56), 2 | 3),
+        size: stated_size(head),
     })
+}
+
+/// Page size times page count, as the header states them. The count is valid
+/// only when the "version-valid-for" number (offset 92) equals the change
+/// counter (offset 24): SQLite before 3.7.0 did not keep it up to date.
+fn stated_size(head: &[u8]) -> Option<u64> {
+    let be = |at: usize| u32::from_be_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+    let page_size = match u16::from_be_bytes([head[16], head[17]]) {
+        1 => 65536,
+        n if n >= 512 && n.is_power_of_two() => u64::from(n),
+        _ => return None,
+    };
+    let pages = be(28);
+    (pages > 0 && be(92) == be(24)).then(|| page_size * u64::from(pages))
 }
 
 /// What an existing SQLite file is to nastune.
@@ -230,9 +248,22 @@ mod tests {
             Some(Header {
                 application_id: APPLICATION_ID,
                 wal: true,
-                utf16: false
+                utf16: false,
+                size: None,
             })
         );
+        // 4096-byte pages, 3 of them, counted at change 7 (valid only when
+        // "version-valid-for" says 7 too).
+        h[16..18].copy_from_slice(&4096u16.to_be_bytes());
+        h[24..28].copy_from_slice(&7u32.to_be_bytes());
+        h[28..32].copy_from_slice(&3u32.to_be_bytes());
+        assert_eq!(parse_header(&h).unwrap().size, None);
+        h[92..96].copy_from_slice(&7u32.to_be_bytes());
+        assert_eq!(parse_header(&h).unwrap().size, Some(3 * 4096));
+        h[16..18].copy_from_slice(&1u16.to_be_bytes());
+        assert_eq!(parse_header(&h).unwrap().size, Some(3 * 65536));
+        h[16..18].copy_from_slice(&1000u16.to_be_bytes());
+        assert_eq!(parse_header(&h).unwrap().size, None, "not a power of two");
         h[18] = 1;
         assert!(!parse_header(&h).unwrap().wal);
         h[59] = 1;

@@ -66,6 +66,31 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
+    #[error(
+        "'{}' is a {kind}, not a database file; pass --db with a regular file, or the name of one to create",
+        path.display()
+    )]
+    NotAFile { path: PathBuf, kind: &'static str },
+    #[error(
+        "the filesystem holding the store '{}' is full ({} free in '{}'); free at least {} there and run the command again",
+        path.display(),
+        crate::report::format::bytes(*free),
+        dir.display(),
+        crate::report::format::bytes(FULL_BELOW)
+    )]
+    Full {
+        path: PathBuf,
+        dir: PathBuf,
+        free: u64,
+    },
+    #[error(
+        "'{}' stayed locked by another process for {} s; wait until it is done (a 'tune apply', 'history import' or another writer) and run the command again",
+        path.display(),
+        BUSY_TIMEOUT.as_secs()
+    )]
+    Busy { path: PathBuf },
+    #[error(transparent)]
+    Open(crate::root::ReadError),
     #[error("cannot read '{}'", path.display())]
     Read {
         path: PathBuf,
@@ -108,6 +133,16 @@ pub fn default_path() -> Result<PathBuf, StoreError> {
     Ok(base.join("nastune").join("nastune.db"))
 }
 
+/// Below this much free space an SQLite I/O error on the store's filesystem
+/// is taken as "full": opening a WAL store makes a 32 KiB -shm file, and a
+/// commit appends its pages to the -wal (a `tune apply` wrote 330 KiB of them).
+pub const FULL_BELOW: u64 = 1 << 20;
+
+/// How long a command waits for another process's lock on the store. Each of
+/// nastune's writes is one short transaction, so a lock held this long is
+/// another program (or a stopped process) holding it, and waiting on helps not.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
 pub type RunId = i64;
 
 /// One stored run (decoded only within an export file's runs).
@@ -133,6 +168,10 @@ impl Store {
     /// read-only first, and only a nastune database (or a new, empty one) is then
     /// opened for writing, switched to WAL and migrated.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        tidy_on_error(path, || Store::open_untidy(path))
+    }
+
+    fn open_untidy(path: &Path) -> Result<Store, StoreError> {
         if inspect(path)?.is_none()
             && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
         {
@@ -149,6 +188,10 @@ impl Store {
     /// nastune is migrated first, which needs write access; nothing stored yet
     /// reads as an empty store without creating a file.
     pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        tidy_on_error(path, || Store::open_read_only_untidy(path))
+    }
+
+    fn open_read_only_untidy(path: &Path) -> Result<Store, StoreError> {
         let conn = match inspect(path)? {
             Some((conn, Identity::Ours { version } | Identity::Unstamped { version }))
                 if version == LATEST_VERSION =>
@@ -181,7 +224,19 @@ impl Store {
         })
     }
 
+    /// Opens for writing. On a full filesystem SQLite cannot make the 32 KiB
+    /// -shm file that WAL readers share, so the store could not even be read
+    /// (SQLITE_IOERR_SHMSIZE): then it is opened again in exclusive locking
+    /// mode, whose WAL index lives in this process's memory. Reading then
+    /// works (a rollback finds its journal), and a write says the disk is full.
     fn open_read_write(path: &Path) -> Result<Store, StoreError> {
+        match tidy_on_error(path, || Store::open_read_write_in(path, false)) {
+            Err(StoreError::Full { .. }) => Store::open_read_write_in(path, true),
+            other => other,
+        }
+    }
+
+    fn open_read_write_in(path: &Path, exclusive: bool) -> Result<Store, StoreError> {
         // Not SQLITE_OPEN_URI: a --db path that starts with "file:" is a file name.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -197,14 +252,18 @@ impl Store {
             _ => classify(path, source),
         };
         let conn = Connection::open_with_flags(path, flags).map_err(read_only)?;
+        if exclusive {
+            // Before the first read, or SQLite maps the -shm file all the same.
+            conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE")
+                .map_err(read_only)?;
+        }
         // SQLite opens a write-protected file read-only without a word.
         if conn.is_readonly(MAIN_DB).map_err(read_only)? {
             return Err(StoreError::ReadOnly {
                 path: path.to_path_buf(),
             });
         }
-        conn.busy_timeout(Duration::from_secs(10))
-            .map_err(read_only)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(read_only)?;
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
@@ -232,7 +291,7 @@ impl Store {
         // WAL lets a watch and a report run at once; a small cache suits 128 MiB boxes.
         // Switching to WAL needs an exclusive lock and SQLite does not call the busy
         // handler for it, so a second process opening a new database retries here.
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
         loop {
             match self
                 .conn
@@ -253,6 +312,20 @@ impl Store {
                 "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -2000;",
             )
             .map_err(|e| self.sql_err(e))
+    }
+
+    /// Runs `f` as one transaction: all of its writes are stored, or none.
+    pub fn in_transaction<T>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(|e| self.sql_err(e))?;
+        let value = f(self)?;
+        tx.commit().map_err(|e| self.sql_err(e))?;
+        Ok(value)
     }
 
     /// Starts a run and returns its id; finish it with [`Store::finish_run`].
@@ -410,15 +483,24 @@ fn inspect(path: &Path) -> Result<Option<(Connection, Identity)>, StoreError> {
         path: path.to_path_buf(),
         source,
     };
-    match std::fs::File::open(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(read(e)),
-        Ok(f) => {
-            f.take(identify::HEADER_LEN as u64)
-                .read_to_end(&mut head)
-                .map_err(read)?;
+    // Opened without blocking and judged by fstat of what was opened: a FIFO
+    // would hang SQLite's open, and /dev/null reads as an empty new store
+    // whose writes vanish ("disk I/O error" at the first commit).
+    let file = match crate::root::open_regular(path) {
+        Ok(f) => f,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(crate::root::ReadError::NotRegular { kind, .. }) => {
+            return Err(StoreError::NotAFile {
+                path: path.to_path_buf(),
+                kind,
+            });
         }
-    }
+        Err(e) => return Err(StoreError::Open(e)),
+    };
+    let len = file.metadata().map_err(read)?.len();
+    file.take(identify::HEADER_LEN as u64)
+        .read_to_end(&mut head)
+        .map_err(read)?;
     if head.is_empty() {
         return Ok(None);
     }
@@ -437,17 +519,39 @@ fn inspect(path: &Path) -> Result<Option<(Connection, Identity)>, StoreError> {
     // A read-only connection to a WAL file leaves -wal and -shm files behind;
     // another program's file is read as immutable instead, which is exact as
     // long as it has no -wal file. Read-only media need the same for our files.
-    let wal_file = sibling(path, "-wal").exists();
+    let before = side_files_present(path);
+    let wal_len = std::fs::metadata(sibling(path, "-wal"))
+        .map(|m| m.len())
+        .ok();
+    let wal_file = wal_len.is_some();
+    // Without a -wal holding commits the file alone is the database, and one
+    // shorter than its header says was cut off: refused before SQLite opens it
+    // (and, for a WAL file, makes -shm and -wal files beside it).
+    if let Some(size) = header
+        .size
+        .filter(|&size| len < size && wal_len.unwrap_or(0) == 0)
+    {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!("it is truncated: {len} bytes, its header says {size}"),
+        });
+    }
     let immutable = header.application_id != identify::APPLICATION_ID && header.wal && !wal_file;
-    let (conn, facts) = match read_facts(path, immutable) {
-        Err(rusqlite::Error::SqliteFailure(e, _))
-            if e.code == ErrorCode::CannotOpen && !immutable && !wal_file =>
-        {
-            read_facts(path, true)
+    let (conn, facts) = match read_facts(path, immutable).map_err(|e| classify(path, e)) {
+        Err(StoreError::Sql {
+            source: rusqlite::Error::SqliteFailure(e, _),
+            ..
+        }) if e.code == ErrorCode::CannotOpen && !immutable && !wal_file => {
+            read_facts(path, true).map_err(|e| classify(path, e))
+        }
+        // A full filesystem has no room for the -shm file; without commits
+        // in a -wal the file alone is exact.
+        Err(StoreError::Full { .. }) if !immutable && wal_len.unwrap_or(0) == 0 => {
+            remove_created(path, before);
+            read_facts(path, true).map_err(|e| classify(path, e))
         }
         other => other,
-    }
-    .map_err(|e| classify(path, e))?;
+    }?;
     let names: Vec<&str> = facts.names.iter().map(String::as_str).collect();
     let identity = identify::identify(path, facts.application_id, facts.user_version, &names)?;
     // The check reads every page once: through the usual 2 MiB page cache it
@@ -486,7 +590,7 @@ fn read_facts(path: &Path, immutable: bool) -> rusqlite::Result<(Connection, Fac
     } else {
         Connection::open_with_flags(path, flags)?
     };
-    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     // One read transaction: another process creating the database at this
     // moment must not show us its tables with the marks of before (found as
     // "tables do not match schema 0" with six probes started at once).
@@ -524,15 +628,119 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// SQLite's "not a database" and "malformed" become [`StoreError::Corrupt`].
+/// Runs `open` and, when it fails, removes the -wal and -shm files that it
+/// made beside `path`: SQLite makes them before it finds a damaged page, and
+/// they must not be taken for the remains of a crash.
+fn tidy_on_error<T>(
+    path: &Path,
+    open: impl FnOnce() -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let before = side_files_present(path);
+    let result = open();
+    if result.is_err() {
+        remove_created(path, before);
+    }
+    result
+}
+
+/// The files SQLite keeps beside a WAL database.
+const SIDE_FILES: [&str; 2] = ["-wal", "-shm"];
+
+/// Which of [`SIDE_FILES`] are there now.
+fn side_files_present(path: &Path) -> [bool; 2] {
+    SIDE_FILES.map(|suffix| sibling(path, suffix).symlink_metadata().is_ok())
+}
+
+/// Removes the side files that were not there `before` (in [`SIDE_FILES`]
+/// order), unless another process has the database open: it may have made
+/// them meanwhile, and taking a -shm from under it breaks its locking.
+fn remove_created(path: &Path, before: [bool; 2]) {
+    if in_use(path) {
+        return;
+    }
+    for (suffix, existed) in SIDE_FILES.into_iter().zip(before) {
+        if !existed {
+            let _ = std::fs::remove_file(sibling(path, suffix));
+        }
+    }
+}
+
+/// Whether another process holds an SQLite lock on the database: every
+/// connection to a WAL database keeps a read lock on its SHARED byte range
+/// (bytes 0x40000002 to 0x40000200 of the lock space) while it is open.
+fn in_use(path: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    const PENDING_BYTE: i64 = 0x4000_0000;
+    use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking: the path may be a FIFO (refused, but still there).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path);
+    let Ok(file) = file else {
+        return false;
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return true;
+    }
+    // SAFETY: flock is plain data; F_GETLK only fills it in.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    lock.l_start = PENDING_BYTE as libc::off_t;
+    lock.l_len = 512;
+    // SAFETY: F_GETLK on a descriptor we own, with a valid flock.
+    let ok = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut lock) } == 0;
+    // A lock we cannot test is taken as held: leaving a file is the safe side.
+    !ok || lock.l_type != libc::F_UNLCK as libc::c_short
+}
+
+/// Free space for the unprivileged on the filesystem holding `path` (the
+/// directory it is in), or `None` when statvfs fails.
+fn free_space(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is plain data that the call fills in.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a valid out pointer.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// SQLite's "not a database" and "malformed" become [`StoreError::Corrupt`];
+/// "full", and any I/O error on a filesystem with less than [`FULL_BELOW`]
+/// free, become [`StoreError::Full`]: SQLite reports no room for the -shm
+/// file as SQLITE_IOERR_SHMSIZE (4874) and a failed write as SQLITE_IOERR_WRITE.
 fn classify(path: &Path, source: rusqlite::Error) -> StoreError {
-    if let rusqlite::Error::SqliteFailure(e, msg) = &source
-        && matches!(e.code, ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
-    {
-        return StoreError::Corrupt {
-            path: path.to_path_buf(),
-            detail: msg.clone().unwrap_or_else(|| e.to_string()),
-        };
+    if let rusqlite::Error::SqliteFailure(e, msg) = &source {
+        if matches!(e.code, ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) {
+            return StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: msg.clone().unwrap_or_else(|| e.to_string()),
+            };
+        }
+        if matches!(e.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) {
+            return StoreError::Busy {
+                path: path.to_path_buf(),
+            };
+        }
+        if matches!(e.code, ErrorCode::DiskFull | ErrorCode::SystemIoFailure) {
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            if let Some(free) = free_space(&dir)
+                && (free < FULL_BELOW || e.code == ErrorCode::DiskFull)
+            {
+                return StoreError::Full {
+                    path: path.to_path_buf(),
+                    dir,
+                    free,
+                };
+            }
+        }
     }
     StoreError::Sql {
         path: path.to_path_buf(),

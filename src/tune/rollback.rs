@@ -2,6 +2,11 @@
 //! back (a file that was absent is removed). Restoring is idempotent, so a session
 //! interrupted at any point (state `applying`) rolls back the same way, and a
 //! rollback interrupted itself can simply run again.
+//!
+//! The system is restored before the store records it: a store on a full disk
+//! can still be read but not written, and the settings must come back all the
+//! same. The record follows in one transaction; when it fails, the error says
+//! what was restored and that running the rollback again records it.
 
 use crate::json::{Decode, Encode};
 
@@ -46,6 +51,15 @@ pub enum RollbackError {
     NoSession(i64),
     #[error("journal entry {0} not found in the store")]
     NoEntry(i64),
+    #[error(
+        "{what} is restored on the system ({restored} value(s)) but not recorded in the store: {cause}; 'nastune tune rollback {again}' then writes the same values again and records them"
+    )]
+    NotRecorded {
+        what: String,
+        again: String,
+        restored: usize,
+        cause: Box<StoreError>,
+    },
 }
 
 /// One restored entry.
@@ -120,24 +134,57 @@ pub fn rollback_session(
     let mut entries = store.tune_entries(session.id)?;
     entries.reverse();
     let mut restored = Vec::new();
-    let mut dropped = 0;
+    let mut dropped = Vec::new();
+    let mut failed = None;
     for e in entries.iter().filter(|e| !only_network || e.network) {
         match e.state.as_str() {
-            "journaled" | "applied" => restored.push(restore(store, &root, e)?),
-            "deferred" => {
-                store.tune_set_entry_state(e.id, "dropped")?;
-                dropped += 1;
-            }
+            "journaled" | "applied" => match restore(&root, e) {
+                Ok(r) => restored.push(r),
+                Err(err) => {
+                    failed = Some(err);
+                    break;
+                }
+            },
+            "deferred" => dropped.push(e.id),
             _ => {}
         }
     }
     let files = entries.iter().filter(|e| e.kind == KIND_FILE);
-    remove_stale_temps(&root, files.map(|e| e.path.as_str())).map_err(RollbackError::Temp)?;
-    if !only_network {
-        store.tune_set_session_state(session.id, "rolled_back")?;
-        // The dead-man timer, if any, has nothing left to do.
-        store.tune_move_network_state(session.id, "pending", "reverted", Some("rolled back"))?;
+    if failed.is_none() {
+        failed = remove_stale_temps(&root, files.map(|e| e.path.as_str()))
+            .map_err(RollbackError::Temp)
+            .err();
     }
+    let whole = failed.is_none() && !only_network;
+    let recorded = store.in_transaction(|store| {
+        for r in &restored {
+            store.tune_set_entry_state(r.entry, "reverted")?;
+        }
+        for &id in &dropped {
+            store.tune_set_entry_state(id, "dropped")?;
+        }
+        if whole {
+            store.tune_set_session_state(session.id, "rolled_back")?;
+            // The dead-man timer, if any, has nothing left to do.
+            store.tune_move_network_state(
+                session.id,
+                "pending",
+                "reverted",
+                Some("rolled back"),
+            )?;
+        }
+        Ok(())
+    });
+    if let Some(err) = failed {
+        return Err(err);
+    }
+    recorded.map_err(|cause| RollbackError::NotRecorded {
+        what: format!("session {}", session.id),
+        again: session.id.to_string(),
+        restored: restored.len(),
+        cause: Box::new(cause),
+    })?;
+    let dropped = dropped.len();
     Ok(RolledBack {
         session: session.id,
         restored,
@@ -153,17 +200,34 @@ pub fn rollback_entry(store: &Store, entry: i64) -> Result<Restored, RollbackErr
     let s = store
         .tune_session(e.session_id)?
         .ok_or(RollbackError::NoSession(e.session_id))?;
-    restore(store, &session_root(&s)?, &e)
+    let r = restore(&session_root(&s)?, &e)?;
+    store
+        .tune_set_entry_state(e.id, "reverted")
+        .map_err(|cause| RollbackError::NotRecorded {
+            what: format!("journal entry {entry}"),
+            again: format!("--entry {entry}"),
+            restored: 1,
+            cause: Box::new(cause),
+        })?;
+    Ok(r)
 }
 
-fn restore(store: &Store, root: &Root, e: &EntryRecord) -> Result<Restored, RollbackError> {
+/// Writes an entry's old value back on the system; the caller records it.
+fn restore(root: &Root, e: &EntryRecord) -> Result<Restored, RollbackError> {
     let err = |source| RollbackError::Restore {
         setting: e.setting.clone(),
         path: e.path.clone(),
         source,
     };
     let current = read_entry(root, &e.kind, &e.path).map_err(err)?;
+    let value = |v: &[u8]| selected_value(&String::from_utf8_lossy(v));
+    // Restored already (a rollback whose record failed runs again): no drift.
+    let already = match (&e.old, &current) {
+        (Some(old), Some(cur)) if e.kind != KIND_FILE => value(old) == value(cur),
+        (old, cur) => old == cur,
+    };
     let drifted_from = match (&e.new, &current, e.state.as_str()) {
+        _ if already => None,
         (Some(new), Some(cur), "applied") if e.kind != KIND_FILE => {
             let (n, c) = (
                 selected_value(&String::from_utf8_lossy(new)),
@@ -196,7 +260,6 @@ fn restore(store: &Store, root: &Root, e: &EntryRecord) -> Result<Restored, Roll
             "absent".into()
         }
     };
-    store.tune_set_entry_state(e.id, "reverted")?;
     Ok(Restored {
         entry: e.id,
         setting: e.setting.clone(),

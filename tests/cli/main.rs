@@ -40,6 +40,7 @@ mod smb_client;
 mod smb_hostile;
 mod smbd;
 mod store;
+mod store_edges;
 mod tune;
 mod tune_folklore;
 mod tune_kinds;

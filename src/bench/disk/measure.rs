@@ -42,7 +42,7 @@ pub(super) fn prepare(
     destroy_data: Option<&Path>,
 ) -> Result<Option<Prepared>, MeasureError> {
     if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-        eprintln!("nastune: laying out the test file in '{}'", path.display());
+        crate::note!("nastune: laying out the test file in '{}'", path.display());
     }
     let target = match target::open(root, path, plan.size, plan.writes(), destroy_data) {
         Ok(t) => t,
@@ -60,7 +60,7 @@ pub(super) fn prepare(
         })
         .collect();
     if let Some(n) = target.network_fs.as_ref().filter(|_| network_buffered) {
-        eprintln!(
+        crate::note!(
             "nastune: '{}' is on {}: measuring the file service with buffered I/O \
              (--direct bypasses the client's cache where the filesystem supports it)",
             path.display(),
@@ -146,7 +146,7 @@ pub fn measure(plan: &Plan) -> Result<Option<DiskBench>, MeasureError> {
 
     let (engine_kind, note) = engine::choose(plan.engine)?;
     if let Some(n) = &note {
-        eprintln!("nastune: {n}");
+        crate::note!("nastune: {n}");
     }
     let chosen = Chosen {
         kind: engine_kind,
@@ -348,7 +348,7 @@ fn several(root: &Root, plan: &Plan, chosen: Chosen, prepared: Vec<Prepared>) ->
             self::alone(root, plan, &chosen, p, i == 0, label)
         })
         .collect();
-    eprintln!("nastune: all {} targets together", prepared.len());
+    crate::note!("nastune: all {} targets together", prepared.len());
     let pairs: Vec<(&target::Target, &[Layer])> = prepared
         .iter()
         .map(|p| (&p.target, p.layers.as_slice()))
