@@ -262,7 +262,10 @@ fn a_loop_device_over_the_file_of_a_mounted_one_is_not_written() {
         return;
     };
     let d = l.dev.clone();
-    sh(&format!("mkfs.ext4 -q -F {d}"));
+    // No lazy init: its thread would write the mounted image during the test.
+    sh(&format!(
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 {d}"
+    ));
     // Two loop devices on one image; the first mounted, the second benched.
     let second = attach(&image(&l), &[]);
     let m = mount(&d, &l.mountpoint());
@@ -295,7 +298,7 @@ fn a_loop_device_over_the_file_of_a_mounted_one_is_not_written() {
 
     // A partition of one loop device mounted (loopNp1), the other benched whole.
     sh(&format!(
-        "echo ',32M' | sfdisk -q {d} && partx -u {d} 2>/dev/null; udevadm settle 2>/dev/null; sleep 0.5; test -b {d}p1 && mkfs.ext4 -q -F {d}p1"
+        "echo ',32M' | sfdisk -q {d} && partx -u {d} 2>/dev/null; udevadm settle 2>/dev/null; sleep 0.5; test -b {d}p1 && mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 {d}p1"
     ));
     let m = mount(&format!("{d}p1"), &l.mountpoint());
     let second = attach(&image(&l), &[]);
@@ -328,7 +331,10 @@ fn a_file_under_a_loop_device_or_swap_is_not_written() {
         return;
     };
     let d = l.dev.clone();
-    sh(&format!("mkfs.ext4 -q -F {d}"));
+    // No lazy init: its thread would write the mounted image during the test.
+    sh(&format!(
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 {d}"
+    ));
     let img = image(&l);
     let file = img.to_str().unwrap();
     let m = mount(&d, &l.mountpoint());
