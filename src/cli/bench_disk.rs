@@ -15,11 +15,13 @@ pub const LONG_ABOUT: &str = "Measure storage: throughput, IOPS, latency percent
 kernel threads'), and what every layer of the block stack really moved (/proc/diskstats), so \
 page-cache hits, RAID parity and encryption show.\n\n\
 PATH is a directory (default: the current one; a temporary file of min(1 GiB, half the free \
-space) is created there and removed afterwards, also on Ctrl-C), an existing file (used in \
-place: write tests overwrite it), or a block device (reads always; writes only when it looks \
-blank: no known signature and zeros in its first and last MiB, and nothing mounted, held, \
-swapped, backed or claimed on it; --destroy-data naming that device overrides what is stored \
-on it, never a live use).\n\n\
+space) is created there and removed afterwards, also on Ctrl-C, or by the next run after a \
+kill), an existing file (used in place: write tests overwrite it, unless a loop device or swap \
+sits on it), or a block device (reads always; writes only when it looks blank: no known \
+signature and zeros in its first and last MiB and where partitions usually start, from sector \
+34 to 64 MiB, and nothing mounted, held, swapped, backed or claimed on it or on a device with \
+its bytes, such as another loop device over the same file; --destroy-data naming that device \
+overrides what is stored on it, never a live use).\n\n\
 Several PATHs run the --rw test on each alone, then on all at once (started together), and \
 report each alone and together, the aggregate, and the shared ceiling when the aggregate is \
 below 0.9 × the sum of the alone figures (a shared bus, controller or backing store). Block \

@@ -137,6 +137,7 @@ impl CheckArgs {
         // Absolute, so the bottleneck analysis finds the filesystem it measured.
         let dir = std::fs::canonicalize(dir)
             .map_err(|e| anyhow::anyhow!("--dir '{}': {e}", dir.display()))?;
+        check_dir(&dir)?;
         let opts = disk::SuiteOptions {
             runtime: Duration::from_secs(u64::from(self.disk_seconds)),
             ramp_time: Duration::from_millis(500),
@@ -146,6 +147,37 @@ impl CheckArgs {
         plan.size = Some(self.disk_size);
         plan.settle_s = self.guard.settle;
         Ok(plan)
+    }
+}
+
+/// Why a --dir is not one `check` can measure in.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum DirError {
+    #[error(
+        "--dir '{}' is a block device: check measures a filesystem through a temporary file in a directory, and would write to the device itself. Give a directory on the filesystem to measure, or measure the device with 'nastune bench disk --rw read {}'",
+        path.display(),
+        path.display()
+    )]
+    BlockDevice { path: PathBuf },
+    #[error(
+        "--dir '{}' is not a directory: check creates and removes a temporary file in a directory, and would overwrite this one in place. Give the directory it is in",
+        path.display()
+    )]
+    NotADirectory { path: PathBuf },
+}
+
+/// `check` measures the filesystem under a directory (its bottleneck names the
+/// mount); a device or file given as --dir would be written in place.
+fn check_dir(path: &std::path::Path) -> Result<(), DirError> {
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_block_device() => Err(DirError::BlockDevice {
+            path: path.to_path_buf(),
+        }),
+        Ok(m) if !m.is_dir() => Err(DirError::NotADirectory {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -187,6 +219,21 @@ mod tests {
         let plan = check.plan().unwrap();
         assert_eq!(plan.disk, Some(disk.plan().unwrap()));
         assert_eq!(plan.disk.unwrap().size, Some(256 << 20));
+    }
+
+    #[test]
+    fn a_device_or_file_as_dir_is_refused_by_name() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        for (path, want) in [
+            ("/dev/null", "is not a directory"),
+            (file.path().to_str().unwrap(), "is not a directory"),
+        ] {
+            let Command::Check(check) = parse(&["check", "--dir", path]) else {
+                panic!("not check");
+            };
+            let e = check.plan().unwrap_err().to_string();
+            assert!(e.contains(want) && e.contains(&format!("'{path}'")), "{e}");
+        }
     }
 
     #[test]

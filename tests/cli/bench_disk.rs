@@ -210,9 +210,15 @@ fn write_refusal(l: &Loop) -> String {
     stderr(&o)
 }
 
-/// Zeroes the first and last MiB so no signature survives from the last case.
+/// Zeroes the device so nothing survives from the last case: filesystems
+/// write past their first MiB, where partitions usually start, and nastune
+/// looks there too. Discard punches holes in the image; the ends are zeroed
+/// by hand should it not.
 fn wipe(l: &Loop) {
     let d = &l.dev;
+    sh(&format!(
+        "blkdiscard -f {d} 2>/dev/null || blkdiscard {d} 2>/dev/null || true"
+    ));
     sh(&format!(
         "dd if=/dev/zero of={d} bs=1M count=1 conv=fsync status=none"
     ));

@@ -12,6 +12,7 @@ mod advise;
 mod bad_input;
 mod bench_crypto;
 mod bench_disk;
+mod bench_disk_safety;
 mod bench_disk_shared;
 mod bench_http;
 mod bench_smb;

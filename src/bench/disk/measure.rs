@@ -49,6 +49,14 @@ pub(super) fn prepare(
         Err(target::TargetError::Interrupted) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
+    for r in &target.removed {
+        eprintln!(
+            "nastune: removed '{}' ({} MiB), left by an earlier run (pid {}) that no longer runs",
+            r.path.display(),
+            r.bytes >> 20,
+            r.pid
+        );
+    }
     let network_buffered = target.network_fs.is_some() && !plan.direct_chosen;
     let tests: Vec<_> = plan
         .tests

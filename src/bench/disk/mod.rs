@@ -5,6 +5,8 @@
 pub mod buffers;
 pub mod engine;
 pub mod job;
+pub mod leftover;
+pub mod loops;
 pub mod measure;
 mod measured;
 pub mod network_fs;

@@ -2,16 +2,21 @@
 //! fio only compares the name with /etc/mtab. A list of signatures always
 //! misses something, so the rule is turned round: without `--destroy-data` a
 //! device is written only when it looks blank, with no known signature *and*
-//! zeros in its first and last MiB. `--destroy-data` naming that same device
-//! overrides what is stored on it (the data the user chose to destroy), never a
-//! live use: a mount, a holder (md, dm, LVM), swap, a loop device it backs, or
-//! another program's exclusive open. Writing under those corrupts what is
-//! running, and the fix is to stop that use first.
+//! zeros in its first and last MiB and at each place a partition usually
+//! starts (a cleared partition table leaves its partitions whole).
+//! `--destroy-data` naming that same device overrides what is stored on it
+//! (the data the user chose to destroy), never a live use: a mount, a holder
+//! (md, dm, LVM), swap, a loop device it backs, another program's exclusive
+//! open, or any of those on a device with the same bytes (another loop device
+//! over the same file, the device under a loop device). Writing under those
+//! corrupts what is running, and the fix is to stop that use first. A file
+//! target is refused while a loop device or swap sits on it, whatever its name.
 
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use super::loops::{self, Backing, LoopDev};
 use super::signatures;
 use crate::root::Root;
 
@@ -41,6 +46,12 @@ pub enum SafetyError {
     InUse { device: PathBuf, uses: Vec<String> },
     #[error("--destroy-data '{}' is only for block-device targets", named.display())]
     NotADevice { named: PathBuf },
+    #[error(
+        "refusing to write to '{}': {}. Writing the file under them corrupts what runs on them; detach the loop device (losetup -d) or swapoff the file first",
+        path.display(),
+        uses.join("; ")
+    )]
+    FileInUse { path: PathBuf, uses: Vec<String> },
 }
 
 /// What was found on and around a device.
@@ -54,9 +65,12 @@ pub struct DeviceFacts {
     pub swaps: Vec<String>,
     /// "'sdb' backs loop device 'loop3'".
     pub loop_backings: Vec<String>,
+    /// "'loop1' and loop device 'loop0' are both over '/srv/disk.img'": the
+    /// same bytes under another device, which the other fields also cover.
+    pub shared: Vec<String>,
     /// "'/dev/sdb' is claimed exclusively by another user".
     pub claims: Vec<String>,
-    /// "an ext2/3/4 filesystem".
+    /// "an ext2/3/4 filesystem signature", "… at byte 1048576, where a partition usually starts".
     pub signatures: Vec<String>,
     /// Anything else that stops us: data no signature names, an unreadable end.
     pub other: Vec<String>,
@@ -70,6 +84,7 @@ impl DeviceFacts {
             &self.holders,
             &self.swaps,
             &self.loop_backings,
+            &self.shared,
             &self.claims,
         ]
         .into_iter()
@@ -83,7 +98,7 @@ impl DeviceFacts {
         let mut out: Vec<String> = self
             .signatures
             .iter()
-            .map(|s| format!("it carries {s} signature"))
+            .map(|s| format!("it carries {s}"))
             .collect();
         out.extend(self.other.iter().cloned());
         out
@@ -204,71 +219,251 @@ pub fn parse_swaps(swaps: &str, names: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The first and last [`signatures::SPAN`] bytes of the device and its size.
-fn read_ends(path: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64)> {
+/// Reads `len` bytes at `off` (fewer at the end of the device).
+fn read_at(file: &File, off: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len as usize];
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read_at(&mut buf[got..], off + got as u64)? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    buf.truncate(got);
+    Ok(buf)
+}
+
+/// What is stored on the device at `path`: its ends, then each usual
+/// partition start, read one [`signatures::WINDOW`] at a time so at most
+/// 2 MiB + 256 KiB are held at once.
+fn read_contents(path: &Path) -> std::io::Result<(Vec<String>, Vec<String>)> {
     let file = File::open(path)?;
     let size = {
         use std::io::{Seek, SeekFrom};
         let mut f = &file;
         f.seek(SeekFrom::End(0))?
     };
-    let read = |off: u64, len: u64| -> std::io::Result<Vec<u8>> {
-        let mut buf = vec![0u8; len as usize];
-        let mut got = 0;
-        while got < buf.len() {
-            match file.read_at(&mut buf[got..], off + got as u64)? {
-                0 => break,
-                n => got += n,
-            }
-        }
-        buf.truncate(got);
-        Ok(buf)
-    };
     let span = signatures::SPAN.min(size);
-    let head = read(0, span)?;
-    let tail = read(size - span, span)?;
-    Ok((head, tail, size))
+    let head = read_at(&file, 0, span)?;
+    let tail = read_at(&file, size - span, span)?;
+    let mut windows = Vec::new();
+    for start in signatures::partition_starts(size) {
+        let w = read_at(&file, start, signatures::WINDOW)?;
+        windows.push((start, signatures::detect_start(&w), first_nonzero(&w)));
+    }
+    Ok(contents_facts(&head, &tail, size, &windows))
 }
 
-/// Loop devices whose backing file is one of `devices` (name, "maj:min"): a
-/// live use that no holders directory shows. `stat_rdev` says what a backing
-/// path is on the live system (None in a fixture tree).
+fn first_nonzero(buf: &[u8]) -> Option<u64> {
+    buf.iter().position(|&b| b != 0).map(|i| i as u64)
+}
+
+/// Loop devices over any of `devices` (name, "maj:min"): a live use that no
+/// holders directory shows. Those named in `skip` are left out (the target's
+/// own chain, when `devices` is the device under it).
 pub fn loop_backings(
-    root: &Root,
+    loops: &[LoopDev],
     devices: &[(String, String)],
-    stat_rdev: &dyn Fn(&str) -> Option<String>,
+    skip: &[String],
 ) -> Vec<String> {
     let mut out = Vec::new();
-    for l in root.read_dir_optional("sys/block").unwrap_or_default() {
-        if !l.starts_with("loop") {
-            continue;
-        }
-        let Ok(Some(backing)) = root.read_optional(&format!("sys/block/{l}/loop/backing_file"))
-        else {
-            continue;
-        };
-        let backing = backing.trim_end_matches(" (deleted)").to_string();
-        let numbers = stat_rdev(&backing);
+    for l in loops.iter().filter(|l| !skip.contains(&l.name)) {
         for (name, nums) in devices {
-            let same_name = backing == format!("/dev/{name}");
-            let same_dev = numbers
-                .as_deref()
-                .is_some_and(|n| n == nums && !nums.is_empty());
-            if same_name || same_dev {
-                out.push(format!("'{name}' backs loop device '{l}'"));
+            if l.is_over(name, nums) {
+                out.push(format!("'{name}' backs loop device '{}'", l.name));
             }
         }
     }
     out
 }
 
-/// "maj:min" of a block device node on the live system.
-fn live_rdev(path: &str) -> Option<String> {
-    use std::os::unix::fs::FileTypeExt;
-    let m = std::fs::metadata(path).ok()?;
-    m.file_type()
-        .is_block_device()
-        .then(|| format!("{}:{}", libc::major(m.rdev()), libc::minor(m.rdev())))
+/// Another device with the target's bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Alias {
+    pub name: String,
+    /// "'loop1' and loop device 'loop0' are both over '/srv/disk.img'".
+    pub why: String,
+    /// Whether its being there is a live use itself (a second loop device
+    /// over the same bytes), not only what uses it (the device under a loop).
+    pub is_use: bool,
+}
+
+/// The disk a partition is on; a whole device is its own.
+fn disk_of(root: &Root, name: &str) -> String {
+    if !root.exists(&format!("sys/class/block/{name}/partition")) {
+        return name.to_string();
+    }
+    root.read_link(&format!("sys/class/block/{name}"))
+        .ok()
+        .and_then(|t| {
+            t.parent()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .filter(|d| !d.is_empty() && d != "block")
+        .unwrap_or_else(|| name.to_string())
+}
+
+/// Devices whose bytes are `name`'s, found by following loop devices down:
+/// for a loop device (or a partition of one) the device under it, and every
+/// other loop device over the same file or device; again for each device
+/// found (a loop over a loop over a file). Writing `name` writes theirs.
+/// Eight steps cover any stack seen on a NAS and stop a looping fixture.
+pub fn aliases(root: &Root, name: &str, loops: &[LoopDev]) -> Vec<Alias> {
+    let disk = disk_of(root, name);
+    let mut seen = vec![name.to_string(), disk.clone()];
+    let mut out = Vec::new();
+    let mut todo = vec![disk];
+    let mut steps = 0;
+    while let Some(dev) = todo.pop() {
+        steps += 1;
+        if steps > 8 {
+            break;
+        }
+        let Some(l) = loops.iter().find(|l| l.name == dev) else {
+            continue;
+        };
+        for other in loops.iter().filter(|o| o.backing == l.backing) {
+            if !seen.contains(&other.name) {
+                seen.push(other.name.clone());
+                out.push(Alias {
+                    name: other.name.clone(),
+                    why: format!(
+                        "'{dev}' and loop device '{}' are both over '{}' (writing one writes the other)",
+                        other.name, l.file
+                    ),
+                    is_use: true,
+                });
+            }
+        }
+        let under = match &l.backing {
+            Backing::Device { major, minor } => {
+                crate::bench::diskstats::device_name(root, *major, *minor).ok()
+            }
+            Backing::Named(p) => p
+                .strip_prefix("/dev/")
+                .filter(|n| root.exists(&format!("sys/class/block/{n}")))
+                .map(str::to_string),
+            Backing::File { .. } => None,
+        };
+        if let Some(u) = under.filter(|u| !seen.contains(u)) {
+            seen.push(u.clone());
+            let below = disk_of(root, &u);
+            out.push(Alias {
+                name: u.clone(),
+                why: format!("'{dev}' is a loop device over '{u}'"),
+                is_use: false,
+            });
+            if below != u && !seen.contains(&below) {
+                seen.push(below.clone());
+                todo.push(below);
+            }
+            todo.push(u);
+        }
+    }
+    out
+}
+
+/// The system's tables every device's uses are looked up in, read once.
+struct Tables {
+    mountinfo: String,
+    swaps: String,
+    loops: Vec<LoopDev>,
+}
+
+impl Tables {
+    fn read(root: &Root) -> Self {
+        Tables {
+            mountinfo: root.read_string("proc/self/mountinfo").unwrap_or_default(),
+            swaps: root.read_string("proc/swaps").unwrap_or_default(),
+            loops: loops::read_loops(root),
+        }
+    }
+}
+
+/// Device `name` and its partitions.
+fn with_partitions(root: &Root, name: &str) -> Vec<String> {
+    let mut names = vec![name.to_string()];
+    names.extend(partitions(root, name));
+    names
+}
+
+/// Adds the live uses of `names` (a device and its partitions) to `facts`:
+/// mounts, swap, holders and loop devices over them other than `skip`.
+fn add_uses(root: &Root, t: &Tables, names: &[String], skip: &[String], facts: &mut DeviceFacts) {
+    let numbered: Vec<(String, String)> = names
+        .iter()
+        .map(|n| (n.clone(), dev_numbers(root, n).unwrap_or_default()))
+        .collect();
+    facts.mounts.extend(parse_mounts(&t.mountinfo, &numbered));
+    facts.swaps.extend(parse_swaps(&t.swaps, names));
+    facts
+        .loop_backings
+        .extend(loop_backings(&t.loops, &numbered, skip));
+    for n in names {
+        for holder in root
+            .read_dir_optional(&format!("sys/class/block/{n}/holders"))
+            .unwrap_or_default()
+        {
+            facts
+                .holders
+                .push(format!("'{n}' is held by '{holder}' (md, dm or LVM)"));
+        }
+    }
+}
+
+/// Active swap files among /proc/swaps' entries (type `file`), by path.
+pub fn parse_swap_files(swaps: &str) -> Vec<String> {
+    swaps
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (path, kind) = (f.next()?, f.next()?);
+            (kind == "file").then(|| unescape_octal(path))
+        })
+        .collect()
+}
+
+/// Before writing a regular file in place: a loop device over it (under any
+/// of its names: compared by device and inode) or its use as swap is a live
+/// use, as for a block device.
+pub fn check_file_write(root: &Root, path: &Path) -> Result<(), SafetyError> {
+    let t = Tables::read(root);
+    let own = loops::stat_backing(path);
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let same = |b: &Backing| match b {
+        Backing::Named(n) => Path::new(n) == canonical,
+        b => own.as_ref() == Some(b),
+    };
+    let mut facts = DeviceFacts::default();
+    let mut uses = Vec::new();
+    for l in t.loops.iter().filter(|l| same(&l.backing)) {
+        uses.push(format!(
+            "it backs loop device '{}' (as '{}')",
+            l.name, l.file
+        ));
+        add_uses(root, &t, &with_partitions(root, &l.name), &[], &mut facts);
+    }
+    for swap in parse_swap_files(&t.swaps) {
+        let b = if root.is_live() {
+            loops::stat_backing(Path::new(&swap))
+        } else {
+            Some(Backing::Named(swap.clone()))
+        };
+        if b.as_ref().is_some_and(same) {
+            uses.push(format!("it is active swap (as '{swap}')"));
+        }
+    }
+    uses.extend(facts.uses());
+    if uses.is_empty() {
+        Ok(())
+    } else {
+        Err(SafetyError::FileInUse {
+            path: path.to_path_buf(),
+            uses,
+        })
+    }
 }
 
 /// Exclusive opens of the device nodes: the kernel answers EBUSY when anything
@@ -302,27 +497,56 @@ fn claim(paths: &[PathBuf]) -> (Claim, Vec<String>) {
     (Claim { _files: files }, busy)
 }
 
-/// What the ends of a device say: signatures by name, or the first byte of
-/// data no signature names.
-pub fn contents_facts(head: &[u8], tail: &[u8], size: u64) -> (Vec<String>, Vec<String>) {
-    let names: Vec<String> = signatures::detect(head, tail, size)
+/// What the device holds: signatures by name, or the first byte of data no
+/// signature names. `windows` are the usual partition starts read: (offset,
+/// what starts there, the first non-zero byte in the window).
+pub fn contents_facts(
+    head: &[u8],
+    tail: &[u8],
+    size: u64,
+    windows: &[(u64, Vec<&'static str>, Option<u64>)],
+) -> (Vec<String>, Vec<String>) {
+    let mut names: Vec<String> = signatures::detect(head, tail, size)
         .into_iter()
-        .map(str::to_string)
+        .map(|w| format!("{w} signature"))
         .collect();
+    // What the device's own start or end says is what the user needs to
+    // hear; the partition starts are named when those say nothing (inside a
+    // filesystem at byte 0 they would only name its own blocks).
+    if names.is_empty() {
+        let mut seen: Vec<&str> = Vec::new();
+        for (start, found, _) in windows {
+            // Once each: a filesystem's backup superblocks would repeat it.
+            for w in found {
+                if seen.contains(w) {
+                    continue;
+                }
+                seen.push(w);
+                names.push(format!(
+                    "{w} signature at byte {start}, where a partition usually starts (the partition table is gone, the partition may not be)"
+                ));
+            }
+        }
+    }
     let mut other = Vec::new();
+    let first = signatures::first_data(head, tail, size).or_else(|| {
+        windows
+            .iter()
+            .find_map(|(start, _, nz)| nz.map(|i| start + i))
+    });
     if names.is_empty()
-        && let Some(off) = signatures::first_data(head, tail, size)
+        && let Some(off) = first
     {
         other.push(format!(
-            "it is not blank: data at byte {off} of its first or last MiB, in no format nastune knows (it may still be someone's data)"
+            "it is not blank: data at byte {off} (nastune reads its first and last MiB and 256 KiB where each partition usually starts), in no format nastune knows (it may still be someone's data)"
         ));
     }
     (names, other)
 }
 
 /// Gathers the facts for block device `name` at `path` and decides. On the
-/// live system the device and its partitions stay claimed (O_EXCL) until the
-/// returned [`Claim`] is dropped.
+/// live system the device, its partitions and the devices with its bytes stay
+/// claimed (O_EXCL) until the returned [`Claim`] is dropped.
 pub fn check_write(
     root: &Root,
     path: &Path,
@@ -348,54 +572,41 @@ pub fn check_write(
         }
         None => None,
     };
-    let mut names = vec![name.to_string()];
-    names.extend(partitions(root, name));
-    let numbered: Vec<(String, String)> = names
-        .iter()
-        .map(|n| (n.clone(), dev_numbers(root, n).unwrap_or_default()))
+    let tables = Tables::read(root);
+    let names = with_partitions(root, name);
+    let mut facts = DeviceFacts::default();
+    add_uses(root, &tables, &names, &[], &mut facts);
+    // The same bytes under other names: their uses are this device's.
+    let aliases = aliases(root, name, &tables.loops);
+    let chain: Vec<String> = std::iter::once(name.to_string())
+        .chain(std::iter::once(disk_of(root, name)))
+        .chain(aliases.iter().map(|a| a.name.clone()))
         .collect();
-    let no_stat = |_: &str| None;
-    let stat: &dyn Fn(&str) -> Option<String> = if root.is_live() { &live_rdev } else { &no_stat };
-    let mut facts = DeviceFacts {
-        mounts: root
-            .read_string("proc/self/mountinfo")
-            .map(|t| parse_mounts(&t, &numbered))
-            .unwrap_or_default(),
-        swaps: root
-            .read_string("proc/swaps")
-            .map(|t| parse_swaps(&t, &names))
-            .unwrap_or_default(),
-        loop_backings: loop_backings(root, &numbered, stat),
-        ..Default::default()
-    };
-    for n in &names {
-        for holder in root
-            .read_dir_optional(&format!("sys/class/block/{n}/holders"))
-            .unwrap_or_default()
-        {
-            facts
-                .holders
-                .push(format!("'{n}' is held by '{holder}' (md, dm or LVM)"));
+    // Whole devices only: the kernel refuses a disk's exclusive open while
+    // any of its partitions is claimed, and a partition's while its disk is,
+    // so the one claim covers both, and a second one (another holder, even
+    // ours) would only find the first.
+    let mut claimed: Vec<PathBuf> = vec![path.to_path_buf()];
+    for a in &aliases {
+        let mut theirs = DeviceFacts::default();
+        let a_names = with_partitions(root, &a.name);
+        add_uses(root, &tables, &a_names, &chain, &mut theirs);
+        // Why the other device's uses are this one's comes first.
+        if a.is_use || !theirs.uses().is_empty() {
+            facts.shared.push(a.why.clone());
         }
+        facts.shared.extend(theirs.uses());
+        claimed.push(PathBuf::from(format!("/dev/{}", a.name)));
     }
     let held = if root.is_live() {
-        let mut nodes = vec![path.to_path_buf()];
-        nodes.extend(
-            names
-                .iter()
-                .skip(1)
-                .map(|n| PathBuf::from(format!("/dev/{n}"))),
-        );
-        let (held, busy) = claim(&nodes);
+        let (held, busy) = claim(&claimed);
         facts.claims = busy;
         held
     } else {
         Claim { _files: Vec::new() }
     };
-    match read_ends(path) {
-        Ok((head, tail, size)) => {
-            (facts.signatures, facts.other) = contents_facts(&head, &tail, size);
-        }
+    match read_contents(path) {
+        Ok((signatures, other)) => (facts.signatures, facts.other) = (signatures, other),
         Err(e) => facts.other.push(format!(
             "its first and last MiB cannot be read to see whether it is blank ({e})"
         )),
@@ -531,16 +742,16 @@ mod tests {
     fn contents_name_signatures_or_unknown_data() {
         let size = 16u64 << 20;
         let blank = vec![0u8; signatures::SPAN as usize];
-        assert_eq!(contents_facts(&blank, &blank, size), (vec![], vec![]));
+        assert_eq!(contents_facts(&blank, &blank, size, &[]), (vec![], vec![]));
         let mut h = blank.clone();
         h[0..4].copy_from_slice(b"XFSB");
-        let (names, other) = contents_facts(&h, &blank, size);
-        assert_eq!(names, vec!["an XFS filesystem".to_string()]);
+        let (names, other) = contents_facts(&h, &blank, size, &[]);
+        assert_eq!(names, vec!["an XFS filesystem signature".to_string()]);
         assert!(other.is_empty());
         // One stray byte deep in the last MiB is enough to refuse.
         let mut t = blank.clone();
         t[700_000] = 0x42;
-        let (names, other) = contents_facts(&blank, &t, size);
+        let (names, other) = contents_facts(&blank, &t, size, &[]);
         assert!(names.is_empty());
         let at = size - signatures::SPAN + 700_000;
         assert!(
@@ -550,30 +761,118 @@ mod tests {
     }
 
     #[test]
+    fn partition_starts_are_named_once_and_their_data_counts() {
+        let size = 64u64 << 20;
+        let blank = vec![0u8; signatures::SPAN as usize];
+        let ext = vec!["an ext2/3/4 filesystem"];
+        // A cleared table: ext4 at 1 MiB, its backup superblock seen again at 9 MiB.
+        let windows = [
+            (1u64 << 20, ext.clone(), Some(1080)),
+            (9 << 20, ext.clone(), Some(1080)),
+        ];
+        let (names, other) = contents_facts(&blank, &blank, size, &windows);
+        assert_eq!(names.len(), 1, "{names:?}");
+        assert!(names[0].contains("ext2/3/4 filesystem signature at byte 1048576"));
+        assert!(other.is_empty());
+        // Data in no known format where a partition starts: not blank.
+        let (names, other) = contents_facts(&blank, &blank, size, &[(4 << 20, vec![], Some(7))]);
+        assert!(names.is_empty());
+        assert!(other[0].contains(&format!("data at byte {}", (4 << 20) + 7)));
+        // What the device's own start says comes alone.
+        let mut h = blank.clone();
+        h[510..512].copy_from_slice(&[0x55, 0xaa]);
+        let (names, _) = contents_facts(&h, &blank, size, &windows);
+        assert_eq!(
+            names,
+            vec!["an MBR partition table (or boot sector) signature".to_string()]
+        );
+    }
+
+    fn fixture_loop(d: &Path, l: &str, backing: &str) {
+        std::fs::create_dir_all(d.join(format!("sys/block/{l}/loop"))).unwrap();
+        std::fs::write(d.join(format!("sys/block/{l}/loop/backing_file")), backing).unwrap();
+    }
+
+    #[test]
     fn loop_devices_backed_by_the_target_are_found_by_name_or_numbers() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        for (l, backing) in [
-            ("loop0", "/dev/sdb1\n"),
-            ("loop1", "/srv/disk.img (deleted)\n"),
-            ("loop2", "/dev/disk/by-id/usb-x\n"),
-        ] {
-            std::fs::create_dir_all(d.join(format!("sys/block/{l}/loop"))).unwrap();
-            std::fs::write(d.join(format!("sys/block/{l}/loop/backing_file")), backing).unwrap();
-        }
-        std::fs::create_dir_all(d.join("sys/block/loop7")).unwrap();
-        let root = Root::tree(d).unwrap();
+        fixture_loop(d, "loop0", "/dev/sdb1\n");
+        fixture_loop(d, "loop1", "/srv/disk.img (deleted)\n");
+        let mut loops = loops::read_loops(&Root::tree(d).unwrap());
+        loops.push(LoopDev {
+            name: "loop2".into(),
+            file: "/dev/disk/by-id/usb-x".into(),
+            backing: Backing::Device {
+                major: 8,
+                minor: 16,
+            },
+        });
         let devs = vec![
             ("sdb".to_string(), "8:16".to_string()),
             ("sdb1".to_string(), "8:17".to_string()),
         ];
-        let stat = |p: &str| (p == "/dev/disk/by-id/usb-x").then(|| "8:16".to_string());
         assert_eq!(
-            loop_backings(&root, &devs, &stat),
+            loop_backings(&loops, &devs, &[]),
             vec![
                 "'sdb1' backs loop device 'loop0'".to_string(),
                 "'sdb' backs loop device 'loop2'".to_string(),
             ]
         );
+        // The target's own chain is not a use of the device under it.
+        assert_eq!(
+            loop_backings(&loops, &devs, &["loop0".into(), "loop2".into()]).len(),
+            0
+        );
+    }
+
+    #[test]
+    fn aliases_follow_loop_devices_down_to_files_devices_and_siblings() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // loop0 and loop1 over one file; loop2 over loop0; loop3 over loop1's partition.
+        fixture_loop(d, "loop0", "/srv/disk.img\n");
+        fixture_loop(d, "loop1", "/srv/disk.img\n");
+        fixture_loop(d, "loop2", "/dev/loop0\n");
+        fixture_loop(d, "loop3", "/dev/loop1p1\n");
+        std::fs::create_dir_all(d.join("sys/class/block")).unwrap();
+        for n in ["loop0", "loop1", "loop2", "loop3"] {
+            std::fs::create_dir_all(d.join(format!("sys/class/block/{n}"))).unwrap();
+        }
+        std::os::unix::fs::symlink(
+            "../../devices/loop1/loop1p1",
+            d.join("sys/class/block/loop1p1"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(d.join("sys/devices/loop1/loop1p1")).unwrap();
+        std::fs::write(d.join("sys/devices/loop1/loop1p1/partition"), "1").unwrap();
+        let root = Root::tree(d).unwrap();
+        let loops = loops::read_loops(&root);
+        let names = |target: &str| -> Vec<(String, bool)> {
+            aliases(&root, target, &loops)
+                .into_iter()
+                .map(|a| (a.name, a.is_use))
+                .collect()
+        };
+        // loop2 sits on loop0, which shares its file with loop1.
+        assert_eq!(
+            names("loop2"),
+            vec![("loop0".to_string(), false), ("loop1".to_string(), true)]
+        );
+        // loop1's partition: its disk's sibling.
+        assert_eq!(names("loop1p1"), vec![("loop0".to_string(), true)]);
+        // loop3 over loop1p1: that partition, and loop1's sibling below it.
+        assert_eq!(
+            names("loop3"),
+            vec![("loop1p1".to_string(), false), ("loop0".to_string(), true)]
+        );
+        // A plain file-backed loop with no sibling, and a disk: nothing.
+        assert!(names("sda").is_empty());
+    }
+
+    #[test]
+    fn swap_files_by_path() {
+        let swaps = "Filename Type Size Used Priority\n/dev/sdb2 partition 1 0 -2\n/srv/swap\\040file file 1 0 -3\n";
+        assert_eq!(parse_swap_files(swaps), vec!["/srv/swap file".to_string()]);
     }
 }

@@ -1,10 +1,12 @@
-//! Naming what a device holds, from its first and last MiB. The decision to
-//! write never rests on this table (a table always misses something: see
-//! [`super::safety`], which also demands zeros); it says *what* was found, so
-//! the refusal tells the user which data they would lose. It covers what
-//! `wipefs` erases on the disks our users have: partition tables (both GPT
-//! headers), filesystems, volume managers, caches, encryption and ZFS labels
-//! at both ends.
+//! Naming what a device holds, from its first and last MiB and from the
+//! places partitions usually start. The decision to write never rests on this
+//! table (a table always misses something: see [`super::safety`], which also
+//! demands zeros); it says *what* was found, so the refusal tells the user
+//! which data they would lose. It covers what `wipefs` erases on the disks our
+//! users have: partition tables (both GPT headers), filesystems, volume
+//! managers, caches, encryption and ZFS labels at both ends; and, as testdisk
+//! does when the partition table is gone, the start of each partition that a
+//! usual layout puts there.
 
 /// How much of each end is read and must be blank.
 pub const SPAN: u64 = 1 << 20;
@@ -73,6 +75,33 @@ const AT_START: &[Magic] = &[
     m("a GPT partition table", 4096, b"EFI PART"),
 ];
 
+/// Where partitions usually start, in bytes: a partition table cleared or
+/// zapped (`sgdisk --zap` zeroes the first 34 and last 33 sectors, `wipefs`
+/// the magics) leaves its partitions whole, and "zeros in the first and last
+/// MiB" would call that disk blank. In 512-byte sectors: 34 (GPT's first
+/// usable sector with 128 entries), 40 (macOS), 63 (DOS cylinder alignment),
+/// 64, 128 and 256; in 4096-byte sectors: 6 (GPT's first usable one) and 63
+/// (DOS on a 4Kn disk); then every MiB up to 16 MiB (1 MiB is what fdisk,
+/// parted and Windows have used since 2008; NAS and EFI layouts use 2, 4 and
+/// 8 MiB), 32 and 64 MiB.
+pub fn partition_starts(size: u64) -> Vec<u64> {
+    let mut out: Vec<u64> = [34u64, 40, 63, 64, 128, 256]
+        .iter()
+        .map(|s| s * 512)
+        .chain([6u64, 63].iter().map(|s| s * 4096))
+        .chain((1..=16u64).chain([32, 64]).map(|mib| mib << 20))
+        .filter(|&at| at + 4096 <= size)
+        .collect();
+    crate::sort::sort(&mut out);
+    out.dedup();
+    out
+}
+
+/// How much is read at each partition start: every start-anchored magic in
+/// [`AT_START`] lies in it (btrfs's at 64 KiB + 64 is the deepest), and so
+/// does the uberblock ring of ZFS's first label (128 to 256 KiB).
+pub const WINDOW: u64 = 256 << 10;
+
 const MD_MAGIC: [u8; 4] = 0xa92b_4efc_u32.to_le_bytes();
 /// ZFS uberblock magic, either byte order.
 const ZFS_UB: [[u8; 8]; 2] = [0x00ba_b10c_u64.to_le_bytes(), 0x00ba_b10c_u64.to_be_bytes()];
@@ -90,30 +119,13 @@ pub fn detect(head: &[u8], tail: &[u8], size: u64) -> Vec<&'static str> {
                 .is_some_and(|o| at(tail, o as usize, magic))
     };
     let mut out: Vec<&'static str> = Vec::new();
-    fn add(out: &mut Vec<&'static str>, what: &'static str) {
-        if !out.contains(&what) {
-            out.push(what);
-        }
-    }
-    for s in AT_START {
-        if at(head, s.offset, s.bytes) {
-            add(&mut out, s.what);
-        }
+    for what in detect_start(head) {
+        add(&mut out, what);
     }
     // The backup GPT header sits in the last logical block (512 or 4096 bytes):
     // the disk whose primary header was damaged still holds a partition table.
     if size >= 8192 && (at_abs(size - 512, b"EFI PART") || at_abs(size - 4096, b"EFI PART")) {
         add(&mut out, "a GPT partition table");
-    }
-    let fat_or_gpt = out.iter().any(|w| w.contains("GPT") || w.contains("FAT"));
-    if at(head, 510, &[0x55, 0xaa]) && !fat_or_gpt {
-        add(&mut out, "an MBR partition table (or boot sector)");
-    }
-    let swap = [4096usize, 8192, 16384, 65536]
-        .iter()
-        .any(|&p| at(head, p - 10, b"SWAPSPACE2") || at(head, p - 10, b"SWAP-SPACE"));
-    if swap {
-        add(&mut out, "a swap area");
     }
     // md v1.0 sits 8 KiB before the end; v0.90 in the last 64 KiB-aligned block.
     let v10 = ((size / 512).saturating_sub(16) & !7) * 512;
@@ -121,18 +133,58 @@ pub fn detect(head: &[u8], tail: &[u8], size: u64) -> Vec<&'static str> {
     if size >= 0x20000 && (at_abs(v10, &MD_MAGIC) || at_abs(v090, &MD_MAGIC)) {
         add(&mut out, "an md RAID superblock");
     }
-    // ZFS keeps four 256 KiB labels, two at each end; each has its uberblock
-    // ring in the second half, one slot per KiB at least.
+    // ZFS keeps four 256 KiB labels, two at each end (the first two are
+    // looked for by `detect_start`).
     let end_labels = (size & !(ZFS_LABEL - 1)).saturating_sub(2 * ZFS_LABEL);
-    let labels = [0, ZFS_LABEL, end_labels, end_labels + ZFS_LABEL];
     let zfs = size >= 4 * ZFS_LABEL
-        && labels.iter().any(|&l| {
-            (0..128u64).any(|k| {
-                let off = l + ZFS_LABEL / 2 + k * 1024;
-                ZFS_UB.iter().any(|magic| at_abs(off, magic))
-            })
-        });
+        && [end_labels, end_labels + ZFS_LABEL]
+            .iter()
+            .any(|&l| zfs_label(|off, magic| at_abs(l + off, magic)));
     if zfs {
+        add(&mut out, "a ZFS pool member label");
+    }
+    out
+}
+
+fn add(out: &mut Vec<&'static str>, what: &'static str) {
+    if !out.contains(&what) {
+        out.push(what);
+    }
+}
+
+/// Whether a ZFS label holds an uberblock: its ring is the label's second
+/// half, one slot per KiB at least. `at(offset in the label, magic)`.
+fn zfs_label(at: impl Fn(u64, &[u8]) -> bool) -> bool {
+    (0..128u64).any(|k| {
+        let off = ZFS_LABEL / 2 + k * 1024;
+        ZFS_UB.iter().any(|magic| at(off, magic))
+    })
+}
+
+/// What starts at the first byte of `buf`: the start of a device, or of a
+/// partition whose table is gone.
+pub fn detect_start(buf: &[u8]) -> Vec<&'static str> {
+    let at = |off: usize, magic: &[u8]| buf.get(off..off + magic.len()) == Some(magic);
+    let mut out: Vec<&'static str> = Vec::new();
+    for s in AT_START {
+        if at(s.offset, s.bytes) {
+            add(&mut out, s.what);
+        }
+    }
+    let fat_or_gpt = out.iter().any(|w| w.contains("GPT") || w.contains("FAT"));
+    if at(510, &[0x55, 0xaa]) && !fat_or_gpt {
+        add(&mut out, "an MBR partition table (or boot sector)");
+    }
+    let swap = [4096usize, 8192, 16384, 65536]
+        .iter()
+        .any(|&p| at(p - 10, b"SWAPSPACE2") || at(p - 10, b"SWAP-SPACE"));
+    if swap {
+        add(&mut out, "a swap area");
+    }
+    if [0, ZFS_LABEL]
+        .iter()
+        .any(|&l| zfs_label(|off, magic| at((l + off) as usize, magic)))
+    {
         add(&mut out, "a ZFS pool member label");
     }
     out
@@ -223,5 +275,35 @@ mod tests {
         assert!(head_with((256 + 128 + 5) << 10, &be)[0].contains("ZFS"));
         // The same bytes off the uberblock grid are not ZFS.
         assert!(head_with(((256 + 128 + 5) << 10) + 8, &be).is_empty());
+    }
+
+    #[test]
+    fn what_starts_a_partition_and_where_partitions_start() {
+        let starts = partition_starts(64 << 20);
+        for want in [
+            34 * 512,
+            63 * 512,
+            2048 * 512,
+            6 * 4096,
+            63 * 4096,
+            4 << 20,
+            64 << 20,
+        ] {
+            // 64 MiB itself is past the end of a 64 MiB device.
+            assert_eq!(starts.contains(&want), want < (64 << 20), "{want}");
+        }
+        assert!(starts.windows(2).all(|w| w[0] < w[1]), "sorted, once each");
+        assert!(partition_starts(1 << 20).iter().all(|&s| s < 1 << 20));
+        let mut w = vec![0u8; WINDOW as usize];
+        assert!(detect_start(&w).is_empty());
+        // btrfs is the deepest start-anchored magic: it fits the window.
+        w[0x10040..0x10048].copy_from_slice(b"_BHRfS_M");
+        assert_eq!(detect_start(&w), vec!["a btrfs filesystem"]);
+        // A ZFS label at a partition start: its uberblock ring in the window.
+        let mut w = vec![0u8; WINDOW as usize];
+        w[(128 + 3) << 10..((128 + 3) << 10) + 8].copy_from_slice(&ZFS_UB[0]);
+        assert_eq!(detect_start(&w), vec!["a ZFS pool member label"]);
+        // A short read at the end of the device is no panic.
+        assert!(detect_start(&[0u8; 100]).is_empty());
     }
 }

@@ -1,6 +1,7 @@
 //! What the bench runs against: a temporary file in a directory (the default:
-//! removed afterwards, also on Ctrl-C), an existing file, or a block device
-//! (writes only after [`super::safety`] allows them).
+//! removed afterwards, also on Ctrl-C, and by the next run after a kill), an
+//! existing file (written only when no loop device or swap sits on it), or a
+//! block device (writes only after [`super::safety`] allows them).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -66,6 +67,11 @@ pub struct Target {
     remove_on_drop: bool,
     /// A written device stays claimed (O_EXCL) for the whole run.
     _claim: Option<safety::Claim>,
+    /// The temporary file, open and locked (flock) for the whole run, so the
+    /// next run's sweep knows it is in use.
+    _lock: Option<File>,
+    /// Leftovers of killed runs removed from the directory before this one.
+    pub removed: Vec<super::leftover::Removed>,
 }
 
 impl Drop for Target {
@@ -206,6 +212,8 @@ pub fn open(
             },
             remove_on_drop: false,
             _claim: claim,
+            _lock: None,
+            removed: Vec::new(),
         });
     }
     if let Some(named) = destroy_data {
@@ -216,7 +224,10 @@ pub fn open(
     }
     let (major, minor) = split_dev(meta.dev());
     let device = crate::bench::diskstats::device_name(root, major, minor).ok();
+    let mut removed = Vec::new();
     let (kind, file_path, size_bytes, remove) = if ft.is_dir() {
+        // Before the free space is measured: a killed run's file holds it.
+        removed = super::leftover::sweep(path);
         let free = free_bytes(path).map_err(io_err(path))?;
         let size_bytes = match size {
             Some(want) if want > free / 2 => {
@@ -229,8 +240,7 @@ pub fn open(
             Some(want) => want,
             None => DEFAULT_TEMP_BYTES.min(free / 2) & !((1 << 20) - 1),
         };
-        let file_path = path.join(format!("nastune-bench-{}.tmp", std::process::id()));
-        (TargetKind::TempFile, file_path, size_bytes, true)
+        (TargetKind::TempFile, path.to_path_buf(), size_bytes, true)
     } else if ft.is_file() {
         let have = meta.len();
         let size_bytes = match size {
@@ -244,6 +254,9 @@ pub fn open(
             Some(want) => want,
             None => have,
         };
+        if writes {
+            safety::check_file_write(root, path)?;
+        }
         (TargetKind::File, path.to_path_buf(), size_bytes, false)
     } else {
         return Err(TargetError::Unsupported {
@@ -262,17 +275,16 @@ pub fn open(
         },
         remove_on_drop: false,
         _claim: None,
+        _lock: None,
+        removed,
     };
     if kind == TargetKind::TempFile {
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&target.path)
-            .map_err(io_err(&target.path))?;
+        let (file_path, file) = super::leftover::create(path).map_err(io_err(path))?;
+        target.info.path = file_path;
         // From here on the file is ours: Drop removes it, whatever happens next.
         target.remove_on_drop = remove;
-        lay_out(&file, size_bytes).map_err(|e| match e.kind() {
+        let file = target._lock.insert(file);
+        lay_out(file, size_bytes).map_err(|e| match e.kind() {
             io::ErrorKind::Interrupted => TargetError::Interrupted,
             _ => TargetError::Io {
                 path: target.path.clone(),
