@@ -258,7 +258,7 @@ complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_s
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from http" -s H -l header -d 'Extra request header \'Name: value\' (repeatable)' -r
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from http" -l body -d 'Request body' -r
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from http" -l body-file -d 'Request body read from a file (at most 1 MiB)' -r -F
-complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from http" -l cacert -d 'Trust only the CA certificates in this PEM file' -r -F
+complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from http" -l cacert -d 'Trust only the certificates in this PEM file (CAs, or the server\'s own)' -r -F
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from http" -l settle -d 'Seconds to wait for an idle box before measuring (0 = don\'t wait); a box that never goes idle makes the run \'disturbed\'' -r
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from http" -l db -d 'Database file for the run store [default: $XDG_DATA_HOME/nastune/nastune.db]' -r -F
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from http" -s k -l insecure -d 'Accept any server certificate (self-signed home servers)'

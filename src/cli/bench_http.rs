@@ -23,7 +23,8 @@ connection per request, resuming the TLS session). With --compare URL2 every mod
 against both URLs and the report gives the slowdown factor, e.g. http:// against https:// of \
 the same server.\n\n\
 Certificates are verified against the system roots in /etc/ssl/certs, or only against \
---cacert FILE; --insecure accepts any certificate (handshake signatures are still checked, \
+--cacert FILE, in which a self-signed server certificate is trusted as it is (byte for byte, \
+also one marked CA:TRUE; its name and dates are still checked); --insecure accepts any certificate (handshake signatures are still checked, \
 so the cost is real). The first request is sent alone first: if it fails, the error says why \
 and no load starts. --timeout bounds each request from its start to its last byte, so a \
 server that trickles bytes or never ends a body counts as timeouts; requests the end of the \
@@ -73,7 +74,7 @@ pub struct HttpArgs {
     /// Request body read from a file (at most 1 MiB)
     #[arg(long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
-    /// Trust only the CA certificates in this PEM file
+    /// Trust only the certificates in this PEM file (CAs, or the server's own)
     #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
     pub cacert: Option<PathBuf>,
     /// Accept any server certificate (self-signed home servers)

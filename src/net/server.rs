@@ -25,7 +25,7 @@ use super::cpu::{CpuMeter, SystemCpu};
 use super::engine::{
     DataSocket, Engine, ReceiveMethod, SendMethod, StreamConfig, StreamSpec, StreamTotals,
 };
-use super::handshake::{Deadline, Limits, Pending, Timed};
+use super::handshake::{self, Deadline, Limits, Pending, Timed};
 use super::params::{self, Caps, Params, Protocol, RrMode, TestPlan};
 use super::protocol::{self as proto, COOKIE_SIZE, ProtocolError, State};
 use super::results::{ExchangeResults, ExchangeStream, ResultsExtension, ServerExtra};
@@ -163,7 +163,9 @@ pub fn serve(
             continue;
         };
         let expected = expected_connections(&shared, ip);
-        let admitted = locked(&shared.pending).admit(ip, handle, limits, expected);
+        let admitted = locked(&shared.pending).admit(ip, handle, limits, expected, since, |s| {
+            handshake::queued(s, COOKIE_SIZE) == COOKIE_SIZE
+        });
         // Refused: this address has its share in the handshake already; close
         // without an answer, since no test makes the server busy.
         let Ok((id, evicted)) = admitted else {
@@ -210,9 +212,16 @@ struct PendingPlace {
 }
 
 impl PendingPlace {
-    /// A control connection past its cookie: evicted only after those short of one.
-    fn cookie_read(&self) {
-        locked(&self.shared.pending).cookie_read(self.id);
+    /// A connection past its cookie; false when it was evicted meanwhile and
+    /// its socket is shut down.
+    fn cookie_read(&self) -> bool {
+        locked(&self.shared.pending).cookie_read(self.id)
+    }
+
+    /// Leaves the pending connections for good (a data connection handed to
+    /// its session); false when it was evicted first.
+    fn leave(&self) -> bool {
+        locked(&self.shared.pending).leave(self.id)
     }
 
     fn evicted(&self) -> bool {
@@ -318,14 +327,22 @@ fn handle_connection(
     let deadline = Deadline::new(place.since, timeouts.handshake);
     let cookie = proto::read_cookie(&mut Timed::new(&mut sock, deadline, Instant::now));
     let Ok(cookie) = cookie else { return };
+    // Evicted while the cookie was read: the socket is shut down, and a data
+    // connection handed on now would fail its test.
+    if !place.cookie_read() {
+        return;
+    }
     match route(shared, &cookie, peer.ip()) {
         Route::Data(tx) => {
-            drop(place);
-            let _ = tx.send(sock);
+            if place.leave() {
+                let _ = tx.send(sock);
+            }
             return;
         }
         Route::Crr(request, response) => {
-            drop(place);
+            if !place.leave() {
+                return;
+            }
             let deadline = Deadline::new(Instant::now(), timeouts.handshake);
             let mut timed = Timed::new(&mut sock, deadline, Instant::now);
             let _ = rr::serve_one(&mut timed, request, response);
@@ -337,7 +354,6 @@ fn handle_connection(
     if !proto::is_cookie(&cookie) {
         return;
     }
-    place.cookie_read();
     // Every test place is taken by a real test: say so at once.
     if shared.active.load(Ordering::SeqCst) >= shared.cfg.max_sessions {
         deny(&mut sock);

@@ -45,6 +45,8 @@ enum Behaviour {
     /// Answers the first request (the pre-flight) well, then every request
     /// with a response that makes progress but never ends.
     TurnsHostile(Endless),
+    /// Every request, the pre-flight too, gets a response that never ends.
+    Endless(Endless),
 }
 
 /// Ways to keep a response going for ever while still sending bytes.
@@ -131,6 +133,7 @@ fn answer<S: Read + Write>(mut s: S, behaviour: Behaviour, counter: &AtomicU64) 
             let close = head.contains("connection: close");
             let oversize;
             let reply_as = match behaviour {
+                Behaviour::Endless(kind) => return endless(&mut s, kind),
                 Behaviour::TurnsHostile(kind) if counter.fetch_add(1, Ordering::Relaxed) > 0 => {
                     return endless(&mut s, kind);
                 }
@@ -172,7 +175,9 @@ fn answer<S: Read + Write>(mut s: S, behaviour: Behaviour, counter: &AtomicU64) 
                     std::thread::sleep(std::time::Duration::from_secs(5));
                     return;
                 }
-                Behaviour::Hostile | Behaviour::TurnsHostile(_) => unreachable!("resolved above"),
+                Behaviour::Hostile | Behaviour::TurnsHostile(_) | Behaviour::Endless(_) => {
+                    unreachable!("resolved above")
+                }
             };
             if s.write_all(reply).and_then(|_| s.flush()).is_err() {
                 return;
@@ -449,6 +454,56 @@ fn open_loop_latency_counts_from_the_intended_time_when_the_server_falls_behind(
     );
 }
 
+/// A self-signed certificate with basicConstraints CA:TRUE, as `openssl req
+/// -x509` makes by default: (cert PEM, key PEM).
+fn ca_true_certificate(names: &[&str]) -> (String, String) {
+    let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let mut params = rcgen::CertificateParams::new(names).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let cert = params.self_signed(&key).unwrap();
+    (cert.pem(), key.serialize_pem())
+}
+
+/// Repro: a CA:TRUE self-signed certificate served as the server's own and
+/// given with --cacert failed with "CaUsedAsEndEntity ... give --cacert".
+/// Now it is pinned: accepted when it is byte for byte the one in the file,
+/// its name still checked; another CA:TRUE certificate is refused with what
+/// to do.
+#[test]
+fn a_ca_true_self_signed_certificate_given_by_cacert_is_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = ca_true_certificate(&["localhost"]);
+    let pinned = dir.path().join("pinned.pem");
+    // Another certificate first: the match is by bytes, anywhere in the file.
+    let (other, _) = ca_true_certificate(&["localhost"]);
+    std::fs::write(&pinned, format!("{other}{cert}")).unwrap();
+    let (port, _) = serve(Some(tls_config(&cert, &key)), Behaviour::Ok);
+    let url = format!("https://localhost:{port}/");
+    let doc = bench_json(&[&url, "-c", "1", "--cacert", pinned.to_str().unwrap()]);
+    let run = &doc["runs"][0];
+    assert!(run["requests"].as_u64().unwrap() > 0, "{run}");
+    assert_eq!(errors_total(run), 0, "{run}");
+    assert_eq!(run["tls"]["verified"], true, "{run}");
+
+    // The name is still checked against the pinned certificate.
+    let ip_url = format!("https://127.0.0.1:{port}/");
+    let err = bench_fails(&[&ip_url, "--cacert", pinned.to_str().unwrap()]);
+    assert!(err.contains("certificate not valid for name"), "{err}");
+
+    // A CA:TRUE certificate that is not the one in the file.
+    let wrong = dir.path().join("wrong.pem");
+    std::fs::write(&wrong, &other).unwrap();
+    let err = bench_fails(&[&url, "--cacert", wrong.to_str().unwrap()]);
+    assert!(
+        err.contains("is a CA certificate (basicConstraints CA:TRUE) that no certificate in '")
+            && err.contains("wrong.pem' is byte for byte")
+            && err.contains("CA:FALSE"),
+        "{err}"
+    );
+    assert!(!err.contains("give the server's CA with --cacert"), "{err}");
+}
+
 #[test]
 fn a_self_signed_server_fails_verification_with_a_hint() {
     let (cert, key, _) = certificate();
@@ -484,6 +539,35 @@ fn every_connection_failure_kind_has_a_clear_error() {
     assert!(err.contains("'ftp://127.0.0.1/'"), "{err}");
     let err = bench_fails(&["http://127.0.0.1/", "--mode", "resume"]);
     assert!(err.contains("needs an https:// URL"), "{err}");
+}
+
+/// Repro: a first request whose response kept coming for the whole --timeout
+/// was reported as "sent no progress for N s". The error now tells silence
+/// from a response that never ends, with the bytes that came.
+#[test]
+fn a_first_response_that_never_ends_is_told_from_silence() {
+    for kind in [Endless::Chunks, Endless::HugeLength, Endless::Dribble] {
+        let (port, _) = serve(None, Behaviour::Endless(kind));
+        let err = bench_fails(&[&format!("http://127.0.0.1:{port}/"), "--timeout", "0.5"]);
+        let (_, after) = err
+            .split_once("did not complete a response within 0.5 s although bytes kept coming (")
+            .unwrap_or_else(|| panic!("{kind:?}: {err}"));
+        let received: u64 = after.split(' ').next().unwrap().parse().unwrap();
+        assert!(received > 3, "{kind:?}: {err}");
+        assert!(
+            after.contains("received, still reading the response)"),
+            "{kind:?}: {err}"
+        );
+        assert!(!err.contains("sent nothing"), "{kind:?}: {err}");
+    }
+    let (port, _) = serve(None, Behaviour::Silent);
+    let err = bench_fails(&[&format!("http://127.0.0.1:{port}/"), "--timeout", "0.3"]);
+    assert!(
+        err.contains(
+            "sent nothing for 0.3 s while waiting for the response (0 bytes of the response had arrived before)"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

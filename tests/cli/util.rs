@@ -186,6 +186,37 @@ pub fn wait_port(port: u16) {
     panic!("nothing listens on port {port}");
 }
 
+/// A connection to 127.0.0.1:`port` from the loopback address `source`: all of
+/// 127.0.0.0/8 is local on Linux, so one unprivileged test can be many hosts.
+pub fn connect_from(source: [u8; 4], port: u16) -> std::io::Result<TcpStream> {
+    use std::os::fd::FromRawFd;
+    let sin = |addr: [u8; 4], port: u16| libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(addr),
+        },
+        sin_zero: [0; 8],
+    };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: a fresh socket owned by the TcpStream at once; both addresses are
+    // valid sockaddr_in values that live across the calls.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let s = TcpStream::from_raw_fd(fd);
+        let (src, dst) = (sin(source, 0), sin([127, 0, 0, 1], port));
+        if libc::bind(fd, (&raw const src).cast(), len) != 0
+            || libc::connect(fd, (&raw const dst).cast(), len) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

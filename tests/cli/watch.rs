@@ -488,31 +488,7 @@ fn watch_metrics_endpoint_serves_valid_prometheus_text() {
             .is_empty()
     );
     let d = tempfile::tempdir().unwrap();
-    let mut child = nastune()
-        .args([
-            "watch",
-            "--no-store",
-            "--no-smart",
-            "--interval",
-            "0.5",
-            "--count",
-            "8",
-        ])
-        .args(["--metrics-listen", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .current_dir(d.path())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    err.read_line(&mut first).unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("serving Prometheus metrics at http://")
-        .and_then(|a| a.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("unexpected stderr: {first}"))
-        .to_string();
+    let (child, addr) = metrics_watch(d.path());
     let get = |path: &str| {
         let mut s = TcpStream::connect(&addr).unwrap();
         write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
@@ -533,8 +509,7 @@ fn watch_metrics_endpoint_serves_valid_prometheus_text() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(get("/other").starts_with("HTTP/1.1 404"));
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     let errors = check_exposition(&body);
     assert!(errors.is_empty(), "{errors:#?}\n{body}");
     assert!(
@@ -709,4 +684,136 @@ fn watch_replay_alerts_on_new_kernel_log_lines_and_explains_drops() {
     let evidence = drop[0]["evidence"].as_str().unwrap();
     assert!(evidence.contains("'rx_drops' grew +295"), "{evidence}");
     assert!(!evidence.contains("harmless"), "{evidence}");
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `watch --metrics-listen` on a free loopback port; returns the child
+/// and the address it serves.
+fn metrics_watch(dir: &Path) -> (Killed, String) {
+    let mut child = nastune()
+        .args(["watch", "--no-store", "--no-smart", "--interval", "0.5"])
+        .args(["--count", "120", "--metrics-listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .current_dir(dir)
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("serving Prometheus metrics at http://")
+        .and_then(|a| a.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("unexpected stderr: {first}"))
+        .to_string();
+    (Killed(child), addr)
+}
+
+/// One request; the answer and how long it took (at most 3 s, then it fails).
+fn timed_request(addr: &str, request: &[u8]) -> (String, Duration) {
+    let t = Instant::now();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let _ = s.write_all(request);
+    let mut r = Vec::new();
+    let got = s.read_to_end(&mut r);
+    assert!(got.is_ok(), "no answer within 3 s: {got:?}");
+    (String::from_utf8_lossy(&r).into_owned(), t.elapsed())
+}
+
+fn scrape_within(addr: &str, limit: Duration, what: &str) {
+    let (r, took) = timed_request(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(r.starts_with("HTTP/1.1 200 OK"), "{what}: {r}");
+    eprintln!("scrape with {what}: {took:?}");
+    assert!(took < limit, "{what}: the scrape took {took:?}");
+}
+
+/// Repro: one connection at a time with a 5 s read timeout made a scrape wait
+/// 4.6 s behind one idle connection and past 90 s behind thirty, or behind one
+/// client sending a byte every 2 s. Now each scrape is answered at once.
+#[test]
+fn watch_metrics_scrapes_are_not_held_up_by_idle_slow_or_many_clients() {
+    let d = tempfile::tempdir().unwrap();
+    let (_child, addr) = metrics_watch(d.path());
+    let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
+    scrape_within(&addr, Duration::from_millis(500), "no other client");
+
+    // Thirty idle connections from thirty addresses, five that drip a byte
+    // every 2 s, and one that stops half-way through its head.
+    let idle: Vec<TcpStream> = (0..30u8)
+        .map(|i| crate::util::connect_from([127, 0, 3, 1 + i], port).unwrap())
+        .collect();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let drippers: Vec<_> = (0..5)
+        .map(|_| {
+            let (addr, stop) = (addr.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(&addr).unwrap();
+                for &b in b"GET /metrics HTTP/1.1\r\n".iter() {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) || s.write_all(&[b]).is_err()
+                    {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_secs(2));
+                }
+            })
+        })
+        .collect();
+    let mut half = TcpStream::connect(&addr).unwrap();
+    half.write_all(b"GET /metrics HTTP/1.1\r\nHost:").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    scrape_within(
+        &addr,
+        Duration::from_millis(500),
+        "30 idle, 5 dripping, 1 half-sent",
+    );
+    std::thread::sleep(Duration::from_millis(2500));
+    scrape_within(&addr, Duration::from_millis(500), "the same 2.5 s later");
+    // The slow ones were closed at their request deadline (2 s).
+    half.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    let mut b = Vec::new();
+    assert_eq!(
+        half.read_to_end(&mut b).ok(),
+        Some(0),
+        "half-sent head still open"
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for h in drippers {
+        h.join().unwrap();
+    }
+    drop(idle);
+
+    // A flood: 600 connections from 100 addresses, held open, against a table of
+    // 64; the scrape that follows evicts the oldest and is answered.
+    let flood: Vec<TcpStream> = (0..600u16)
+        .filter_map(|i| crate::util::connect_from([127, 0, 4, 1 + (i % 100) as u8], port).ok())
+        .collect();
+    assert!(flood.len() > 500, "{} flood connections", flood.len());
+    scrape_within(
+        &addr,
+        Duration::from_secs(1),
+        "600 flood connections held open",
+    );
+    drop(flood);
+
+    // Bad requests get their status, also through the real binary.
+    let mut huge = b"GET /metrics HTTP/1.1\r\n".to_vec();
+    huge.extend(std::iter::repeat_n(b"X-Pad: aaaaaaaaaaaaaaaa\r\n".as_slice(), 2000).flatten());
+    let (r, _) = timed_request(&addr, &huge);
+    assert!(r.starts_with("HTTP/1.1 431 "), "{r}");
+    let (r, _) = timed_request(&addr, b"GET /metrics\r\n\r\n");
+    assert!(r.starts_with("HTTP/1.1 400 Bad Request"), "{r}");
+    assert!(r.contains("malformed request line 'GET /metrics'"), "{r}");
+    let (r, _) = timed_request(&addr, b"GET /metrics HTTP/1.1\r\nno colon here\r\n\r\n");
+    assert!(r.starts_with("HTTP/1.1 400 Bad Request"), "{r}");
 }

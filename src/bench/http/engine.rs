@@ -72,7 +72,11 @@ pub struct ThreadPlan {
 pub enum ConnError {
     #[error("cannot connect to '{addr}': {error}{}", connect_hint(error))]
     Connect { addr: SocketAddr, error: io::Error },
-    #[error("TLS handshake with '{addr}' failed: {error}{}", tls_hint(error))]
+    #[error(
+        "TLS handshake with '{addr}' failed: {}{}",
+        tls_text(error),
+        tls_hint(error)
+    )]
     Tls {
         addr: SocketAddr,
         error: rustls::Error,
@@ -81,23 +85,26 @@ pub enum ConnError {
     Read { addr: SocketAddr, error: io::Error },
     #[error("sending to '{addr}' failed: {error}")]
     Write { addr: SocketAddr, error: io::Error },
+    /// Not one byte for the whole --timeout.
     #[error(
-        "'{addr}' sent no progress for {secs} s while {phase}; raise --timeout if the server is just slow"
+        "'{addr}' sent nothing for {secs} s while {phase} ({received} bytes of the response had arrived before); raise --timeout if the server is just slow"
     )]
     Timeout {
         addr: SocketAddr,
         phase: &'static str,
         secs: f64,
+        received: u64,
     },
     /// Progress, but no end: a server that trickles bytes, sends chunks or
     /// interim responses forever, or announces a body it never finishes.
     #[error(
-        "'{addr}' did not complete a response within {secs} s (still {phase}); raise --timeout if the server is just slow"
+        "'{addr}' did not complete a response within {secs} s although bytes kept coming ({received} received, still {phase}): an endless or trickling response, or raise --timeout if it is just that long"
     )]
     Deadline {
         addr: SocketAddr,
         phase: &'static str,
         secs: f64,
+        received: u64,
     },
     #[error("'{addr}' sent a malformed response: {error}")]
     Parse { addr: SocketAddr, error: ParseError },
@@ -115,8 +122,27 @@ fn connect_hint(e: &io::Error) -> &'static str {
     }
 }
 
+/// Our own refusal of a --cacert certificate, which rustls would show as Debug.
+fn pin_error(e: &rustls::Error) -> Option<&tls::PinError> {
+    match e {
+        rustls::Error::InvalidCertificate(rustls::CertificateError::Other(o)) => {
+            o.0.downcast_ref::<tls::PinError>()
+        }
+        _ => None,
+    }
+}
+
+fn tls_text(e: &rustls::Error) -> String {
+    match pin_error(e) {
+        Some(pin) => format!("invalid peer certificate: {pin}"),
+        None => e.to_string(),
+    }
+}
+
 fn tls_hint(e: &rustls::Error) -> &'static str {
     match e {
+        // Already says what to do about the certificate given by --cacert.
+        _ if pin_error(e).is_some() => "",
         rustls::Error::InvalidCertificate(_) => {
             "; give the server's CA with --cacert FILE, or --insecure for a self-signed home server"
         }
@@ -317,6 +343,8 @@ struct Conn {
     connected_at: Instant,
     sent_at: Instant,
     first_byte: bool,
+    /// Bytes of the current response so far (after TLS), for the timeout errors.
+    received: u64,
     last_progress: Instant,
     /// The connection took its current request then; --timeout bounds the
     /// whole request from here, not only the gaps between bytes.
@@ -367,6 +395,7 @@ pub fn run(plan: &ThreadPlan) -> Result<ThreadResult, ConnError> {
                 connected_at: now,
                 sent_at: now,
                 first_byte: false,
+                received: 0,
                 last_progress: now,
                 busy_since: now,
                 retry_at: now,
@@ -386,6 +415,12 @@ pub fn run(plan: &ThreadPlan) -> Result<ThreadResult, ConnError> {
     };
     w.result.error_examples = Vec::with_capacity(ErrorKind::ALL.len());
     w.event_loop();
+    if plan.first_only && !w.done && !crate::bench::interrupt::interrupted() {
+        // The loop ends at `end`, as --timeout runs out: say how this request
+        // stood then, silent or still receiving.
+        let now = Instant::now();
+        w.first_error = (0..w.conns.len()).find_map(|i| w.timeout_error(i, now, true));
+    }
     w.count_unsent();
     w.count_in_flight();
     if let Some(e) = w.first_error {
@@ -518,20 +553,47 @@ impl Worker<'_> {
         }
     }
 
+    /// The timeout connection `i` has run into at `now`, if it is busy and past
+    /// --timeout (or, `at_end`, whatever it is doing when the time is up): no
+    /// byte for the whole time, or bytes that never made a response.
+    fn timeout_error(&self, i: usize, now: Instant, at_end: bool) -> Option<ConnError> {
+        let c = &self.conns[i];
+        let phase = self.in_flight(i)?.doing();
+        let (addr, secs, received) = (self.plan.addr, self.plan.timeout.as_secs_f64(), c.received);
+        let limit = self.plan.timeout;
+        if now.duration_since(c.last_progress) >= limit {
+            Some(ConnError::Timeout {
+                addr,
+                phase,
+                secs,
+                received,
+            })
+        } else if at_end || now.duration_since(c.busy_since) >= limit {
+            Some(ConnError::Deadline {
+                addr,
+                phase,
+                secs,
+                received,
+            })
+        } else {
+            None
+        }
+    }
+
     /// Periodic work: timeouts, retries after errors, closed-loop starts.
     fn scan(&mut self, now: Instant) {
-        let (addr, secs) = (self.plan.addr, self.plan.timeout.as_secs_f64());
         for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            if let Some(at) = self.in_flight(i) {
-                let phase = at.doing();
-                if now.duration_since(c.last_progress) > self.plan.timeout {
-                    self.fail(i, ConnError::Timeout { addr, phase, secs }, now);
-                } else if now.duration_since(c.busy_since) > self.plan.timeout {
-                    self.fail(i, ConnError::Deadline { addr, phase, secs }, now);
+            if let Some(err) = self.timeout_error(i, now, false) {
+                self.fail(i, err, now);
+            } else {
+                let c = &self.conns[i];
+                if self.in_flight(i).is_none()
+                    && self.period.is_none()
+                    && c.phase == Phase::Closed
+                    && now >= c.retry_at
+                {
+                    self.assign(i, now, now);
                 }
-            } else if self.period.is_none() && c.phase == Phase::Closed && now >= c.retry_at {
-                self.assign(i, now, now);
             }
         }
     }
@@ -711,6 +773,7 @@ impl Worker<'_> {
         c.sent_at = now;
         c.last_progress = now;
         c.first_byte = false;
+        c.received = 0;
         c.parser.start(self.plan.head_request);
         if let Some(tls) = c.tls.as_mut() {
             // rustls buffers the plaintext; it cannot fail for a small request.
@@ -802,6 +865,7 @@ impl Worker<'_> {
                 return self.fail(i, ConnError::Parse { addr, error }, now);
             }
             c.last_progress = now;
+            c.received += n as u64;
             let measured = c.request_start.is_some_and(|s| s >= self.measure_from);
             if !c.first_byte {
                 c.first_byte = true;

@@ -44,6 +44,8 @@ pub enum HttpError {
     Preflight(#[from] engine::ConnError),
     #[error("cannot start a load thread: {0}")]
     Thread(std::io::Error),
+    #[error("interrupted before the first response")]
+    Interrupted,
 }
 
 /// Everything one measurement needs; the same for both URLs of a comparison.
@@ -207,11 +209,9 @@ pub fn measure(
     };
     let preflight = engine::run(&plan)?;
     if preflight.responses() == 0 {
-        return Err(HttpError::Preflight(engine::ConnError::Timeout {
-            addr,
-            phase: "waiting for the first response",
-            secs: settings.timeout_secs,
-        }));
+        // The engine returns every other way to end without a response as an
+        // error of its own.
+        return Err(HttpError::Interrupted);
     }
 
     let threads = settings.threads.min(settings.connections).max(1);

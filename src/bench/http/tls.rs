@@ -6,12 +6,15 @@ use std::sync::Arc;
 
 use crate::json::Decode;
 use crate::json::Encode;
+use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{ClientSessionMemoryCache, Resumption};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 
 use crate::root::Root;
 
@@ -29,6 +32,8 @@ pub enum TlsSetupError {
     NoCerts(String),
     #[error("TLS setup failed: {0}")]
     Rustls(#[from] rustls::Error),
+    #[error("TLS setup failed: {0}")]
+    Verifier(String),
 }
 
 /// Where trust comes from.
@@ -59,16 +64,30 @@ pub fn client_config(
     let mut config = match trust {
         Trust::Insecure => builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(
-                provider.signature_verification_algorithms,
-            )))
+            .with_custom_certificate_verifier(Arc::new(Verifier {
+                algs: provider.signature_verification_algorithms,
+                policy: Policy::AcceptAny,
+            }))
             .with_no_client_auth(),
         Trust::System => builder
             .with_root_certificates(system_roots(root)?)
             .with_no_client_auth(),
-        Trust::CaFile(path) => builder
-            .with_root_certificates(roots_from_file(path)?)
-            .with_no_client_auth(),
+        Trust::CaFile(path) => {
+            let (roots, pinned) = roots_from_file(path)?;
+            let algs = provider.signature_verification_algorithms;
+            let chains = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| TlsSetupError::Verifier(e.to_string()))?;
+            let policy = Policy::CaFile {
+                chains,
+                pinned,
+                file: path.display().to_string(),
+            };
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(Verifier { algs, policy }))
+                .with_no_client_auth()
+        }
     };
     config.resumption = if resume {
         Resumption::store(Arc::new(ClientSessionMemoryCache::new(256)))
@@ -83,7 +102,10 @@ fn add_pem(store: &mut RootCertStore, pem: &[u8]) -> usize {
     store.add_parsable_certificates(certs).0
 }
 
-fn roots_from_file(path: &std::path::Path) -> Result<RootCertStore, TlsSetupError> {
+/// The file's certificates as trust anchors, and as they are (for pinning).
+fn roots_from_file(
+    path: &std::path::Path,
+) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), TlsSetupError> {
     let pem = std::fs::read(path).map_err(|e| TlsSetupError::CaFile {
         path: path.display().to_string(),
         message: e.to_string(),
@@ -92,7 +114,10 @@ fn roots_from_file(path: &std::path::Path) -> Result<RootCertStore, TlsSetupErro
     if add_pem(&mut store, &pem) == 0 {
         return Err(TlsSetupError::NoCerts(path.display().to_string()));
     }
-    Ok(store)
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .filter_map(Result::ok)
+        .collect();
+    Ok((store, certs))
 }
 
 fn system_roots(root: &Root) -> Result<RootCertStore, TlsSetupError> {
@@ -118,21 +143,80 @@ fn system_roots(root: &Root) -> Result<RootCertStore, TlsSetupError> {
     Ok(store)
 }
 
-/// `--insecure`: any chain and name, but the handshake signatures must still
-/// verify, so the crypto cost measured is the real one.
+/// The handshake signatures are always verified with `algs`, so the crypto
+/// cost measured is the real one; the certificate as `policy` says.
 #[derive(Debug)]
-struct AcceptAnyCert(WebPkiSupportedAlgorithms);
+struct Verifier {
+    algs: WebPkiSupportedAlgorithms,
+    policy: Policy,
+}
 
-impl ServerCertVerifier for AcceptAnyCert {
+#[derive(Debug)]
+enum Policy {
+    /// `--insecure`: any chain and name.
+    AcceptAny,
+    /// `--cacert FILE`: a chain to one of the file's certificates, as webpki
+    /// checks it, or a server certificate byte for byte one of them. webpki
+    /// refuses a CA certificate (basicConstraints CA:TRUE) as a server's own,
+    /// yet that is what `openssl req -x509` makes by default for a
+    /// self-signed box; given in --cacert it is pinned, as curl takes it, its
+    /// name and validity period still checked.
+    CaFile {
+        chains: Arc<WebPkiServerVerifier>,
+        pinned: Vec<CertificateDer<'static>>,
+        file: String,
+    },
+}
+
+/// Why a server certificate given by --cacert was still refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    #[error(
+        "the server's certificate is a CA certificate (basicConstraints CA:TRUE) that no \
+         certificate in '{0}' is byte for byte; put the server's own certificate in that file \
+         (openssl s_client -showcerts prints it), or reissue it with CA:FALSE \
+         (openssl req -x509 ... -addext basicConstraints=critical,CA:FALSE)"
+    )]
+    CaAsServerCert(String),
+}
+
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
+        let Policy::CaFile {
+            chains,
+            pinned,
+            file,
+        } = &self.policy
+        else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        if pinned.iter().any(|c| c.as_ref() == end_entity.as_ref()) {
+            let parsed = rustls::server::ParsedCertificate::try_from(end_entity)?;
+            rustls::client::verify_server_name(&parsed, server_name)?;
+            check_validity(end_entity.as_ref(), now)?;
+            return Ok(ServerCertVerified::assertion());
+        }
+        let verdict =
+            chains.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
+        match verdict {
+            Err(rustls::Error::InvalidCertificate(CertificateError::Other(e)))
+                if matches!(
+                    e.0.downcast_ref::<webpki::Error>(),
+                    Some(webpki::Error::CaUsedAsEndEntity)
+                ) =>
+            {
+                let e = PinError::CaAsServerCert(file.clone());
+                Err(CertificateError::Other(rustls::OtherError(Arc::new(e))).into())
+            }
+            other => other,
+        }
     }
 
     fn verify_tls12_signature(
@@ -141,7 +225,7 @@ impl ServerCertVerifier for AcceptAnyCert {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algs)
     }
 
     fn verify_tls13_signature(
@@ -150,12 +234,65 @@ impl ServerCertVerifier for AcceptAnyCert {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algs)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_schemes()
+        self.algs.supported_schemes()
     }
+}
+
+/// Refuses a certificate outside its validity period at `now`.
+fn check_validity(cert: &[u8], now: UnixTime) -> Result<(), CertificateError> {
+    let (not_before, not_after) = validity(cert).ok_or(CertificateError::BadEncoding)?;
+    let now_secs = now.as_secs();
+    let at = |secs| UnixTime::since_unix_epoch(std::time::Duration::from_secs(secs));
+    if now_secs < not_before {
+        return Err(CertificateError::NotValidYetContext {
+            time: now,
+            not_before: at(not_before),
+        });
+    }
+    if now_secs > not_after {
+        return Err(CertificateError::ExpiredContext {
+            time: now,
+            not_after: at(not_after),
+        });
+    }
+    Ok(())
+}
+
+/// notBefore and notAfter of an X.509 certificate, in Unix seconds.
+pub fn validity(cert: &[u8]) -> Option<(u64, u64)> {
+    let (_, times, _) = der(tbs_field(cert, TBS_VALIDITY)?)?;
+    let (tag_a, a, times) = der(times)?;
+    let (tag_b, b, _) = der(times)?;
+    Some((x509_time(tag_a, a)?, x509_time(tag_b, b)?))
+}
+
+/// UTCTime (tag 0x17, YYMMDDHHMMSSZ, years 1950-2049) or GeneralizedTime
+/// (tag 0x18, YYYYMMDDHHMMSSZ), as RFC 5280 section 4.1.2.5 writes them.
+fn x509_time(tag: u8, text: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(text).ok()?.strip_suffix('Z')?;
+    let (year, rest) = match (tag, text.len()) {
+        (0x17, 12) => {
+            let yy: u32 = text.get(..2)?.parse().ok()?;
+            (if yy < 50 { 2000 + yy } else { 1900 + yy }, &text[2..])
+        }
+        (0x18, 14) => (text.get(..4)?.parse().ok()?, &text[4..]),
+        _ => return None,
+    };
+    if !rest.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let field = |i: usize| rest[i..i + 2].parse::<u32>().ok();
+    let (month, day) = (field(0)?, field(2)?);
+    let (h, m, sec) = (field(4)?, field(6)?, field(8)?);
+    if year < 1970 {
+        // Only a notBefore goes back that far; it has passed for any clock.
+        return Some(0);
+    }
+    crate::time::unix_from_civil(year, month, day, h, m, sec)
 }
 
 /// What one handshake negotiated.
@@ -232,7 +369,13 @@ pub fn certificate_key_type(cert: &[u8]) -> String {
     spki_key_type(cert).unwrap_or_else(|| "unknown".into())
 }
 
-fn spki_key_type(cert: &[u8]) -> Option<String> {
+/// Fields of a TBSCertificate after the optional version (RFC 5280 section
+/// 4.1): serial, signature algorithm, issuer, validity, subject, key.
+const TBS_VALIDITY: usize = 3;
+const TBS_KEY: usize = 5;
+
+/// The DER from field `index` of a certificate's TBSCertificate on.
+fn tbs_field(cert: &[u8], index: usize) -> Option<&[u8]> {
     let (_, certificate, _) = der(cert)?;
     let (_, tbs, _) = der(certificate)?;
     let mut rest = tbs;
@@ -240,11 +383,14 @@ fn spki_key_type(cert: &[u8]) -> Option<String> {
     if tag == 0xa0 {
         rest = r; // explicit version
     }
-    // serial, signature algorithm, issuer, validity, subject
-    for _ in 0..5 {
+    for _ in 0..index {
         rest = der(rest)?.2;
     }
-    let (_, spki, _) = der(rest)?;
+    Some(rest)
+}
+
+fn spki_key_type(cert: &[u8]) -> Option<String> {
+    let (_, spki, _) = der(tbs_field(cert, TBS_KEY)?)?;
     let (_, alg, key) = der(spki)?;
     let (_, oid, params) = der(alg)?;
     if oid == OID_RSA {
@@ -296,6 +442,36 @@ mod tests {
         );
         assert_eq!(certificate_key_type(b"\x30\x03garbage"), "unknown");
         assert_eq!(certificate_key_type(&[]), "unknown");
+    }
+
+    #[test]
+    fn validity_is_read_from_the_certificate() {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut params = rcgen::CertificateParams::new(vec!["localhost".into()]).unwrap();
+        // UTCTime before 2050, GeneralizedTime from then on (RFC 5280).
+        params.not_before = rcgen::date_time_ymd(2001, 2, 3);
+        params.not_after = rcgen::date_time_ymd(2051, 1, 1);
+        let der = params.self_signed(&key).unwrap().der().to_vec();
+        assert_eq!(validity(&der), Some((981_158_400, 2_556_144_000)));
+        let at = |s| UnixTime::since_unix_epoch(std::time::Duration::from_secs(s));
+        assert!(check_validity(&der, at(1_000_000_000)).is_ok());
+        assert!(matches!(
+            check_validity(&der, at(900_000_000)),
+            Err(CertificateError::NotValidYetContext { .. })
+        ));
+        assert!(matches!(
+            check_validity(&der, at(2_600_000_000)),
+            Err(CertificateError::ExpiredContext { .. })
+        ));
+        assert_eq!(validity(b"\x30\x03abc"), None);
+        assert_eq!(x509_time(0x17, b"490101000000Z"), Some(2_493_072_000));
+        assert_eq!(
+            x509_time(0x17, b"500101000000Z"),
+            Some(0),
+            "1950: before any now"
+        );
+        assert_eq!(x509_time(0x17, b"2401010000Z"), None, "no seconds");
+        assert_eq!(x509_time(0x18, b"20240230000000Z"), None, "30 February");
     }
 
     #[test]
