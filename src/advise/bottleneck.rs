@@ -15,6 +15,7 @@ use crate::bench::disk::workload::Rw;
 use crate::net::doc::NetReport;
 use crate::store::RunDocs;
 
+use super::cpu_estimate::{self, CpuEstimate, Verdict, VerdictKind};
 pub use super::measured::MeasuredBy;
 use super::path_model::{self, Binding, CpuCeiling, ServiceFigure};
 
@@ -212,6 +213,15 @@ pub struct PathAnalysis {
     /// measured on this path (absent before 0.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<PathModel>,
+    /// What most likely limits the path: `limiting_stage` is only the lowest
+    /// stage a figure is known for, and an unmeasured CPU may lie below it
+    /// (absent before 0.3, and on remote and TCP paths).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// The shared CPU's estimated ceiling when nobody measured it on an SMB
+    /// path: a range from the tree's CPU and the path's services.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_estimate: Option<CpuEstimate>,
 }
 
 /// What limits a path, in the words of the path model.
@@ -607,7 +617,7 @@ fn analyse_path(
         service.map_or((Vec::new(), None), |s| s.capped_costs(write, false));
     // Without bench smb's server sampling, the stages measured apart: TCP
     // (bench net from this box) and dm-crypt (bench crypto).
-    let assembled = path_model::assembled_costs(&m.tcp, write, crypto_cost);
+    let assembled = path_model::assembled_costs(&m.tcp, write, crypto_cost.clone());
     let costs = if service_costs.is_empty() {
         &assembled[..]
     } else {
@@ -675,6 +685,25 @@ fn analyse_path(
 
     let limiting_stage = lowest(&stages);
     let limit_bytes_per_sec = limiting_stage.and_then(|i| stages[i].ceiling_bytes_per_sec);
+    let lowest_known = limiting_stage.and_then(|i| {
+        stages[i]
+            .ceiling_bytes_per_sec
+            .map(|c| (stages[i].name.as_str(), c))
+    });
+    let (verdict, cpu_estimate) = if cpu.is_some() {
+        (stage_verdict(lowest_known), None)
+    } else {
+        let on_path = PathServices {
+            mount,
+            devices: &devices,
+            crypt: crypt.map(|c| match &crypto_cost {
+                Some(cost) => cpu_estimate::Crypt::Measured(cost.clone()),
+                None => cpu_estimate::Crypt::Cipher(c.cipher.clone()),
+            }),
+            write,
+        };
+        unmeasured_cpu(snapshot, &on_path, lowest_known, &mut missing)
+    };
     let model = service.map(|s| {
         let others: Vec<Stage> = stages
             .iter()
@@ -705,7 +734,89 @@ fn analyse_path(
         stages,
         missing,
         model,
+        verdict: Some(verdict),
+        cpu_estimate,
     }
+}
+
+/// A path's services, as the CPU's estimate counts them.
+struct PathServices<'a> {
+    mount: &'a str,
+    devices: &'a [&'a str],
+    crypt: Option<cpu_estimate::Crypt>,
+    write: bool,
+}
+
+/// The verdict of a path whose lowest known stage stands: nothing unknown
+/// is likely below it.
+fn stage_verdict(lowest: Option<(&str, f64)>) -> Verdict {
+    match lowest {
+        Some((stage, at)) => Verdict {
+            kind: VerdictKind::Stage,
+            text: format!("limited by {stage} at {}", mb(at)),
+        },
+        None => Verdict {
+            kind: VerdictKind::Unknown,
+            text: "nothing measured".into(),
+        },
+    }
+}
+
+/// The verdict of a path whose CPU nobody measured. A Samba share on it
+/// gets the CPU's estimate beside the lowest known stage; a path serving
+/// only NFS has a CPU cost nothing here models, so its limit is unknown; a
+/// filesystem no service shares has no CPU stage between it and a client.
+fn unmeasured_cpu(
+    snapshot: &Snapshot,
+    on_path: &PathServices,
+    lowest: Option<(&str, f64)>,
+    missing: &mut Vec<String>,
+) -> (Verdict, Option<CpuEstimate>) {
+    let fs = snapshot.file_services.data();
+    let on_mount = |p: &str| holder_of(snapshot, p).as_deref() == Some(on_path.mount);
+    let share = fs
+        .and_then(|f| f.samba.as_ref())
+        .and_then(|s| {
+            s.shares
+                .iter()
+                .find(|sh| sh.path.as_deref().is_some_and(on_mount))
+        })
+        .map(|sh| sh.name.clone());
+    let nfs = fs
+        .and_then(|f| f.nfs.as_ref())
+        .is_some_and(|n| n.exports.iter().any(|e| on_mount(&e.path)));
+    let Some(share) = share else {
+        if nfs && let Some((stage, at)) = lowest {
+            missing.push(format!(
+                "the CPU of serving NFS from {}: not modelled; time a client's copy against                  nastune bench net and bench disk",
+                on_path.mount
+            ));
+            return (
+                Verdict {
+                    kind: VerdictKind::Unknown,
+                    text: format!(
+                        "limit unknown: {stage} allows {} but the CPU cost of serving NFS is                          neither measured nor modelled",
+                        mb(at)
+                    ),
+                },
+                None,
+            );
+        }
+        return (stage_verdict(lowest), None);
+    };
+    let services = cpu_estimate::Services {
+        write: on_path.write,
+        usb: usb_ceiling(snapshot, on_path.devices).is_some(),
+        crypt: on_path.crypt.clone(),
+    };
+    let estimate = match snapshot.cpu.data() {
+        Some(cpu) => cpu_estimate::estimate(cpu, &services),
+        None => Err("the tree shows no CPU".to_string()),
+    };
+    missing.push(format!(
+        "the shared CPU of the SMB path: nastune check --smb //localhost/{share} on the box"
+    ));
+    (cpu_estimate::verdict(lowest, &estimate), estimate.ok())
 }
 
 /// The model of a path a file service was measured on: the lowest stage
@@ -766,6 +877,8 @@ fn remote_path(
         model: Some(model_of(s, write, &stages, None, Vec::new())),
         stages,
         missing,
+        verdict: None,
+        cpu_estimate: None,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod buses;
 mod change_json;
 pub mod check;
 mod cpu;
+pub mod cpu_estimate;
 mod crypto;
 mod geometry;
 mod kernel_log;

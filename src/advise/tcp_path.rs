@@ -95,6 +95,8 @@ pub fn tcp_path(f: &TcpFigure, link: Option<&(String, u64)>, cores: f64) -> Path
         stages,
         missing,
         model: Some(model),
+        verdict: None,
+        cpu_estimate: None,
     }
 }
 

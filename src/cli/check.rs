@@ -14,8 +14,10 @@ pub const LONG_ABOUT: &str = "The main job: inventory the box, measure what is c
 measure (sequential and random I/O in a temporary file in --dir, cipher speed at dm-crypt's \
 request size, this box's loopback TCP ceiling, and the network to --peer when given), then list the findings and name the slowest stage of each data path with its \
 number (network, TCP stack, crypto, storage, and with --smb the shared CPU from the copy's \
-per-byte costs on the cores the serving smbd may use). Takes about a minute; everything is saved in the \
-store.\n\nExit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage or runtime error, 130 \
+per-byte costs on the cores the serving smbd may use; without it, an SMB share's CPU is \
+estimated from the CPU's kind, clock and cores, labelled as an estimate with its range, and \
+a path whose CPU may lie below the slowest measured stage is not called limited by that \
+stage). Takes about a minute; everything is saved in the store.\n\nExit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage or runtime error, 130 \
 interrupted.\n\nExamples:\n  nastune check\n  nastune check --dir /srv --json\n  \
 nastune check --skip-disk --fail-on warning";
 

@@ -4,10 +4,31 @@ use std::fmt::Write;
 
 use crate::advise::Severity;
 use crate::advise::check::CheckDoc;
+use crate::advise::cpu_estimate::{CpuEstimate, VerdictKind};
 use crate::store::RunId;
 
 fn mb(v: f64) -> String {
     format!("{:.1} MB/s", v / 1e6)
+}
+
+/// The CPU's estimate as a stage line, what it counted and what it rests on.
+pub fn estimate_lines(e: &CpuEstimate) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "{:<12} estimate {:.1}-{:.1} MB/s, not measured ({})",
+            "cpu",
+            e.low_bytes_per_sec / 1e6,
+            e.high_bytes_per_sec / 1e6,
+            e.cpu
+        ),
+        format!("{:<12} counted: {}", "", e.services.join(", ")),
+    ];
+    out.extend(
+        e.calibrated_on
+            .iter()
+            .map(|c| format!("{:<12} calibrated on {}: {}", "", c.board, c.source)),
+    );
+    out
 }
 
 /// `run` is the stored run's id, `None` with `--no-store`.
@@ -18,8 +39,18 @@ pub fn render(doc: &CheckDoc, run: Option<RunId>) -> String {
         let _ = writeln!(out, "  no data filesystem or share found to analyse");
     }
     for p in &doc.paths {
-        match p.limiting_stage {
-            Some(i) => {
+        // A verdict other than the lowest stage's (the CPU likely below it,
+        // or unknown) is said as such, and every stage is listed under it.
+        let hedged = p
+            .verdict
+            .as_ref()
+            .filter(|v| v.kind != VerdictKind::Stage && v.text != "nothing measured");
+        let shown = match (hedged, p.limiting_stage) {
+            (Some(v), _) => {
+                let _ = writeln!(out, "  {:<28} {}", p.name, v.text);
+                None
+            }
+            (None, Some(i)) => {
                 let s = &p.stages[i];
                 let _ = writeln!(
                     out,
@@ -29,15 +60,20 @@ pub fn render(doc: &CheckDoc, run: Option<RunId>) -> String {
                     mb(s.ceiling_bytes_per_sec.unwrap_or(0.0)),
                     s.basis
                 );
+                Some(i)
             }
-            None => {
+            (None, None) => {
                 let _ = writeln!(out, "  {:<28} nothing measured", p.name);
+                None
             }
-        }
-        for s in &p.stages {
-            if Some(s) != p.limiting_stage.map(|i| &p.stages[i]) {
+        };
+        for (i, s) in p.stages.iter().enumerate() {
+            if Some(i) != shown {
                 let _ = writeln!(out, "  {:<28}   {:<12} {}", "", s.name, s.basis);
             }
+        }
+        for line in p.cpu_estimate.iter().flat_map(estimate_lines) {
+            let _ = writeln!(out, "  {:<28}   {line}", "");
         }
         for line in p.model.iter().flat_map(super::runs::model_lines) {
             let _ = writeln!(out, "  {:<28}   {line}", "");

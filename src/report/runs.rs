@@ -4,6 +4,7 @@
 
 use crate::advise::Severity;
 use crate::advise::bottleneck::PathAnalysis;
+use crate::advise::cpu_estimate::VerdictKind;
 use crate::compare::metrics;
 use crate::store::{RunDocs, RunKind};
 
@@ -222,13 +223,19 @@ fn path_limit(p: &PathAnalysis) -> PathLimit {
     };
     PathLimit {
         path: p.name.clone(),
-        verdict: match p.limiting_stage {
-            Some(i) => format!(
+        verdict: match (
+            p.verdict
+                .as_ref()
+                .filter(|v| v.kind != VerdictKind::Stage && v.text != "nothing measured"),
+            p.limiting_stage,
+        ) {
+            (Some(v), _) => v.text.clone(),
+            (None, Some(i)) => format!(
                 "{} at {}",
                 p.stages[i].name,
                 ceiling(p.stages[i].ceiling_bytes_per_sec)
             ),
-            None => "nothing measured on this path".into(),
+            (None, None) => "nothing measured on this path".into(),
         },
         stages: p
             .stages
@@ -240,8 +247,33 @@ fn path_limit(p: &PathAnalysis) -> PathLimit {
                     s.basis.clone(),
                 )
             })
+            .chain(p.cpu_estimate.iter().map(|e| {
+                (
+                    "cpu (estimate)".to_string(),
+                    format!(
+                        "{:.1}-{:.1} MB/s",
+                        e.low_bytes_per_sec / 1e6,
+                        e.high_bytes_per_sec / 1e6
+                    ),
+                    format!(
+                        "not measured: {}; {}; calibrated on {}",
+                        e.cpu,
+                        e.services.join(", "),
+                        e.calibrated_on
+                            .iter()
+                            .map(|c| format!("{} ({})", c.board, c.source))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                )
+            }))
             .collect(),
-        limiting: p.limiting_stage,
+        // A hedged verdict names no stage as the limit.
+        limiting: p.limiting_stage.filter(|_| {
+            p.verdict
+                .as_ref()
+                .is_none_or(|v| v.kind == VerdictKind::Stage)
+        }),
         model: p.model.as_ref().map(model_lines).unwrap_or_default(),
     }
 }

@@ -69,6 +69,97 @@ fn check_on_a_usb3_disk_at_480_names_the_bus_as_the_storage_ceiling() {
     assert!(rule_ids(&v).contains(&"usb3-disk-at-high-speed".to_string()));
 }
 
+/// The Pogoplug's one 800 MHz ARMv5 core: its SMB paths are no longer
+/// "limited by network at 117.7 MB/s" with the CPU unknown, but likely
+/// limited by the CPU's estimate (its field report: 27.3 MB/s writes, 44.0
+/// MB/s reads, CPU-bound), with the measurement that settles it.
+#[test]
+fn check_on_the_pogoplug_names_the_cpu_estimate_not_the_network() {
+    let o = nastune()
+        .args(["--no-store", "check", "--root"])
+        .arg(fixtures().join("boxes/pogoplug-v4"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(!text.contains("limited by network"), "{text}");
+    assert!(
+        text.contains(
+            "write to /srv                likely limited by CPU (estimate 23.5-33.3 MB/s, from \
+             ARMv5 (Feroceon), 1 core at 800 MHz (cpufreq maximum), no AES; network at 117.7 \
+             MB/s)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("the shared CPU of the SMB path: nastune check --smb //localhost/srv"),
+        "{text}"
+    );
+    let v = json(&["--no-store", "check"], "pogoplug-v4");
+    for p in v["paths"].as_array().unwrap() {
+        // The lowest known ceiling is still the wire's; the verdict says more.
+        let stage = &p["stages"][p["limiting_stage"].as_u64().unwrap() as usize];
+        assert_eq!(stage["name"], "network");
+        assert_eq!(p["verdict"]["kind"], "likely_cpu", "{p}");
+        let e = &p["cpu_estimate"];
+        let (lo, hi) = (
+            e["low_bytes_per_sec"].as_f64().unwrap(),
+            e["high_bytes_per_sec"].as_f64().unwrap(),
+        );
+        let published = if p["name"] == "write to /srv" {
+            27.3e6
+        } else {
+            44.0e6
+        };
+        assert!(lo < published && published < hi, "{e}");
+        assert!(hi < 117.7e6);
+        assert!(
+            e["settled_by"]
+                .as_str()
+                .unwrap()
+                .starts_with("nastune check --smb")
+        );
+        assert!(
+            e["calibrated_on"][0]["board"]
+                .as_str()
+                .unwrap()
+                .starts_with("Pogoplug v4")
+        );
+    }
+}
+
+/// Every fixture box's paths: a hedged verdict only where an SMB share
+/// meets an unmeasured CPU, and the CPU estimate only there.
+#[test]
+fn check_on_every_fixture_box_says_what_its_figures_allow() {
+    let expect: &[(&str, &str)] = &[
+        ("pogoplug-v4", "likely_cpu"),
+        ("rpi2-luks", "stage"),
+        ("rpi4-usb", "stage"),
+        ("rk3399-raid5", "stage_or_cpu"),
+        ("oldguide", "stage_or_cpu"),
+    ];
+    for (boxname, kind) in expect {
+        let v = json(&["--no-store", "check"], boxname);
+        let paths = v["paths"].as_array().unwrap();
+        assert!(!paths.is_empty(), "{boxname}");
+        for p in paths {
+            assert_eq!(p["verdict"]["kind"], *kind, "{boxname}: {p}");
+            assert_eq!(
+                p["cpu_estimate"].is_object(),
+                *boxname != "rpi4-usb",
+                "{boxname}: {p}"
+            );
+        }
+    }
+    // The lab's emulated CPU has no link and no share: nothing measured.
+    let v = json(&["--no-store", "check"], "lab-luks-usb");
+    for p in v["paths"].as_array().unwrap() {
+        assert_eq!(p["verdict"]["kind"], "unknown", "{p}");
+        assert!(p["cpu_estimate"].is_null());
+    }
+}
+
 #[test]
 fn check_root_measures_nothing_and_refuses_a_peer() {
     let o = nastune()
