@@ -4,6 +4,8 @@
 //! that back.
 
 pub mod classify;
+mod format;
+mod prefix;
 
 use std::collections::{BTreeMap, VecDeque};
 
