@@ -4,8 +4,8 @@
 //! that back.
 
 pub mod classify;
-mod format;
-mod prefix;
+pub mod format;
+pub mod prefix;
 
 use std::collections::{BTreeMap, VecDeque};
 

@@ -3,7 +3,7 @@
 //!
 //! A line is first taken out of whatever printed it ([`strip_prefixes`]: syslog,
 //! journalctl, dmesg's stamps, /dev/kmsg headers); the message is then matched
-//! against the kernel's own printf formats ([`scan`]), each copied from the
+//! against the kernel's own printf formats ([`Pattern`]), each copied from the
 //! source file named beside it, so any device name, number or speed the format
 //! leaves open matches. Boot chatter (a new USB device, a mounted filesystem, an
 //! empty SATA port's "SATA link down", "Link is Up", "self-tests ... passed")
