@@ -227,9 +227,10 @@ pub(super) static LINK_FLAPPING: Rule = Rule {
         title: "A NIC's link went down repeatedly",
         severity: Severity::Warning,
         risk: Risk::AdviceOnly,
-        checks: "The kernel logged 'Link is Down' for one NIC at least 3 times since boot. \
-                 One down is a cable plugged in or a switch that booted later; several are a \
-                 loose cable, a failing port, energy-efficient Ethernet trouble or a NIC reset.",
+        checks: "The kernel logged 'Link is Down' (or a PHY's 'Downshift occurred', a link \
+                 that came up slower than both ends offered) for one NIC at least 3 times since \
+                 boot. One down is a cable plugged in or a switch that booted later; several are \
+                 a loose cable, a failing port, energy-efficient Ethernet trouble or a NIC reset.",
         references: &["https://docs.kernel.org/networking/phy.html"],
     },
     evaluate: |info, ctx| {
@@ -242,11 +243,11 @@ pub(super) static LINK_FLAPPING: Rule = Rule {
                 let d = device(c);
                 let hours = (c.last_s - c.first_s) / 3600.0;
                 (
-                    format!("{d} link went down {} times", c.count),
+                    format!("{d} link went down or downshifted {} times", c.count),
                     format!(
-                        "{d} lost its link {} times within {hours:.1} h. Every down drops \
-                         connections and restarts autonegotiation (which may come back at a \
-                         lower speed). Swap the cable, try another switch port, and if the \
+                        "{d} lost its link or came up below its speed {} times within {hours:.1} \
+                         h. Every down drops connections and restarts autonegotiation (which may \
+                         come back at a lower speed: a downshift, a cable with a bad pair). Swap the cable, try another switch port, and if the \
                          NIC supports it turn energy-efficient Ethernet off ('ethtool \
                          --set-eee {d} eee off') to see whether the downs stop.",
                         c.count
@@ -311,11 +312,12 @@ pub(super) static UNDERVOLTAGE: Rule = Rule {
     info: RuleInfo {
         id: "kernel-log-undervoltage",
         area: "power",
-        title: "Under-voltage or thermal throttling was logged",
+        title: "Under-voltage, thermal throttling or a thermal shutdown was logged",
         severity: Severity::Warning,
         risk: Risk::AdviceOnly,
-        checks: "The Raspberry Pi firmware or hwmon driver logged 'Under-voltage detected', or \
-                 the CPU logged clock throttling, since boot.",
+        checks: "The Raspberry Pi firmware or hwmon driver logged 'Under-voltage detected', the \
+                 CPU logged clock throttling, or a thermal zone reached its critical temperature \
+                 (the kernel then powers the box off) since boot.",
         references: &[
             "https://www.raspberrypi.com/documentation/computers/raspberry-pi.html#power-supply",
             "https://github.com/raspberrypi/linux/issues/2512",
@@ -329,9 +331,10 @@ pub(super) static UNDERVOLTAGE: Rule = Rule {
         }
         let mut f = Finding::of(
             info,
-            format!("under-voltage or throttling logged {n} times"),
+            format!("under-voltage, throttling or overheating logged {n} times"),
             format!(
-                "The supply sagged below 4.63 V (or the CPU throttled) {n} times since boot. The \
+                "The supply sagged below 4.63 V (or the CPU throttled or overheated) {n} times \
+                 since boot; the latest line says which. The \
                  firmware then caps the CPU clock, and USB disks on the same 5 V rail brown out: \
                  resets, UAS aborts and I/O errors follow. Every benchmark taken while it \
                  happened measured the power supply. Use a supply that holds 5.1 V under load \
@@ -340,7 +343,8 @@ pub(super) static UNDERVOLTAGE: Rule = Rule {
         )
         .evidence("events", n)
         .change(advice(
-            "use a 5.1 V supply rated for the board and power USB disks separately",
+            "use a 5.1 V supply rated for the board and power USB disks separately; for a \
+             temperature line, clean or add cooling",
         ));
         if let Some(line) = latest(ctx, Class::UndervoltageThrottle, None) {
             f = f.evidence("latest line", line);
@@ -453,7 +457,8 @@ mod tests {
         let f = run_rule(&LINK_FLAPPING, &s);
         assert_eq!(f.len(), 1);
         assert!(
-            f[0].title.contains("eth0 link went down 3 times"),
+            f[0].title
+                .contains("eth0 link went down or downshifted 3 times"),
             "{}",
             f[0].title
         );

@@ -4,6 +4,8 @@
 //! that back.
 
 pub mod classify;
+pub mod format;
+pub mod prefix;
 
 use std::collections::{BTreeMap, VecDeque};
 

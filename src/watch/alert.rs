@@ -161,11 +161,11 @@ fn kernel_log_meaning(metric: &str) -> Option<(&'static str, &'static str)> {
             "the line names the process; limit it, stop a service or add zram swap",
         ),
         "undervoltage_throttle" => (
-            "the supply sagged (Raspberry Pi under-voltage) or the CPU throttled",
-            "use a supply that holds 5.1 V under load and power USB disks separately",
+            "the supply sagged (Raspberry Pi under-voltage), the CPU throttled or a thermal zone reached its critical temperature",
+            "use a supply that holds 5.1 V under load and power USB disks separately; for heat, the cooling",
         ),
         "nic_link" => (
-            "a NIC's link went down",
+            "a NIC's link went down or came up below its speed (a PHY downshift)",
             "one down is a plug or a switch reboot; repeated downs are a cable, a port or EEE: swap them, try 'ethtool --set-eee IF eee off'",
         ),
         "nic_driver_error" => (
