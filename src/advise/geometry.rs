@@ -400,7 +400,7 @@ static SMR_IN_RAID: Rule = Rule {
                 Some((c.devices.last()?.as_str(), array.as_str()))
             })
             .collect();
-        crate::sort::sort(&mut disks);
+        disks.sort();
         disks.dedup();
         disks
             .into_iter()

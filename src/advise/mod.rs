@@ -33,14 +33,23 @@ mod usb;
 mod vm;
 mod what_if;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::probe::Snapshot;
 pub use bottleneck::Measurements;
 
 /// How much a finding matters. Ordered: `--fail-on warning` also fails on critical.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Encode, Decode, crate::argv::ValueEnum,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    crate::argv::ValueEnum,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
@@ -51,7 +60,7 @@ pub enum Severity {
 }
 
 /// What applying the recommendation takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     /// A runtime value that can be set and reverted at once.
@@ -63,7 +72,7 @@ pub enum Risk {
 }
 
 /// A recommended change, typed so `tune` can apply it and journal the old value.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Change {
     Sysctl {
@@ -124,7 +133,7 @@ pub enum Change {
 }
 
 /// One fact that triggered a finding.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
     pub fact: String,
     pub value: String,
@@ -140,7 +149,7 @@ impl Evidence {
 }
 
 /// The static description of a rule, shown by `advise --list` and docs/rules.md.
-#[derive(Debug, Clone, Encode)]
+#[derive(Debug, Clone, Serialize)]
 pub struct RuleInfo {
     pub id: &'static str,
     pub area: &'static str,
@@ -153,7 +162,7 @@ pub struct RuleInfo {
 }
 
 /// What a rule found on this box.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     pub rule_id: String,
     pub title: String,
@@ -173,7 +182,7 @@ pub struct Finding {
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The `findings` document of an advise run.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FindingsDoc {
     pub schema_version: u32,
     pub tool_version: String,
@@ -288,9 +297,7 @@ pub fn evaluate(ctx: &Context) -> Vec<Finding> {
         .into_iter()
         .flat_map(|r| (r.evaluate)(&r.info, ctx))
         .collect();
-    crate::sort::sort_by(&mut out, |a, b| {
-        b.severity.cmp(&a.severity).then(a.rule_id.cmp(&b.rule_id))
-    });
+    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.rule_id.cmp(&b.rule_id)));
     out
 }
 

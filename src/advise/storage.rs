@@ -276,7 +276,7 @@ static READAHEAD_OVERSIZED: Rule = Rule {
             .filter(|c| !c.mount_points.is_empty())
             .filter_map(|c| c.devices.first().map(String::as_str))
             .collect();
-        crate::sort::sort(&mut tops);
+        tops.sort();
         tops.dedup();
         tops.into_iter()
             .filter_map(|name| {

@@ -3,7 +3,7 @@
 //! interrupted at any point (state `applying`) rolls back the same way, and a
 //! rollback interrupted itself can simply run again.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::action::{
     KIND_FILE, KIND_NETDEV, KIND_RUNTIME, WriteError, read_entry, remove_file, remove_stale_temp,
@@ -49,7 +49,7 @@ pub enum RollbackError {
 }
 
 /// One restored entry.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Restored {
     pub entry: i64,
     pub setting: String,
@@ -60,7 +60,7 @@ pub struct Restored {
     pub drifted_from: Option<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RolledBack {
     pub session: i64,
     pub restored: Vec<Restored>,

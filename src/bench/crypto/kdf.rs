@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::measure::Clock;
 use crate::root::Root;
@@ -53,7 +53,7 @@ impl Prf {
     }
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Pbkdf2Result {
     pub hash: String,
     /// Derived key length, as `cryptsetup benchmark` (256-bit key).
@@ -97,7 +97,7 @@ pub fn pbkdf2_rate(prf: Prf, target: Duration) -> Pbkdf2Result {
     }
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Argon2Result {
     pub iterations: u32,
     pub memory_kib: u32,

@@ -23,14 +23,7 @@ use crate::bench::histogram::Histogram;
 
 /// How requests map to connections.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    crate::json::Encode,
-    crate::json::Decode,
-    crate::argv::ValueEnum,
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, crate::argv::ValueEnum,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum ConnMode {

@@ -4,14 +4,13 @@
 
 use std::sync::Arc;
 
-use crate::json::Decode;
-use crate::json::Encode;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{ClientSessionMemoryCache, Resumption};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use serde::{Deserialize, Serialize};
 
 use crate::root::Root;
 
@@ -159,7 +158,7 @@ impl ServerCertVerifier for AcceptAnyCert {
 }
 
 /// What one handshake negotiated.
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TlsInfo {
     pub version: String,
     pub cipher_suite: String,

@@ -8,7 +8,7 @@ pub mod local;
 mod measured;
 pub mod server;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::bench::disk::LatencyStats;
 use crate::smb::{Credentials, Dialect, Security, SessionInfo};
@@ -17,7 +17,16 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The workloads, in the order they run.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Encode, Decode, crate::argv::ValueEnum,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    crate::argv::ValueEnum,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Workload {
@@ -45,7 +54,7 @@ impl Workload {
 }
 
 /// `//HOST[:PORT]/SHARE[/DIR]`, validated.
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Target {
     pub host: String,
     pub port: u16,
@@ -117,7 +126,7 @@ pub struct Plan {
 }
 
 /// The settings a run records (never the password).
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     pub target: String,
     /// The user name; None for a guest (anonymous) session.
@@ -162,7 +171,7 @@ impl Settings {
 }
 
 /// One workload (or one phase of small-files) under one security mode.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadResult {
     pub workload: Workload,
     /// small-files: "write", "read" or "delete"; metadata: "list-stat".
@@ -191,7 +200,7 @@ pub struct WorkloadResult {
 }
 
 /// How a sequential read started on a server that is this box.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "state", content = "reason")]
 pub enum ColdCache {
     /// The file was written out and dropped from the page cache: the read
@@ -211,7 +220,7 @@ impl WorkloadResult {
 }
 
 /// Everything measured under one security mode.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SecurityRun {
     pub security: Security,
     pub session: SessionInfo,
@@ -223,7 +232,7 @@ pub struct SecurityRun {
 }
 
 /// The slowdown of a security mode against plain for one workload.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Slowdown {
     pub workload: String,
     pub security: Security,
@@ -232,7 +241,7 @@ pub struct Slowdown {
 }
 
 /// The document `bench smb` produces.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SmbReport {
     pub schema_version: u32,
     pub tool_version: String,

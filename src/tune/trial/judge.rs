@@ -9,7 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::Better;
 use super::http::HttpJudge;
@@ -21,7 +21,16 @@ use crate::root::Root;
 
 /// What `--metric` names.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, crate::argv::ValueEnum, PartialOrd, Ord,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    crate::argv::ValueEnum,
+    PartialOrd,
+    Ord,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum MetricName {
@@ -48,7 +57,7 @@ impl MetricName {
 }
 
 /// A metric as measured: its name with its unit, the unit, the better direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Metric {
     pub name: &'static str,
     pub unit: &'static str,
