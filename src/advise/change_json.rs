@@ -1,5 +1,5 @@
-//! [`Change`] as the store and `tune export` keep it: the derived decoder
-//! against the encoder, and its errors.
+//! [`Change`] as the store and `tune export` keep it: what serde writes reads
+//! back, and its errors.
 
 use super::Change;
 

@@ -1281,7 +1281,8 @@ mod tests {
         assert!(run(&READAHEAD_IN_RC_LOCAL, &snapshot_of("rk3399-raid5")).is_empty());
     }
 
-    /// Issue 23 item 3: the same hdparm -M and a legacy scheduler in udev RUN+= hooks.
+    /// The same hdparm -M and a legacy scheduler in udev RUN+= hooks, which
+    /// were once not read.
     #[test]
     fn udev_run_hooks_are_boot_settings_too() {
         let mut snap = snapshot_of("rk3399-raid5");

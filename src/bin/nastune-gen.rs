@@ -2,7 +2,7 @@
 //! shell completions, from the clap definition (`nastune::cli::Cli`) and the rule
 //! registry the `nastune` binary is built from, so they never drift from what it
 //! accepts. A binary of its own so that clap_mangen, clap_complete and the clap
-//! introspection they use stay out of the one users run (issue 22: ~95 KiB);
+//! introspection they use stay out of the one users run (~95 KiB of it);
 //! docs/man/ and contrib/completions/ hold their output for those who copy only
 //! `nastune` to a box.
 

@@ -560,7 +560,7 @@ fn parse_rc_command(cmd: &str) -> Option<RcKind> {
 mod tests {
     use super::*;
 
-    /// Issue 23 item 3: RUN+= hooks were not read at all.
+    /// RUN+= hooks were once not read at all, so their tuning went unseen.
     #[test]
     fn udev_run_hooks_are_tuning_too() {
         let text = "ACTION==\"add\", KERNEL==\"sd[a-z]\", RUN+=\"/sbin/hdparm -M 254 -a 1024 /dev/%k\"\n\

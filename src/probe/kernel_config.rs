@@ -118,8 +118,8 @@ pub enum ConfigSource {
 }
 
 /// Each option the rules need, by its config name. A struct, not a map keyed by
-/// option: a map's decoder and sort cost ~18 KiB of binary (issue 22). An option
-/// a snapshot lacks (stored before it was tracked) reads back unknown.
+/// option: every option a rule reads is then a field the compiler checks. An
+/// option a snapshot lacks (stored before it was tracked) reads back unknown.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Options {

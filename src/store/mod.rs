@@ -469,7 +469,7 @@ fn inspect(path: &Path) -> Result<Option<(Connection, Identity)>, StoreError> {
     let identity = identify::identify(path, facts.application_id, facts.user_version, &names)?;
     // The check reads every page once: through the usual 2 MiB page cache it
     // left a 15 MiB store's pages resident (probe: 6.0 MiB peak RSS against
-    // 5.1 on a new store, issue 22). A small cache while it runs bounds that.
+    // 5.1 on a new store). A small cache while it runs bounds that.
     let check: String = conn
         .execute_batch("PRAGMA cache_size = -128")
         .and_then(|()| conn.query_row("PRAGMA quick_check", [], |r| r.get(0)))

@@ -36,7 +36,7 @@ impl Prf {
 
     /// PBKDF2 with this PRF. SHA-256 and SHA-512 are ring's (the assembly
     /// TLS uses, as OpenSSL's is for cryptsetup), so that RustCrypto's sha2
-    /// stays out of the binary (issue 22: 29 KiB). ring's SHA-1 is portable
+    /// stays out of the binary (29 KiB of a second SHA-2). ring's SHA-1 is portable
     /// code at less than half of cryptsetup's rate here, which would
     /// understate LUKS1's unlock cost, so SHA-1 stays RustCrypto's.
     /// `rounds` 0 counts as 1.
