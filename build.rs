@@ -13,7 +13,7 @@ fn main() {
 
 /// Every shared library probe loads costs resident pages far beyond the code it
 /// runs: the kernel's fault-around maps the 64 KiB around each page touched, and
-/// ld.so touches each library's headers, symbol and hash tables (issue 22:
+/// ld.so touches each library's headers, symbol and hash tables (here
 /// libm.so.6 was 0.35-0.4 MiB of probe's 7.3 MiB, libgcc_s.so.1 0.1 MiB plus its
 /// relocation work). x86_64 release binaries for glibc therefore
 /// - link GCC's unwinder statically (libgcc_eh.a, what `gcc -static-libgcc` does):
@@ -43,8 +43,8 @@ fn static_runtime() {
 
 /// Release builds abort on panic, so nothing unwinds, yet every function keeps an
 /// `.eh_frame` entry (`-C force-unwind-tables=no` changes nothing: the generic code
-/// of the precompiled std carries a personality): ~0.75 MiB of the x86_64 binary
-/// (issue 22). The linker discards them from release binaries only; `[profile]`
+/// of the precompiled std carries a personality): ~0.75 MiB of the x86_64 binary,
+/// on disk and in the page cache. The linker discards them from release binaries only; `[profile]`
 /// cannot take rustflags on stable cargo, and tests (always built to unwind) never
 /// get these arguments, which apply to binaries. A panic still prints its message
 /// and aborts; only its backtrace is empty. NASTUNE_KEEP_UNWIND_TABLES=1 keeps
@@ -86,7 +86,7 @@ fn own_lld() -> bool {
 /// over 4 MiB of .text, made ~90 % of it resident. lld puts the functions listed
 /// in benches/startup-symbols.txt (what probe, advise and check run, written by
 /// benches/startup-order.sh) first, in few windows: probe's text RSS 3.9 -> 1.4
-/// MiB (issue 22). Stale names (their hashes change with the toolchain and with edits) are
+/// MiB. Stale names (their hashes change with the toolchain and with edits) are
 /// skipped without a warning; they only pack less. Release binaries, lld only.
 fn startup_order() {
     let list = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/startup-symbols.txt");

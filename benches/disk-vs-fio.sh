@@ -4,7 +4,8 @@
 #   (c) 4K randwrite with fsync after each write.
 # Prints, per run, the IOPS ratio (nastune / fio) and the CPU-per-I/O ratio
 # (nastune / fio), then each case's mean and its worst run.
-# Goal (issue 22): IOPS ratio >= 1.0 and CPU per I/O <= 0.7x fio in every run.
+# Goal: IOPS ratio >= 1.0 and CPU per I/O <= 0.7x fio in every run, so the
+# tool is never the bottleneck it claims to measure.
 # Both tools run the same engine per case (fio's), unless ENGINE picks nastune's.
 # Rounds alternate who goes first (nastune, fio; then fio, nastune; …), so a
 # disk that warms up or a load that fades favours neither side.

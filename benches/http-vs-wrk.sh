@@ -6,7 +6,8 @@
 # and that ratio. Cases: HTTP keep-alive, and HTTPS with a new connection (full
 # handshake) per request (wrk -H "Connection: close").
 # nginx: 1 worker, 1 KiB static file, self-signed ECDSA P-256, TLS 1.2/1.3.
-# Goal (issue 22): keep-alive req/s ratio >= 1.0 and CPU per request <= 0.7x wrk.
+# Goal: keep-alive req/s ratio >= 1.0 and CPU per request <= 0.7x wrk, so the
+# client is never the bottleneck it claims to measure on a 2-core box.
 # Usage: benches/http-vs-wrk.sh [runs per tool (5)] [seconds per run (5)] [threads (2)] [connections (50)]
 # BIN=path/to/nastune skips the release build.
 # On the 2-core dev VM shared with other jobs (-t2 -c50, 5 s runs; req/s spreads +-30 % between

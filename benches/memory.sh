@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Peak RSS of each command issue 22 wants inside 64 MiB, from a release build
+# Peak RSS of each command, which must stay inside 64 MiB (a 128 MiB box shared
+# with Samba), from a release build
 # (GNU time's maximum resident set size). tests/cli/memory.rs runs the same
 # commands inside a 64 MiB memory cgroup as a test; this prints the table.
 # Usage: benches/memory.sh   (root for net serve and bench disk on a real file)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stripped size of the x86_64 release binary (default features) and what each
-# crate contributes (cargo bloat --crates). Goal (issue 22): <= 4 MiB, with the
-# SMB client included once it exists; the line "budget left" is what it may add.
+# crate contributes (cargo bloat --crates), so what a new dependency costs is
+# known before it is taken. There is no budget: well-kept crates are worth
+# their bytes on a box with 128 MiB of RAM and gigabytes of disk.
 # Usage: benches/size.sh [TOP_N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,11 +20,7 @@ stripped=$(mktemp)
 trap 'rm -f "$stripped"' EXIT
 strip -o "$stripped" target/release/nastune
 bytes=$(stat -c %s "$stripped")
-goal=$((4 * 1024 * 1024))
-awk -v b="$bytes" -v g="$goal" 'BEGIN {
-    printf "stripped nastune: %d bytes (%.2f MiB); goal <= 4 MiB; budget left: %d bytes (%.2f MiB)\n",
-        b, b / 1048576, g - b, (g - b) / 1048576
-}'
+awk -v b="$bytes" 'BEGIN { printf "stripped nastune: %d bytes (%.2f MiB)\n", b, b / 1048576 }'
 # Besides code: read-only data and relocated data. The unwind tables (.eh_frame,
 # ~0.75 MiB) are dropped at link time by build.rs; -C force-unwind-tables=no
 # removes none of them (std's generic code keeps a personality routine).

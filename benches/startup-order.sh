@@ -3,7 +3,7 @@
 # check (short tests) run, in that order, for lld's --symbol-ordering-file (build.rs).
 # Why: the kernel maps the 64 KiB around every page of the binary a process touches
 # (fault-around), so start-up code spread over the 4 MiB of .text made ~90 % of it
-# resident; packed together it takes few windows (issue 22: probe 7.3 -> 5.9 MiB peak).
+# resident; packed together it takes few windows (probe: 7.3 -> 5.9 MiB peak RSS).
 # The names carry hashes that change with the toolchain, the dependencies' versions and
 # features, and the functions our edits add, inline or drop (after session 8's decoder
 # changes 1261 of 2679 entries still matched): stale entries are ignored by the linker,

@@ -61,7 +61,7 @@ pub enum CaptureError {
 }
 
 /// Summary of a written capture.
-#[derive(Debug, Default, crate::json::Encode, crate::json::Decode)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct CaptureSummary {
     pub files: usize,
     pub dirs: usize,
@@ -129,7 +129,8 @@ pub fn write_capture(
         }
     }
     if !errors.is_empty() {
-        let text = crate::output::to_json_pretty(&errors).into_bytes();
+        // Strings to strings: serializing cannot fail.
+        let text = serde_json::to_vec_pretty(&errors).unwrap_or_default();
         mirror.write(&Path::new(SYNTHETIC_DIR).join("read-errors.json"), &text)?;
     }
     Ok(summary)

@@ -108,7 +108,7 @@ impl Root {
         match root.read_string(ERRORS_FILE) {
             Ok(text) => {
                 root.replayed_errors =
-                    crate::json::from_str(&text).map_err(|e| ReadError::BadCapture {
+                    serde_json::from_str(&text).map_err(|e| ReadError::BadCapture {
                         path: dir.join(ERRORS_FILE),
                         message: e.to_string(),
                     })?
@@ -290,7 +290,7 @@ impl Root {
             .into_iter()
             .filter_map(|n| n.into_string().ok())
             .collect();
-            crate::sort::sort(&mut names);
+            names.sort();
             Ok(names)
         })();
         match &result {
@@ -354,17 +354,21 @@ impl Root {
     /// An `Err` from `live` is a reason such as "ioctl not supported by driver".
     pub fn captured<T, F>(&self, name: &str, live: F) -> Result<T, String>
     where
-        T: crate::json::Encode + crate::json::Decode,
+        T: serde::Serialize + serde::de::DeserializeOwned,
         F: FnOnce() -> Result<T, String>,
     {
         let rel = format!("{SYNTHETIC_DIR}/{name}.json");
         if self.live {
             let value = live();
+            // Through a value tree, whose keys are sorted: captures stay
+            // byte for byte what earlier versions wrote.
             let stored = match &value {
-                Ok(v) => Captured::Value(crate::json::to_value(v)),
+                Ok(v) => serde_json::to_value(v)
+                    .map_or_else(|e| Captured::Unavailable(e.to_string()), Captured::Value),
                 Err(reason) => Captured::Unavailable(reason.clone()),
             };
-            let bytes = crate::output::to_json_pretty(&stored).into_bytes();
+            // A value tree always serializes: its keys are strings.
+            let bytes = serde_json::to_vec_pretty(&stored).unwrap_or_default();
             self.record(&rel, Event::Synthetic(bytes));
             return value;
         }
@@ -373,9 +377,9 @@ impl Root {
             Err(e) if e.is_not_found() => return Err(not_captured(&rel)),
             Err(e) => return Err(e.to_string()),
         };
-        // Straight into T, not through a serde_json::Value: T's decoder is then the
-        // one the store uses, not a second copy for Value (issue 22: binary size).
-        let stored: Captured<T> = crate::json::from_str(&text).map_err(|e| {
+        // Straight into T, not through a serde_json::Value: a value tree takes
+        // 10 to 30 times the text's size, T a few.
+        let stored: Captured<T> = crate::store::doc::from_json(&text).map_err(|e| {
             format!("'{rel}' in the captured tree is not valid JSON of the right shape: {e}")
         })?;
         match stored {
@@ -469,7 +473,7 @@ fn set_blocking(file: fs::File, path: &Path) -> Result<fs::File, ReadError> {
     Ok(file)
 }
 
-#[derive(crate::json::Encode, crate::json::Decode)]
+#[derive(serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Captured<T> {
     Value(T),

@@ -3,7 +3,7 @@
 //! regularized incomplete beta function) to keep a statistics crate out.
 
 /// What is known about one side: count, mean and sample variance.
-#[derive(Debug, Clone, Copy, PartialEq, crate::json::Encode, crate::json::Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     pub n: u64,
     pub mean: f64,

@@ -7,7 +7,7 @@
 //! Measurements arrive as the stored JSON documents of the benches, so this works
 //! on fresh results and on runs from the store alike.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::bench::crypto::CryptoReport;
 use crate::bench::disk::DiskBench;
@@ -27,7 +27,7 @@ use crate::probe::storage::Chain;
 const DM_CRYPT_SECTOR_BYTES: [u32; 4] = [512, 1024, 2048, 4096];
 
 /// What the benches measured, extracted from their documents.
-#[derive(Debug, Clone, Default, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Measurements {
     /// Sequential 1 MiB throughput on a filesystem, by bench disk.
     pub disk: Vec<DiskFigure>,
@@ -55,7 +55,7 @@ pub struct Measurements {
     pub tcp: Vec<path_model::TcpFigure>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DiskFigure {
     /// The file or directory the bench ran on.
     pub path: String,
@@ -68,7 +68,7 @@ pub struct DiskFigure {
     pub measured_by: Option<MeasuredBy>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CipherFigure {
     /// dm-crypt's name: `aes-xts-plain64`, `xchacha12,aes-adiantum-plain64`.
     pub cipher: String,
@@ -189,7 +189,7 @@ fn read_net(doc: &NetReport, m: &mut Measurements) {
 }
 
 /// One stage of a path and its ceiling.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Stage {
     pub name: String,
     /// `None`: not measured; `missing` says what would measure it.
@@ -198,7 +198,7 @@ pub struct Stage {
     pub basis: String,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PathAnalysis {
     /// `read /srv` (client reads from the share) or `write /srv`.
     pub name: String,
@@ -225,7 +225,7 @@ pub struct PathAnalysis {
 }
 
 /// What limits a path, in the words of the path model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Limit {
     Wire,
@@ -252,7 +252,7 @@ impl Limit {
 }
 
 /// The model of a path that a file service was measured on.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PathModel {
     pub limit: Option<Limit>,
     /// The CPU's ceiling with its arithmetic and each stage's share.
@@ -269,7 +269,7 @@ pub struct PathModel {
     pub what_ifs: Vec<WhatIf>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct WhatIf {
     pub change: String,
     pub predicted_bytes_per_sec: f64,
@@ -331,7 +331,7 @@ fn data_mounts(snapshot: &Snapshot, m: &Measurements) -> Vec<String> {
             .map(|f| f.mount_point.clone())
             .collect();
     }
-    crate::sort::sort(&mut mounts);
+    mounts.sort();
     mounts.dedup();
     mounts
 }

@@ -4,7 +4,7 @@
 //! PCIe 2.0 x1 link of 0000:01:00.0: 500 MB/s". The bottleneck analysis and
 //! the path model take the shared element's ceiling as a capacity stage.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::bottleneck::MeasuredBy;
 use super::{Change, Finding, Risk, Rule, RuleInfo, Severity};
@@ -14,7 +14,7 @@ use crate::probe::links::PcieLink;
 use crate::probe::usb::{UsbDevice, bus_ceiling, format_mbit};
 
 /// One disk and the elements between it and the CPU, the CPU's side first.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiskWay {
     pub disk: String,
     /// `pci:0000:01:00.0`, `ata:ata1`, `usb:1-1.3` … from the sysfs path.
@@ -22,7 +22,7 @@ pub struct DiskWay {
 }
 
 /// An element on the way of two or more disks.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SharedElement {
     /// The disks behind it, sorted.
     pub disks: Vec<String>,
@@ -194,7 +194,7 @@ pub fn shared(ways: &[DiskWay], pcie: &[PcieLink], usb: &[UsbDevice]) -> Vec<Sha
             if disks.len() < 2 {
                 continue;
             }
-            crate::sort::sort(&mut disks);
+            disks.sort();
             if out.iter().any(|s| s.disks == disks || s.element == *e) {
                 continue;
             }
@@ -221,7 +221,7 @@ pub fn of_snapshot(s: &crate::probe::Snapshot) -> Vec<SharedElement> {
 }
 
 /// A multi-target `bench disk` run: the targets' devices alone and together.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TogetherFigure {
     /// The targets' block devices (their paths when not on one).
     pub devices: Vec<String>,

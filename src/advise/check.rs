@@ -1,7 +1,7 @@
 //! The `check` document: what `nastune check` measured, the path analysis and
 //! the findings, as one typed document.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::Finding;
 use super::bottleneck::{Measurements, PathAnalysis};
@@ -9,7 +9,7 @@ use super::bottleneck::{Measurements, PathAnalysis};
 /// Version of the `check` document (`check --json`).
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckDoc {
     pub schema_version: u32,
     pub tool_version: String,

@@ -14,7 +14,7 @@
 //! Calibrated on published figures of CPU-bound boxes ([`CALIBRATION`]);
 //! others are kept aside as checks the estimate never saw ([`HELD_OUT`]).
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::path_model::{self, CpuCeiling, CpuCost};
 use crate::probe::cpu::Cpu;
@@ -336,7 +336,7 @@ pub struct Services {
 }
 
 /// The estimated ceiling of the shared CPU on an SMB path.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuEstimate {
     pub low_bytes_per_sec: f64,
     pub high_bytes_per_sec: f64,
@@ -353,7 +353,7 @@ pub struct CpuEstimate {
 }
 
 /// A published figure behind an estimate.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Source {
     pub board: String,
     pub figure: String,
@@ -508,7 +508,7 @@ fn relevant(p: &Published, kinds: &[CoreClass], s: &Services, has_aes: bool) -> 
 }
 
 /// What an estimate says beside the lowest stage a figure is known for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VerdictKind {
     /// The lowest known stage, and nothing unknown is likely below it.
@@ -523,7 +523,7 @@ pub enum VerdictKind {
 }
 
 /// What limits a path, as far as the figures allow.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     pub kind: VerdictKind,
     /// "likely limited by CPU (estimate 23.5-33.3 MB/s, ...)".

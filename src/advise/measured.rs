@@ -2,7 +2,7 @@
 //! and check runs of this host measured. `advise` measures nothing itself, so it
 //! reads them here; `check` passes its own fresh figures instead.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::bottleneck::{CipherFigure, Measurements, measurements_from};
 use crate::store::{RunId, RunKind, RunRecord, Store, StoreError};
@@ -20,7 +20,7 @@ const MEASURING_KINDS: [RunKind; 4] = [
 ];
 
 /// The stored run a figure was read from.
-#[derive(Debug, Clone, Encode, Decode, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct MeasuredBy {
     pub run_id: RunId,
     /// The run's kind as stored (`bench-disk`, `check`).
@@ -105,7 +105,7 @@ pub fn latest_of_host(store: &Store, host_id: &str) -> Result<Gathered, StoreErr
             }
         }
     }
-    crate::sort::sort_by_key(&mut found, |(run, _)| std::cmp::Reverse(run.id));
+    found.sort_by_key(|(run, _)| std::cmp::Reverse(run.id));
     let mut out = Gathered {
         skipped,
         ..Default::default()
@@ -221,7 +221,7 @@ mod tests {
     fn disk_doc() -> DiskBench {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/docs/disk-loops.json");
-        crate::json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("decode")
+        serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("decode")
     }
 
     fn store_disk_run(store: &Store, host: &str, doc: &DiskBench) -> RunId {

@@ -34,13 +34,15 @@ mod usb;
 mod vm;
 mod what_if;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::probe::Snapshot;
 pub use bottleneck::Measurements;
 
 /// How much a finding matters. Ordered: `--fail-on warning` also fails on critical.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Encode, Decode, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Info,
@@ -50,7 +52,7 @@ pub enum Severity {
 }
 
 /// What applying the recommendation takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     /// A runtime value that can be set and reverted at once.
@@ -62,7 +64,7 @@ pub enum Risk {
 }
 
 /// A recommended change, typed so `tune` can apply it and journal the old value.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Change {
     Sysctl {
@@ -123,7 +125,7 @@ pub enum Change {
 }
 
 /// One fact that triggered a finding.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
     pub fact: String,
     pub value: String,
@@ -139,7 +141,7 @@ impl Evidence {
 }
 
 /// The static description of a rule, shown by `advise --list` and docs/rules.md.
-#[derive(Debug, Clone, Encode)]
+#[derive(Debug, Clone, Serialize)]
 pub struct RuleInfo {
     pub id: &'static str,
     pub area: &'static str,
@@ -152,7 +154,7 @@ pub struct RuleInfo {
 }
 
 /// What a rule found on this box.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     pub rule_id: String,
     pub title: String,
@@ -172,7 +174,7 @@ pub struct Finding {
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The `findings` document of an advise run.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FindingsDoc {
     pub schema_version: u32,
     pub tool_version: String,
@@ -309,9 +311,7 @@ pub fn rules() -> Vec<&'static Rule> {
 /// Runs every rule; findings sorted by severity (highest first), then id.
 pub fn evaluate(ctx: &Context) -> Vec<Finding> {
     let mut out: Vec<Finding> = rules().into_iter().flat_map(|r| r.run(ctx)).collect();
-    crate::sort::sort_by(&mut out, |a, b| {
-        b.severity.cmp(&a.severity).then(a.rule_id.cmp(&b.rule_id))
-    });
+    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.rule_id.cmp(&b.rule_id)));
     out
 }
 

@@ -6,10 +6,10 @@
 //! single-threaded stage (one smbd per client, one flow's softirq) can never
 //! use more than one core. Pure: the figures come from the benches' documents.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 /// One stage's CPU cost per byte moved.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuCost {
     /// `smbd`, `softirq`, `kcryptd`, `md-raid`, `tcp`, `client (this box)` …
     pub stage: String,
@@ -21,7 +21,7 @@ pub struct CpuCost {
 }
 
 /// What binds the CPU's ceiling.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "stage")]
 pub enum Binding {
     /// All the cores the path may use, shared by every stage.
@@ -31,7 +31,7 @@ pub enum Binding {
 }
 
 /// The CPU's ceiling for a path, with the arithmetic.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuCeiling {
     pub bytes_per_sec: f64,
     pub cores: f64,
@@ -56,7 +56,7 @@ impl CpuCeiling {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Share {
     pub stage: String,
     pub pct: f64,
@@ -68,7 +68,7 @@ fn mb(bytes_per_sec: f64) -> String {
 
 /// The cores a path may use and, when read from the processes' affinity,
 /// which ones and whose (`smbd's affinity: 0`).
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PathCores {
     pub count: f64,
     /// `smbd's affinity: 0` or `smbd's and this client's affinity: 0-1`;
@@ -121,7 +121,7 @@ impl PathCores {
 
 /// A transfer's use of the box's CPUs: each CPU's busy time, whoever used
 /// it, over the transfer's elapsed time and bytes.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoreLoad {
     pub busy_by_cpu: Vec<crate::bench::smb::server::CpuBusy>,
     pub elapsed_ns: u64,
@@ -147,7 +147,7 @@ pub fn taken_by_others(load: &CoreLoad, cpus: &[u32], costs: &[CpuCost]) -> f64 
 }
 
 /// How a transfer's costs were scaled down to the CPUs' busy time.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CostScale {
     /// What the stages' own clocks counted for the transfer, ns.
     pub counted_ns: f64,
@@ -325,7 +325,7 @@ pub fn cpu_ceiling_on(costs: &[CpuCost], path_cores: &PathCores) -> Option<CpuCe
             pct: c.ns_per_byte / total * 100.0,
         })
         .collect();
-    crate::sort::sort_by(&mut shares, |a, b| b.pct.total_cmp(&a.pct));
+    shares.sort_by(|a, b| b.pct.total_cmp(&a.pct));
     Some(CpuCeiling {
         bytes_per_sec: best.0,
         cores,
@@ -765,7 +765,7 @@ pub(crate) mod tests {
                         {"stage": "iowait", "cpu_ns": 1, "cpu_seconds_per_gb": 30.0}]}}]
             })
         };
-        crate::json::from_value(serde_json::json!({
+        serde_json::from_value(serde_json::json!({
             "schema_version": 1, "tool_version": "0", "server_local": true,
             "settings": {"target": "//127.0.0.1/data", "user": null,
                 "workloads": ["seq-read"], "securities": ["plain", "encrypt"], "dialects": [],
@@ -809,7 +809,7 @@ pub(crate) mod tests {
 
 /// A file service measured end to end (bench smb): what it moved and, when
 /// the server is this box, what each stage cost per byte.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServiceFigure {
     /// `smb`.
     pub service: String,
@@ -973,7 +973,7 @@ pub fn smb_figures(doc: &crate::bench::smb::SmbReport) -> Option<ServiceFigure> 
 
 /// A one-way TCP transfer bench net ran from this box to a peer, with what
 /// each byte cost this box's CPU.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TcpFigure {
     pub peer: String,
     /// `send` (this box sent: what a client reading from it asks) or `receive`.

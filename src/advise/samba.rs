@@ -653,7 +653,7 @@ mod tests {
         s.global.push(p);
     }
 
-    /// Issue 23 item 4: 0 forces synchronous I/O and was not flagged.
+    /// 0 forces synchronous I/O and was once not flagged.
     #[test]
     fn aio_size_zero_is_flagged_as_synchronous() {
         let mut snap = snapshot_of("rk3399-raid5");

@@ -276,7 +276,7 @@ static READAHEAD_OVERSIZED: Rule = Rule {
             .filter(|c| !c.mount_points.is_empty())
             .filter_map(|c| c.devices.first().map(String::as_str))
             .collect();
-        crate::sort::sort(&mut tops);
+        tops.sort();
         tops.dedup();
         tops.into_iter()
             .filter_map(|name| {
@@ -1281,7 +1281,8 @@ mod tests {
         assert!(run(&READAHEAD_IN_RC_LOCAL, &snapshot_of("rk3399-raid5")).is_empty());
     }
 
-    /// Issue 23 item 3: the same hdparm -M and a legacy scheduler in udev RUN+= hooks.
+    /// The same hdparm -M and a legacy scheduler in udev RUN+= hooks, which
+    /// were once not read.
     #[test]
     fn udev_run_hooks_are_boot_settings_too() {
         let mut snap = snapshot_of("rk3399-raid5");

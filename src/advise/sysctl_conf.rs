@@ -491,7 +491,7 @@ mod tests {
         );
     }
 
-    /// Issue 23 item 2: `64K` was not flagged.
+    /// `64K` was once not flagged: sysctl does not read unit suffixes.
     #[test]
     fn unit_suffix_and_wrong_shape_are_invalid() {
         let mut snap = snapshot_of("rk3399-raid5");
@@ -536,7 +536,7 @@ mod tests {
         assert_eq!(run(&INVALID_VALUE, &snap).len(), 2);
     }
 
-    /// Issue 23 item 2: the runtime value was attributed to a file that sets another.
+    /// The runtime value was once attributed to a file that sets another.
     #[test]
     fn file_value_live_value_and_the_disagreement() {
         let mut snap = snapshot_of("rk3399-raid5");

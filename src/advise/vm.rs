@@ -296,7 +296,7 @@ static DIRTY_USB: Rule = Rule {
             .iter()
             .flat_map(|c| c.mount_points.iter().map(String::as_str))
             .collect();
-        crate::sort::sort(&mut mounts);
+        mounts.sort();
         mounts.dedup();
         // dirty_bytes, when set, replaces dirty_ratio (the kernel zeroes the other).
         let (limit, how) = match value_u64(ctx, "vm.dirty_bytes") {

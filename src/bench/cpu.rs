@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::probe::proc_stat::{CpuTicks, parse_stat};
 use crate::root::{ReadError, Root};
@@ -35,7 +35,7 @@ pub fn process_cpu() -> ProcessCpu {
 }
 
 /// System-wide CPU over an interval, as percent of all CPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SystemCpuPct {
     pub user_pct: f64,
     pub sys_pct: f64,
@@ -115,7 +115,7 @@ pub fn read_kernel_threads(root: &Root) -> Result<KernelThreads, ReadError> {
     Ok(KernelThreads { by_pid })
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadCpu {
     pub pid: u32,
     pub comm: String,
@@ -148,9 +148,7 @@ pub fn kernel_thread_delta(
             })
         })
         .collect();
-    crate::sort::sort_by(&mut out, |x, y| {
-        y.cpu_ns.cmp(&x.cpu_ns).then(x.pid.cmp(&y.pid))
-    });
+    out.sort_by(|x, y| y.cpu_ns.cmp(&x.cpu_ns).then(x.pid.cmp(&y.pid)));
     out.truncate(top);
     out
 }
@@ -216,7 +214,7 @@ fn read_system(root: &Root) -> Option<CpuTicks> {
 }
 
 /// CPU used over an interval.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuUsage {
     pub process_user_ns: u64,
     pub process_sys_ns: u64,

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::probe::diskstats::DevCounters;
 use crate::root::{ReadError, Root};
@@ -16,7 +16,7 @@ use crate::root::{ReadError, Root};
 const SECTOR_BYTES: u64 = 512;
 
 /// One device in the stack under the target.
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layer {
     pub name: String,
     /// 0 for the device the target lives on, 1 for what is below it, and so on.
@@ -71,14 +71,12 @@ pub fn stack(root: &Root, top: &str) -> Vec<Layer> {
         }
         out.push(Layer { name, depth, kind });
     }
-    crate::sort::sort_by(&mut out, |a, b| {
-        a.depth.cmp(&b.depth).then(a.name.cmp(&b.name))
-    });
+    out.sort_by(|a, b| a.depth.cmp(&b.depth).then(a.name.cmp(&b.name)));
     out
 }
 
 /// What one layer did during the measurement.
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayerIo {
     pub name: String,
     pub depth: u32,

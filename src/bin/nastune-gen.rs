@@ -142,6 +142,6 @@ fn write_man_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         pending.extend(cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
         pages.push(clap_mangen::Man::new(cmd).generate_to(dir).map_err(fail)?);
     }
-    nastune::sort::sort(&mut pages);
+    pages.sort();
     Ok(pages)
 }

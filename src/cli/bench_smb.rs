@@ -122,7 +122,7 @@ impl SmbArgs {
             Workload::ALL.to_vec()
         } else {
             let mut w = self.workload.clone();
-            crate::sort::sort(&mut w);
+            w.sort();
             w.dedup();
             w
         };

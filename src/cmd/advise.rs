@@ -19,9 +19,9 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             let doc = serde_json::json!({
                 "schema_version": SCHEMA_VERSION,
                 "tool_version": env!("CARGO_PKG_VERSION"),
-                "rules": crate::json::to_value(&infos),
+                "rules": infos,
             });
-            crate::output::to_json_pretty(&doc) + "\n"
+            crate::output::json_line(&doc)?
         } else {
             advise_text::render_registry()
         };
@@ -65,7 +65,7 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         store.finish_run(run, "ok")?;
     }
     let out = if args.json {
-        crate::output::to_json_pretty(&doc) + "\n"
+        crate::output::json_line(&doc)?
     } else {
         advise_text::render_findings(&doc.findings)
     };

@@ -45,9 +45,7 @@ fn self_test(args: &BenchCryptoArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .any(|r| r.path.starts_with("kernel") && matches!(r.verdict, kat::Verdict::Skip { .. }));
     let out = if args.json {
-        let mut s = crate::output::to_json_pretty(&results);
-        s.push('\n');
-        s
+        crate::output::json_line(&results)?
     } else {
         crate::report::crypto_text::render_self_test(&results)
     };

@@ -33,9 +33,7 @@ fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         store.finish_run(run, if interrupted { "interrupted" } else { "ok" })?;
     }
     let out = if args.json {
-        let mut s = crate::output::to_json_pretty(&doc);
-        s.push('\n');
-        s
+        crate::output::json_line(&doc)?
     } else {
         crate::report::bench_disk_text::render(&doc)
     };

@@ -69,9 +69,7 @@ fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         )?;
     }
     let out = if json {
-        let mut s = crate::output::to_json_pretty(&report);
-        s.push('\n');
-        s
+        crate::output::json_line(&report)?
     } else {
         net_text::summary(&report)
     };

@@ -267,7 +267,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         stored = Some(run);
     }
     let out = if args.json {
-        crate::output::to_json_pretty(&doc) + "\n"
+        crate::output::json_line(&doc)?
     } else {
         crate::report::check_text::render(&doc, stored)
     };

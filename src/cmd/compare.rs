@@ -17,9 +17,7 @@ pub fn run(args: &CompareArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> 
     let docs_b = load_documents(&store, args.b)?;
     let cmp = crate::compare::compare(args.a, &docs_a, args.b, &docs_b)?;
     let out = if args.json {
-        let mut s = crate::output::to_json_pretty(&cmp);
-        s.push('\n');
-        s
+        crate::output::json_line(&cmp)?
     } else {
         crate::report::compare_text::render(&cmp, color_stdout())
     };

@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use crate::json::Encode;
 use anyhow::{Context, bail};
+use serde::Serialize;
 
 use crate::cli::{GlobalArgs, HistoryCommand};
 use crate::store::{RunRecord, Store};
@@ -22,23 +22,22 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
         HistoryCommand::List(a) => {
             let runs = store.runs_of(a.kind, a.limit)?;
             if a.json {
-                json_line(&ListDoc {
+                crate::output::json_line(&ListDoc {
                     schema_version: 1,
                     runs: &runs,
-                })
+                })?
             } else {
                 crate::report::history_text::render_list(&runs)
             }
         }
         HistoryCommand::Show(a) => show(&store, a.run, a.json)?,
-        HistoryCommand::Export(a) => json_line(&store.export(&a.runs)?),
+        HistoryCommand::Export(a) => crate::output::json_line(&store.export(&a.runs)?)?,
         HistoryCommand::Import(a) => {
             let name = a.file.display().to_string();
             let file = crate::root::open_regular(&a.file)
                 .with_context(|| format!("cannot read '{name}'"))?;
             let bytes = crate::store::export::read_capped(&name, &file)?;
-            // Not UTF-8 is not JSON either: the import says what the file is not.
-            let ids = store.import(&name, &String::from_utf8_lossy(&bytes))?;
+            let ids = store.import(&name, &bytes)?;
             let list: Vec<String> = ids.iter().map(i64::to_string).collect();
             if ids.is_empty() {
                 let name = crate::report::format::shown(&name);
@@ -69,20 +68,20 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-#[derive(Encode)]
+#[derive(Serialize)]
 struct ListDoc<'a> {
     schema_version: u32,
     runs: &'a [RunRecord],
 }
 
-#[derive(Encode)]
+#[derive(Serialize)]
 struct ShowDoc {
     schema_version: u32,
     run: RunRecord,
     documents: Vec<StoredDoc>,
 }
 
-#[derive(Encode)]
+#[derive(Serialize)]
 struct StoredDoc {
     kind: String,
     schema_version: u32,
@@ -93,7 +92,7 @@ fn show(store: &Store, id: i64, json: bool) -> anyhow::Result<String> {
     let run = store.run(id)?;
     let mut documents = Vec::new();
     for (kind, schema_version, body) in store.documents(id)? {
-        let body = crate::json::from_str(&body)
+        let body = serde_json::from_str(&body)
             .with_context(|| format!("run {id}: stored '{kind}' document is not valid JSON"))?;
         documents.push(StoredDoc {
             kind,
@@ -102,18 +101,12 @@ fn show(store: &Store, id: i64, json: bool) -> anyhow::Result<String> {
         });
     }
     if json {
-        return Ok(json_line(&ShowDoc {
+        return Ok(crate::output::json_line(&ShowDoc {
             schema_version: 1,
             run,
             documents,
-        }));
+        })?);
     }
     let kinds: Vec<&str> = documents.iter().map(|d| d.kind.as_str()).collect();
     Ok(crate::report::history_text::render_run(&run, &kinds))
-}
-
-fn json_line<T: Encode>(v: &T) -> String {
-    let mut s = crate::output::to_json_pretty(v);
-    s.push('\n');
-    s
 }

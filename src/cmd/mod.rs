@@ -100,15 +100,13 @@ pub fn save_failed_run(
 }
 
 /// Writes a bench document on stdout: pretty JSON, or the rendered text.
-pub fn print_document<T: crate::json::Encode>(
+pub fn print_document<T: serde::Serialize>(
     json: bool,
     doc: &T,
     render: impl FnOnce(&T) -> String,
 ) -> anyhow::Result<ExitCode> {
     let out = if json {
-        let mut s = crate::output::to_json_pretty(doc);
-        s.push('\n');
-        s
+        crate::output::json_line(doc)?
     } else {
         render(doc)
     };

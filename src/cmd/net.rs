@@ -37,10 +37,11 @@ pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
     let counter = Arc::clone(&done);
     let report = Box::new(move |r: server::SessionReport| {
         let line = if json {
-            crate::json::to_string(&SessionLine {
+            serde_json::to_string(&SessionLine {
                 schema_version: crate::net::doc::SCHEMA_VERSION,
                 session: &r,
             })
+            .unwrap_or_else(|e| format!("{{\"error\":\"session report: {e}\"}}"))
         } else {
             crate::report::net_text::session_line(&r)
         };
@@ -55,7 +56,7 @@ pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// One `net serve --json` line: the session with the schema version.
-#[derive(crate::json::Encode)]
+#[derive(serde::Serialize)]
 struct SessionLine<'a> {
     schema_version: u32,
     #[serde(flatten)]

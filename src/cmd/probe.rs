@@ -49,9 +49,7 @@ pub fn run(args: &ProbeArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     }
 
     let out = if args.json {
-        let mut s = crate::output::to_json_pretty(&snapshot);
-        s.push('\n');
-        s
+        crate::output::json_line(&snapshot)?
     } else {
         crate::report::probe_text::render(&snapshot)
     };

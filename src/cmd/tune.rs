@@ -5,8 +5,8 @@ use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::json::Encode;
 use anyhow::{Context as _, bail};
+use serde::Serialize;
 
 use crate::cli::GlobalArgs;
 use crate::cli::tune::{
@@ -79,20 +79,20 @@ pub(crate) fn make_plan(
     Ok(plan::build(root, sources))
 }
 
-#[derive(Encode)]
-struct Doc<'a, T: crate::json::EncodeFields> {
+#[derive(Serialize)]
+struct Doc<'a, T> {
     schema_version: u32,
     tool_version: &'static str,
     #[serde(flatten)]
     body: &'a T,
 }
 
-pub(crate) fn json<T: crate::json::Encode + crate::json::EncodeFields>(body: &T) -> String {
-    crate::output::to_json_pretty(&Doc {
+pub(crate) fn json<T: Serialize>(body: &T) -> serde_json::Result<String> {
+    crate::output::json_line(&Doc {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION"),
         body,
-    }) + "\n"
+    })
 }
 
 fn run_plan(a: &PlanArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
@@ -100,7 +100,7 @@ fn run_plan(a: &PlanArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let store = super::open_store_to_read(global)?;
     let plan = make_plan(&a.select, &root, store.as_ref())?;
     let out = if a.json {
-        json(&plan)
+        json(&plan)?
     } else {
         tune_text::render_plan(&plan)
     };
@@ -121,7 +121,7 @@ pub(crate) fn refuse_if_every_set_rejected(plan: &plan::Plan) -> anyhow::Result<
     Ok(())
 }
 
-#[derive(Encode)]
+#[derive(Serialize)]
 struct ApplyDoc<'a> {
     plan: &'a plan::Plan,
     applied: Option<&'a apply::Applied>,
@@ -151,7 +151,7 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                     plan: &plan,
                     applied: None,
                     reloads: None,
-                })
+                })?
                 .as_bytes(),
             )?;
         }
@@ -188,7 +188,7 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                     plan: &plan,
                     applied: Some(&applied),
                     reloads,
-                })
+                })?
             } else {
                 tune_text::render_applied(&applied)
                     + &tune_text::render_reloads(reloads.as_deref().unwrap_or_default())
@@ -222,7 +222,7 @@ fn run_rollback(a: &RollbackArgs, store: &Store) -> anyhow::Result<ExitCode> {
     if let Some(entry) = a.entry {
         let r = rollback::rollback_entry(store, entry)?;
         let out = if a.json {
-            json(&r)
+            json(&r)?
         } else {
             tune_text::render_restored(&r)
         };
@@ -237,7 +237,7 @@ fn run_rollback(a: &RollbackArgs, store: &Store) -> anyhow::Result<ExitCode> {
     };
     let r = rollback::rollback_session(store, &session, false)?;
     let out = if a.json {
-        json(&r)
+        json(&r)?
     } else {
         tune_text::render_rolled_back(&r)
     };
@@ -245,7 +245,7 @@ fn run_rollback(a: &RollbackArgs, store: &Store) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-#[derive(Encode)]
+#[derive(Serialize)]
 struct VerifyDoc<'a> {
     root: &'a str,
     checks: &'a [verify::Check],
@@ -267,7 +267,7 @@ fn run_verify(a: &VerifyArgs, store: &Store) -> anyhow::Result<ExitCode> {
             root: &name,
             checks: &checks,
             interrupted_sessions: interrupted,
-        })
+        })?
     } else {
         let mut t = tune_text::render_verify(&checks);
         for s in interrupted {

@@ -210,7 +210,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         rows,
     };
     let out = if a.json {
-        json(&report)
+        json(&report)?
     } else {
         tune_folklore_text::render(&report)
     };

@@ -529,7 +529,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return interrupted_exit(&e).ok_or(e),
     };
     let out = if a.json {
-        json(&report)
+        json(&report)?
     } else {
         tune_try_text::render(&report)
     };

@@ -90,10 +90,10 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         summary.add(&report);
         let mut out = String::new();
         if args.json {
-            out.push_str(&crate::json::to_string(&report));
+            out.push_str(&serde_json::to_string(&report)?);
             out.push('\n');
             for a in &report.alerts {
-                out.push_str(&crate::json::to_string(a));
+                out.push_str(&serde_json::to_string(a)?);
                 out.push('\n');
             }
         } else {
@@ -155,7 +155,7 @@ fn sleep_unless_interrupted(wait: Duration) {
 fn load_baselines(store: &Store, host_id: &str) -> anyhow::Result<BTreeMap<String, SeriesState>> {
     let mut out = BTreeMap::new();
     for (series, json) in store.watch_series(host_id)? {
-        match crate::json::from_str::<SeriesState>(&json) {
+        match serde_json::from_str::<SeriesState>(&json) {
             Ok(state) => {
                 out.insert(series, state);
             }
@@ -179,8 +179,8 @@ fn save_baselines(
     let rows = states
         .iter()
         .filter(|(_, s)| s.last_time_unix_s >= cutoff)
-        .map(|(k, s)| (k.clone(), crate::json::to_string(s), s.last_time_unix_s))
-        .collect::<Vec<_>>();
+        .map(|(k, s)| Ok((k.clone(), serde_json::to_string(s)?, s.last_time_unix_s)))
+        .collect::<serde_json::Result<Vec<_>>>()?;
     store.save_watch_series(host_id, &rows)?;
     Ok(())
 }
@@ -188,7 +188,13 @@ fn save_baselines(
 /// Runs `sh -c CMD` with the alert on stdin; kills it after `timeout`. A failing
 /// command is reported on stderr and does not stop the watch.
 fn run_exec(cmd: &str, alert: &Alert, timeout: Duration) {
-    let json = crate::json::to_string(alert);
+    let json = match serde_json::to_string(alert) {
+        Ok(json) => json,
+        Err(e) => {
+            eprintln!("warning: alert not written as JSON ({e}); '{cmd}' not run");
+            return;
+        }
+    };
     // Its own process group, so a timeout kills what the shell started too
     // (a surviving grandchild would keep our stderr open and live on).
     let mut child = match Command::new("/bin/sh")

@@ -34,10 +34,11 @@ pub trait Measured {
 }
 
 /// The serialized name of a unit-like enum value (`read`, `keep-alive`).
-pub fn name_of<T: crate::json::Encode>(v: &T) -> String {
-    match crate::json::to_value(v) {
-        serde_json::Value::String(s) => s,
-        other => other.to_string(),
+pub fn name_of<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(e) => e.to_string(),
     }
 }
 

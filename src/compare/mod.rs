@@ -5,7 +5,7 @@
 pub mod metrics;
 pub mod settings;
 
-use crate::json::Encode;
+use serde::Serialize;
 
 use crate::stats::{self, Summary};
 use crate::store::RunDocs;
@@ -28,7 +28,7 @@ pub struct Metric {
     pub samples_from: &'static str,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Better,
@@ -48,7 +48,7 @@ impl Verdict {
     }
 }
 
-#[derive(Debug, Clone, Encode)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub benchmark: String,
     pub label: String,
@@ -67,7 +67,7 @@ pub struct Row {
     pub verdict: Verdict,
 }
 
-#[derive(Debug, Clone, Encode)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub schema_version: u32,
     pub run_a: i64,
@@ -261,10 +261,10 @@ pub(crate) mod tests {
     use crate::store::Doc;
 
     /// A stored document from the fixture store (tests/fixtures/docs).
-    pub(crate) fn fixture<D: crate::json::Decode>(name: &str) -> D {
+    pub(crate) fn fixture<D: serde::de::DeserializeOwned>(name: &str) -> D {
         let path = format!("{}/tests/fixtures/docs/{name}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap();
-        crate::json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
     fn disk(passes: &[f64]) -> RunDocs {

@@ -3,19 +3,19 @@
 
 use std::collections::BTreeMap;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::probe::Snapshot;
 
-#[derive(Debug, Clone, Default, Encode, Decode)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SettingsDiff {
     /// Why no diff could be made (a run without a snapshot).
     pub unavailable: Option<String>,
     pub changed: Vec<Change>,
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
     pub setting: String,
     pub a: Option<String>,
@@ -44,7 +44,7 @@ pub fn diff(a: Option<&Snapshot>, b: Option<&Snapshot>) -> SettingsDiff {
             });
         }
     }
-    crate::sort::sort_by(&mut changed, |x, y| x.setting.cmp(&y.setting));
+    changed.sort_by(|x, y| x.setting.cmp(&y.setting));
     SettingsDiff {
         unavailable: None,
         changed,
@@ -53,8 +53,8 @@ pub fn diff(a: Option<&Snapshot>, b: Option<&Snapshot>) -> SettingsDiff {
 
 /// Every field of a settings struct by its serialized name (set fields only),
 /// so a setting added to the probe is compared without a change here.
-fn fields<T: crate::json::Encode>(v: &T) -> Vec<(String, String)> {
-    let Value::Object(map) = crate::json::to_value(v) else {
+fn fields<T: serde::Serialize>(v: &T) -> Vec<(String, String)> {
+    let Ok(Value::Object(map)) = serde_json::to_value(v) else {
         return Vec::new();
     };
     map.into_iter()

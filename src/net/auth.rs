@@ -3,8 +3,7 @@
 //! compares in constant time. Binding the cookie ties the answer to this session,
 //! so a sniffed answer cannot be replayed for another one.
 
-use crate::json::Decode;
-use crate::json::Encode;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::protocol::COOKIE_SIZE;
@@ -26,13 +25,13 @@ pub enum AuthError {
     Malformed(String),
 }
 
-#[derive(Debug, Encode, Decode)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Challenge {
     pub nonce: String,
 }
 
-#[derive(Debug, Encode, Decode)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Response {
     pub mac: String,

@@ -158,11 +158,12 @@ pub fn run(
             return Err(ClientError::NeedPsk);
         };
         let raw = proto::read_message(&mut ctrl, auth::MAX_AUTH_JSON)?;
-        let ch: auth::Challenge = crate::json::from_slice(&raw).map_err(ProtocolError::Decode)?;
+        let ch: auth::Challenge = serde_json::from_slice(&raw).map_err(ProtocolError::Decode)?;
         let nonce = auth::unhex(&ch.nonce).map_err(|e| ClientError::Results(e.to_string()))?;
-        let answer = crate::json::to_vec(&auth::Response {
+        let answer = serde_json::to_vec(&auth::Response {
             mac: auth::respond(psk, &nonce, &cookie),
-        });
+        })
+        .map_err(ProtocolError::Encode)?;
         proto::write_message(&mut ctrl, &answer)?;
         proto::expect_state(&mut ctrl, State::ParamExchange)?;
         authenticated = true;
@@ -182,7 +183,7 @@ pub fn run(
             Err(e) => return Err(e.into()),
         }
     }
-    let json = crate::json::to_vec(&params);
+    let json = serde_json::to_vec(&params).map_err(ProtocolError::Encode)?;
     proto::write_message(&mut ctrl, &json)?;
     // The server may need a while to bind UDP sockets; the deadline is generous.
     proto::expect_state(&mut ctrl, State::CreateStreams)?;
@@ -293,7 +294,10 @@ pub fn run(
     ctrl.set_read_timeout(Some(Duration::from_secs(15)))?;
     proto::expect_state(&mut ctrl, State::ExchangeResults)?;
     let ours = local_results(&totals, Some(cpu), cfg.send, cfg.receive, plan.protocol);
-    proto::write_message(&mut ctrl, &crate::json::to_vec(&ours))?;
+    proto::write_message(
+        &mut ctrl,
+        &serde_json::to_vec(&ours).map_err(ProtocolError::Encode)?,
+    )?;
     let raw = proto::read_message(&mut ctrl, proto::MAX_RESULTS_JSON)?;
     let theirs = results::decode(&raw).map_err(|e| ClientError::Results(e.to_string()))?;
     proto::expect_state(&mut ctrl, State::DisplayResults)?;
@@ -343,9 +347,9 @@ pub fn run(
     })
 }
 
-pub fn method_name<T: crate::json::Encode>(m: &T) -> String {
-    match crate::json::to_value(m) {
-        serde_json::Value::String(s) => s,
+pub fn method_name<T: serde::Serialize>(m: &T) -> String {
+    match serde_json::to_value(m) {
+        Ok(serde_json::Value::String(s)) => s,
         _ => String::new(),
     }
 }

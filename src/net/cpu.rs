@@ -4,13 +4,13 @@
 
 use std::time::Instant;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::probe::proc_stat::{CpuTicks, parse_stat};
 use crate::root::Root;
 
 /// System-wide CPU between two samples, in % of all CPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemCpu {
     pub busy_percent: f64,
@@ -80,7 +80,7 @@ pub struct CpuMeter {
 }
 
 /// iperf3-style process CPU (% of one core) plus the system-wide view.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuUse {
     pub process_total_percent: f64,
     pub process_user_percent: f64,

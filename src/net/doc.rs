@@ -3,7 +3,7 @@
 //! `cpu_utilization_percent`, …) plus what iperf3 lacks (system CPU with softirq
 //! on both ends, the send/receive method, request/response latency).
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::cpu::SystemCpu;
 use super::engine::{Interval, StreamTotals};
@@ -13,7 +13,7 @@ use super::rr::RrResult;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NetReport {
     pub schema_version: u32,
     pub tool_version: String,
@@ -25,7 +25,7 @@ pub struct NetReport {
     pub validity: Option<crate::bench::validity::Validity>,
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Start {
     pub connecting_to: ConnectingTo,
     pub timestamp_unix: u64,
@@ -43,14 +43,14 @@ pub struct Start {
     pub socket_options: Option<super::sockopt::Applied>,
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConnectingTo {
     pub host: String,
     pub port: u16,
 }
 
 /// One side of one stream at the end, iperf3's `end.streams[].sender|receiver`.
-#[derive(Debug, Clone, Default, Encode, Decode)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Side {
     pub id: u32,
     pub start: f64,
@@ -82,13 +82,13 @@ pub struct Side {
     pub local: bool,
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EndStream {
     pub sender: Side,
     pub receiver: Side,
 }
 
-#[derive(Debug, Clone, Copy, Default, Encode, Decode)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct CpuPercent {
     pub host_total: f64,
     pub host_user: f64,
@@ -98,7 +98,7 @@ pub struct CpuPercent {
     pub remote_system: f64,
 }
 
-#[derive(Debug, Clone, Default, Encode, Decode)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SystemCpuBothEnds {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<SystemCpu>,
@@ -118,7 +118,7 @@ pub struct SystemCpuBothEnds {
 /// The CPU time each end spent per byte of a one-way TCP transfer, system-wide
 /// (user + system + softirq of all its cores): what moving a byte over TCP
 /// costs that box, to add to a path's other stages.
-#[derive(Debug, Clone, Default, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuCostBothEnds {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<EndCost>,
@@ -126,7 +126,7 @@ pub struct CpuCostBothEnds {
     pub remote: Option<EndCost>,
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EndCost {
     /// `send` or `receive`: what this end did.
     pub role: String,
@@ -169,7 +169,7 @@ pub fn cpu_costs(plan: &TestPlan, end: &End) -> Option<CpuCostBothEnds> {
     (out.host.is_some() || out.remote.is_some()).then_some(out)
 }
 
-#[derive(Debug, Clone, Default, Encode, Decode)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct End {
     pub streams: Vec<EndStream>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::cpu::{CpuMeter, CpuUse};
 use super::tcp_info;
@@ -23,7 +23,7 @@ pub enum DataSocket {
     Udp(UdpSocket),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SendMethod {
     Copy,
@@ -31,7 +31,7 @@ pub enum SendMethod {
     Sendfile,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReceiveMethod {
     Copy,
@@ -86,7 +86,7 @@ struct Stream {
 }
 
 /// One stream in one interval, with iperf3's key names.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IntervalStream {
     pub id: u32,
     pub sender: bool,
@@ -116,7 +116,7 @@ pub struct IntervalStream {
     pub omitted: bool,
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Interval {
     pub streams: Vec<IntervalStream>,
     /// All streams this end sends on (iperf3's `sum`), and those it receives on.
@@ -127,7 +127,7 @@ pub struct Interval {
     pub cpu: CpuUse,
 }
 
-#[derive(Debug, Clone, Copy, Encode, Decode)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct IntervalSum {
     pub start: f64,
     pub end: f64,
@@ -155,7 +155,7 @@ fn interval_sum<'a>(streams: impl Iterator<Item = &'a IntervalStream>) -> Option
 }
 
 /// A stream's totals after the omitted warm-up.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamTotals {
     pub id: u32,
     pub sender: bool,

@@ -20,7 +20,7 @@ pub fn control(data: &[u8]) {
                 max_bitrate: 1_000_000_000,
             });
         }
-        let _ = crate::json::from_slice::<auth::Response>(&msg);
+        let _ = serde_json::from_slice::<auth::Response>(&msg);
     }
     if let Ok(msg) = protocol::read_message(&mut r, MAX_RESULTS_JSON) {
         let _ = results::decode(&msg);

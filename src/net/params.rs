@@ -3,7 +3,7 @@
 //! confusion here), unknown iperf3 keys are ignored as iperf3 does, and our own
 //! extension object under `nastune` rejects unknown fields.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// iperf3's `MAX_TIME`, `MAX_OMIT_TIME`-ish and block caps; the server's own
@@ -20,7 +20,7 @@ pub const MAX_STREAMS: u32 = 128;
 pub const MAX_RR_MESSAGE: u32 = 64 * 1024;
 
 /// Keys as iperf3 writes them; `Option` because iperf3 only writes what is set.
-#[derive(Debug, Clone, Default, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Params {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<bool>,
@@ -94,7 +94,7 @@ pub struct Params {
     pub nastune: Option<Extension>,
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Extension {
     pub version: u32,
@@ -103,7 +103,7 @@ pub struct Extension {
     pub rr: Option<RrParams>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RrMode {
     /// Request/response on one kept-open connection per stream (netperf TCP_RR).
@@ -112,7 +112,7 @@ pub enum RrMode {
     Crr,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RrParams {
     pub mode: RrMode,
@@ -120,7 +120,7 @@ pub struct RrParams {
     pub response_bytes: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     Tcp,
@@ -128,7 +128,7 @@ pub enum Protocol {
 }
 
 /// Which way bytes flow, seen from the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     Send,
@@ -146,7 +146,7 @@ pub struct Caps {
 }
 
 /// A validated test: everything both ends need, with defaults filled in.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestPlan {
     pub protocol: Protocol,
     pub direction: Direction,
@@ -188,7 +188,7 @@ pub enum ParamsError {
 
 /// Strict decode: wrong types, non-objects, trailing garbage are errors.
 pub fn decode(bytes: &[u8]) -> Result<Params, ParamsError> {
-    crate::json::from_slice(bytes).map_err(|e| ParamsError::Decode(e.to_string()))
+    serde_json::from_slice(bytes).map_err(|e| ParamsError::Decode(e.to_string()))
 }
 
 fn at_most(key: &'static str, value: u64, limit: u64) -> Result<(), ParamsError> {
@@ -460,7 +460,7 @@ mod tests {
             }),
             ..Params::default()
         };
-        let text = crate::json::to_vec(&p);
+        let text = serde_json::to_vec(&p).unwrap();
         let back = decode(&text).unwrap();
         assert_eq!(back, p);
         let plan = back.plan(&CAPS).unwrap();

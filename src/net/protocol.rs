@@ -85,7 +85,9 @@ pub enum ProtocolError {
     #[error("message length '0' is not a JSON document")]
     Empty,
     #[error("message is not the JSON expected: {0}")]
-    Decode(#[from] crate::json::Error),
+    Decode(#[from] serde_json::Error),
+    #[error("cannot write the JSON message: {0}")]
+    Encode(serde_json::Error),
     #[error("control connection: {0}")]
     Io(#[from] io::Error),
     #[error("the peer closed the control connection")]

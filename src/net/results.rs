@@ -2,11 +2,11 @@
 //! `send_results`/`get_results`). Known keys are typed; unknown keys from newer
 //! iperf3 versions are ignored; our extras ride under `nastune`.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::cpu::SystemCpu;
 
-#[derive(Debug, Clone, Default, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExchangeResults {
     /// Process CPU as iperf3 computes it (% of one core); cJSON writes NaN as null.
     pub cpu_util_total: Option<f64>,
@@ -24,7 +24,7 @@ pub struct ExchangeResults {
     pub nastune: Option<ResultsExtension>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExchangeStream {
     pub id: u32,
     /// Bytes sent (sender, after the omitted warm-up) or received (receiver).
@@ -44,7 +44,7 @@ pub struct ExchangeStream {
 }
 
 /// What a nastune peer adds: system-wide CPU including softirq over the test.
-#[derive(Debug, Clone, Default, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResultsExtension {
     pub version: u32,
@@ -78,18 +78,28 @@ pub struct ServerExtra {
 
 /// iperf3 before 3.14 printed -1 as 18446744073709551615 (esnet/iperf#1435);
 /// read that as the signed value it was.
-fn signed_or_wrapped(v: crate::json::Value) -> Result<i64, crate::json::Error> {
-    match v.as_u64() {
-        Some(wrapped) if wrapped > i64::MAX as u64 => Ok(wrapped as i64),
-        _ => i64::decode(v),
+fn signed_or_wrapped<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    struct Wrapped;
+    impl serde::de::Visitor<'_> for Wrapped {
+        type Value = i64;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an integer")
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<i64, E> {
+            Ok(v)
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<i64, E> {
+            Ok(v as i64)
+        }
     }
+    d.deserialize_i64(Wrapped)
 }
 
 /// Bounds the per-interval list so results stay far below the message cap.
 pub const MAX_CPU_INTERVALS: usize = 600;
 
-pub fn decode(bytes: &[u8]) -> Result<ExchangeResults, crate::json::Error> {
-    crate::json::from_slice(bytes)
+pub fn decode(bytes: &[u8]) -> Result<ExchangeResults, serde_json::Error> {
+    serde_json::from_slice(bytes)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::params::RrMode;
 use super::protocol::COOKIE_SIZE;
@@ -101,7 +101,7 @@ impl Histogram {
     }
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RrResult {
     pub mode: RrMode,
     pub streams: u32,

@@ -17,7 +17,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::allow::{self, Cidr};
 use super::auth;
@@ -72,7 +72,7 @@ pub struct ServeConfig {
 }
 
 /// What the server reports for each session (stdout, one JSON line or a text line).
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SessionReport {
     pub peer: String,
     pub outcome: String,
@@ -442,12 +442,13 @@ fn authenticate<S: Read + Write>(
     let mut nonce = [0u8; auth::NONCE_BYTES];
     proto::fill_random(&mut nonce);
     sock.write_all(&[auth::AUTH_CHALLENGE_STATE as u8])?;
-    let challenge = crate::json::to_vec(&auth::Challenge {
+    let challenge = serde_json::to_vec(&auth::Challenge {
         nonce: auth::hex(&nonce),
-    });
+    })
+    .map_err(ProtocolError::Encode)?;
     proto::write_message(sock, &challenge)?;
     let answer = proto::read_message(sock, auth::MAX_AUTH_JSON)?;
-    let answer: auth::Response = crate::json::from_slice(&answer).map_err(ProtocolError::Decode)?;
+    let answer: auth::Response = serde_json::from_slice(&answer).map_err(ProtocolError::Decode)?;
     if auth::verify(psk, &nonce, cookie, &answer.mac) {
         Ok(())
     } else {
@@ -791,7 +792,7 @@ fn exchange_results(
         n.interval_system_cpu = extra.interval_system_cpu;
         n.cpus = extra.cpus;
     }
-    let text = crate::json::to_vec(&ours);
+    let text = serde_json::to_vec(&ours).map_err(ProtocolError::Encode)?;
     proto::write_message(sock, &text)?;
     proto::write_state(sock, State::DisplayResults)?;
     match proto::read_state(sock) {

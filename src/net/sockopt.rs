@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 fn set_int<S: AsRawFd>(s: &S, level: i32, name: i32, value: i32) -> io::Result<()> {
     // SAFETY: pointer and size describe a live i32.
@@ -52,7 +52,7 @@ fn get_int<S: AsRawFd>(s: &S, level: i32, name: i32) -> io::Result<i32> {
 /// a result shows the buffers and segment size the test really ran with. Linux doubles
 /// a requested buffer size (bookkeeping overhead) and caps the request at
 /// net.core.wmem_max / rmem_max.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Applied {
     pub sndbuf_bytes: u32,
     pub rcvbuf_bytes: u32,

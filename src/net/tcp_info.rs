@@ -3,9 +3,9 @@
 
 use std::os::fd::AsRawFd;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TcpInfo {
     pub rtt_us: u32,
     pub rttvar_us: u32,

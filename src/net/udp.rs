@@ -3,7 +3,7 @@
 //! `udp_counters_64bit`, 64-bit) packet counter starting at 1, all big-endian.
 //! Loss counts gaps, late packets are out-of-order, jitter is RFC 1889's.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 /// The first datagram of a UDP stream (client to server) and the reply. iperf3
 /// writes these 32-bit values in host byte order, so both byte orders are accepted.
@@ -63,7 +63,7 @@ pub fn decode_header(buf: &[u8], counters_64bit: bool) -> Option<Header> {
 }
 
 /// Receiver-side counters for one UDP stream.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct UdpReceiveStats {
     /// Highest packet number seen (iperf3's `packet_count`).
     pub highest: u64,

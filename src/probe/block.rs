@@ -2,7 +2,7 @@
 //! partitions with their alignment, plus the holders/slaves links that stack
 //! them (disk → partition → md → dm-crypt).
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::text::{parse_bool01, parse_bracketed_choice, parse_u64};
 use crate::root::Root;
@@ -11,7 +11,7 @@ use crate::root::Root;
 pub const SYSFS_SECTOR_BYTES: u64 = 512;
 const MIB: u64 = 1024 * 1024;
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct BlockDevice {
     /// Kernel name: `sda`, `sda1`, `md0`, `dm-0`, `mmcblk0p2`.
     pub name: String,
@@ -48,7 +48,7 @@ pub struct BlockDevice {
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Queue {
     pub rotational: Option<bool>,
     pub logical_sector_bytes: Option<u64>,
@@ -63,7 +63,7 @@ pub struct Queue {
     pub write_cache: Option<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Partition {
     /// The disk it is on.
     pub disk: String,

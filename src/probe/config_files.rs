@@ -4,7 +4,7 @@
 //! leniently: a line we cannot read becomes a problem with file:line, never an
 //! error for the whole section.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::ProbeError;
 use super::file_services::ConfigProblem;
@@ -15,7 +15,7 @@ pub const RC_LOCAL: &str = "etc/rc.local";
 /// Later directories override files of the same name in earlier ones.
 pub const UDEV_RULE_DIRS: &[&str] = &["lib/udev/rules.d", "etc/udev/rules.d"];
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ConfigFiles {
     /// `None` when /etc/fstab does not exist.
     pub fstab: Option<Vec<FstabEntry>>,
@@ -30,14 +30,14 @@ pub struct ConfigFiles {
     pub problems: Vec<ConfigProblem>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Comment {
     pub line: usize,
     pub text: String,
 }
 
 /// One fstab line, octal escapes (`\040`) decoded.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FstabEntry {
     pub line: usize,
     pub spec: String,
@@ -50,7 +50,7 @@ pub struct FstabEntry {
 
 /// One `ATTR{...}=` assignment in a udev rule that concerns block, net or USB
 /// power attributes.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct UdevAssignment {
     pub file: String,
     pub line: usize,
@@ -71,7 +71,7 @@ impl UdevAssignment {
 
 /// A tuning command a udev rule runs (`RUN+="/sbin/hdparm -M 254 /dev/%k"`),
 /// with `%k`/`$kernel` replaced by the rule's KERNEL match when it has one.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct UdevRun {
     pub file: String,
     pub line: usize,
@@ -83,7 +83,7 @@ pub struct UdevRun {
 }
 
 /// A line of rc.local that looks like tuning.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RcCommand {
     pub line: usize,
     pub text: String,
@@ -91,7 +91,7 @@ pub struct RcCommand {
     pub kind: RcKind,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RcKind {
     /// `echo VALUE > /sys/PATH`; path relative to /sys.
@@ -179,7 +179,7 @@ pub fn read_config_files(root: &Root) -> Result<ConfigFiles, ProbeError> {
             }
         }
     }
-    crate::sort::sort(&mut files);
+    files.sort();
     for (_, rel) in files {
         if let Some(text) = read_text_optional(root, &rel)? {
             let file = format!("/{rel}");
@@ -560,7 +560,7 @@ fn parse_rc_command(cmd: &str) -> Option<RcKind> {
 mod tests {
     use super::*;
 
-    /// Issue 23 item 3: RUN+= hooks were not read at all.
+    /// RUN+= hooks were once not read at all, so their tuning went unseen.
     #[test]
     fn udev_run_hooks_are_tuning_too() {
         let text = "ACTION==\"add\", KERNEL==\"sd[a-z]\", RUN+=\"/sbin/hdparm -M 254 -a 1024 /dev/%k\"\n\
@@ -626,13 +626,13 @@ mod tests {
                     KERNEL==\"eth0\", RUN+=\"/sbin/ethtool -K eth0 tso off\"\n";
         let runs = parse_udev_runs("/etc/udev/rules.d/50-nas.rules", text);
         assert_eq!(runs.len(), 2);
-        let json = crate::json::to_string(&runs);
+        let json = serde_json::to_string(&runs).unwrap();
         assert!(json.contains(r#""command":"/sbin/hdparm -M 254 /dev/%k","kind":"hdparm""#));
-        let back: Vec<UdevRun> = crate::json::from_str(&json).expect("decodes");
+        let back: Vec<UdevRun> = serde_json::from_str(&json).expect("decodes");
         assert_eq!(back, runs);
-        assert_eq!(crate::json::to_string(&back), json);
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
         let e =
-            crate::json::from_str::<UdevRun>(r#"{"kind": "hdparm", "flags": [], "devices": []}"#)
+            serde_json::from_str::<UdevRun>(r#"{"kind": "hdparm", "flags": [], "devices": []}"#)
                 .expect_err("no file");
         assert!(e.to_string().starts_with("missing field `file`"), "{e}");
     }
@@ -727,7 +727,7 @@ mod tests {
         let c = parse_rc_local(text);
         let kinds: Vec<String> = c
             .iter()
-            .map(|c| crate::json::to_value(&c.kind)["kind"].to_string())
+            .map(|c| serde_json::to_value(&c.kind).unwrap()["kind"].to_string())
             .collect();
         assert_eq!(
             kinds,
@@ -739,16 +739,16 @@ mod tests {
                 "\"ethtool_features\""
             ]
         );
-        let json = crate::json::to_string(&c);
-        let back: Vec<RcCommand> = crate::json::from_str(&json).expect("decodes");
+        let json = serde_json::to_string(&c).unwrap();
+        let back: Vec<RcCommand> = serde_json::from_str(&json).expect("decodes");
         assert_eq!(back, c);
-        assert_eq!(crate::json::to_string(&back), json);
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
     }
 
     #[test]
     fn an_rc_command_of_the_wrong_shape_says_so() {
         let err = |json: &str| {
-            crate::json::from_str::<RcCommand>(json)
+            serde_json::from_str::<RcCommand>(json)
                 .expect_err(json)
                 .to_string()
         };

@@ -1,7 +1,7 @@
 //! CPU: model, cores, frequency policies and governors, and the feature flags that
 //! decide crypto and checksum speed (x86 aes/avx, ARM aes/pmull/sha1/sha2/neon).
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::text::{parse_f64, parse_u64, split_colon};
 use super::{ParseError, ProbeError};
@@ -31,7 +31,7 @@ const INTERESTING_FLAGS: &[&str] = &[
     "idiva",
 ];
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Cpu {
     pub model: Option<String>,
     /// The SoC name ARM kernels print as `Hardware` (older kernels only).
@@ -50,7 +50,7 @@ pub struct Cpu {
     pub frequency_policies: Vec<FreqPolicy>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FreqPolicy {
     pub name: String,
     pub cpus: String,

@@ -2,19 +2,19 @@
 //! implement it, whether a driver is a hardware engine or CPU code, and which one
 //! the kernel picks (highest priority). That choice decides dm-crypt's speed.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::text::{parse_u64, split_colon};
 use super::{ParseError, ProbeError};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct KernelCrypto {
     /// Sorted by name.
     pub algorithms: Vec<Algorithm>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Algorithm {
     /// `xts(aes)`, `cbc(aes)`, `sha256`, `adiantum(xchacha12,aes)`.
     pub name: String,
@@ -27,7 +27,7 @@ pub struct Algorithm {
     pub drivers: Vec<Driver>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Driver {
     pub driver: String,
     /// `kernel` for built-in code.
@@ -43,7 +43,7 @@ pub struct Driver {
 }
 
 /// What runs a driver, guessed from its module and driver names.
-#[derive(Debug, Clone, Copy, Encode, Decode, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Engine {
     Hardware,
@@ -200,7 +200,7 @@ pub fn parse_proc_crypto(text: &str) -> Result<KernelCrypto, ParseError> {
             a.selected_engine = Some(w.engine);
         }
     }
-    crate::sort::sort_by(&mut algorithms, |a, b| a.name.cmp(&b.name));
+    algorithms.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(KernelCrypto { algorithms })
 }
 

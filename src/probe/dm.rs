@@ -3,7 +3,7 @@
 //! LUKS the cipher and sector size from the public on-disk header. Nothing here
 //! touches key material: the kernel's crypt table is never asked for.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::ParseError;
 use crate::root::Root;
@@ -15,7 +15,7 @@ pub const LUKS_HEAD_BYTES: u64 = 16 * 1024;
 const LUKS_MAGIC: &[u8; 6] = b"LUKS\xba\xbe";
 const LUKS2_JSON_OFFSET: usize = 4096;
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DmDevice {
     /// Kernel name, `dm-0`.
     pub device: String,
@@ -32,7 +32,7 @@ pub struct DmDevice {
     pub crypt_unavailable: Option<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Crypt {
     /// `aes-xts-plain64`.
     pub cipher: String,
@@ -187,7 +187,7 @@ fn parse_luks2(head: &[u8]) -> Result<Crypt, ParseError> {
         ));
     };
     let end = area.iter().position(|b| *b == 0).unwrap_or(area.len());
-    let json: serde_json::Value = crate::json::from_slice(&area[..end]).map_err(|e| {
+    let json: serde_json::Value = serde_json::from_slice(&area[..end]).map_err(|e| {
         ParseError::value(
             "LUKS2 JSON area",
             format!("{e} (larger than the {LUKS_HEAD_BYTES} bytes read?)"),

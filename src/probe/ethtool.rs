@@ -7,7 +7,7 @@
 //! Each item is asked separately: a driver that lacks ring sizes (lo, veth, usbnet)
 //! still reports its features, and the reason it lacks rings is kept per item.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::Outcome;
 
@@ -31,7 +31,7 @@ pub const INTERESTING_FEATURES: &[&str] = &[
 
 /// What the ethtool ioctl told about one interface; stored as
 /// `.nastune/ethtool/<ifname>.json` in a capture.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Ethtool {
     pub driver_info: Outcome<DriverInfo>,
     pub rings: Outcome<Rings>,
@@ -44,7 +44,7 @@ pub struct Ethtool {
 /// `ETHTOOL_GCOALESCE`: how long (µs) and how many frames the NIC waits before
 /// it interrupts, per direction, and whether the driver adapts that itself
 /// (ethtool -c: rx-usecs, rx-frames, tx-usecs, tx-frames, adaptive-rx/tx).
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Coalesce {
     pub rx_usecs: u32,
     pub rx_frames: u32,
@@ -130,7 +130,7 @@ impl EthtoolCoalesce {
 }
 
 /// `ETHTOOL_GDRVINFO`.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DriverInfo {
     pub driver: String,
     pub version: String,
@@ -139,7 +139,7 @@ pub struct DriverInfo {
 }
 
 /// `ETHTOOL_GRINGPARAM`: descriptors per ring, current and the hardware maximum.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Rings {
     pub rx_pending: u32,
     pub rx_max: u32,
@@ -149,7 +149,7 @@ pub struct Rings {
 
 /// One offload feature: whether it is on, and whether it can be changed at all
 /// (ethtool's `[fixed]`).
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Feature {
     pub name: String,
     pub active: bool,

@@ -2,7 +2,7 @@
 //! entry is a path followed by clients with options; `\` continues a line, `#`
 //! starts a comment, a path may be quoted, and `-opts` sets defaults for the line.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::file_services::ConfigProblem;
 use crate::root::{ReadError, Root};
@@ -10,14 +10,14 @@ use crate::root::{ReadError, Root};
 pub const EXPORTS: &str = "etc/exports";
 pub const EXPORTS_D: &str = "etc/exports.d";
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Nfs {
     pub files_read: Vec<String>,
     pub exports: Vec<NfsExport>,
     pub problems: Vec<ConfigProblem>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NfsExport {
     pub file: String,
     pub line: usize,
@@ -27,7 +27,7 @@ pub struct NfsExport {
     pub clients: Vec<NfsClient>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NfsClient {
     /// Host, network, netgroup or `*`.
     pub host: String,

@@ -2,14 +2,14 @@
 //! without either is a valid answer, not a failure, so each part carries the
 //! reason it is absent.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::ProbeError;
 use super::exports::{self, Nfs};
 use super::smb::{self, Samba};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FileServices {
     pub samba: Option<Samba>,
     pub samba_absent: Option<String>,
@@ -18,7 +18,7 @@ pub struct FileServices {
 }
 
 /// Something wrong in a configuration file, at a 1-based line.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ConfigProblem {
     pub file: String,
     pub line: usize,

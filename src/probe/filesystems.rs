@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::text::parse_u64;
 use super::{ParseError, ProbeError};
@@ -45,12 +45,12 @@ const NETWORK: &[&str] = &["nfs", "nfs4", "cifs", "smb3", "fuse.sshfs", "9p"];
 const EXT_HEAD_BYTES: u64 = 2048;
 const EXT_SUPERBLOCK_OFFSET: usize = 1024;
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Filesystems {
     pub mounts: Vec<Filesystem>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Filesystem {
     pub mount_point: String,
     /// What was mounted (`/dev/md0`, `server:/export`).
@@ -69,7 +69,7 @@ pub struct Filesystem {
     pub geometry_unavailable: Option<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Space {
     pub size_bytes: u64,
     pub free_bytes: u64,
@@ -80,7 +80,7 @@ pub struct Space {
 }
 
 /// The RAID layout a filesystem allocates for.
-#[derive(Debug, Clone, Default, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Geometry {
     pub stripe_unit_bytes: Option<u64>,
     pub stripe_width_bytes: Option<u64>,

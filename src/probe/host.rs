@@ -1,12 +1,12 @@
 //! The host: kernel, architecture, board or system model, boot id, uptime.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::ProbeError;
 use super::text::parse_f64;
 use crate::root::Root;
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Host {
     pub hostname: Option<String>,
     pub os: Option<String>,
@@ -20,7 +20,7 @@ pub struct Host {
     pub uptime_seconds: Option<f64>,
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Uname {
     machine: String,
 }

@@ -6,14 +6,14 @@
 //! that may also run smbd. A NIC whose interrupts carry no name of its own (a
 //! USB NIC behind the USB host controller, virtio) has no queues listed.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::{Outcome, ParseError};
 use crate::root::Root;
 
 const WHAT: &str = "/proc/interrupts";
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Irq {
     /// The CPUs /proc/interrupts has a column for (the online ones).
     pub cpus: Vec<u32>,
@@ -23,7 +23,7 @@ pub struct Irq {
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NicIrqs {
     pub interface: String,
     /// The interrupt lines named after this NIC (one per queue on multi-queue NICs).
@@ -34,7 +34,7 @@ pub struct NicIrqs {
     pub rps: Vec<Rps>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct QueueIrq {
     pub irq: u32,
     /// The handler's name as /proc/interrupts shows it (`eth0`, `enp2s0-TxRx-0`).
@@ -47,7 +47,7 @@ pub struct QueueIrq {
     pub affinity: Option<Vec<u32>>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Rps {
     /// `rx-0`.
     pub queue: String,
@@ -243,7 +243,7 @@ pub fn read_irq(root: &Root) -> Outcome<Irq> {
     let mut problems = Vec::new();
     let mut nics = Vec::new();
     let mut names = root.read_dir_optional("sys/class/net").unwrap_or_default();
-    crate::sort::sort(&mut names);
+    names.sort();
     for name in names.iter().filter(|n| *n != "lo") {
         let dir = format!("sys/class/net/{name}");
         let physical = root.exists(&format!("{dir}/device"))
@@ -276,7 +276,7 @@ pub fn read_irq(root: &Root) -> Outcome<Irq> {
         let mut queues = root
             .read_dir_optional(&format!("{dir}/queues"))
             .unwrap_or_default();
-        crate::sort::sort(&mut queues);
+        queues.sort();
         for q in queues.iter().filter(|q| q.starts_with("rx-")) {
             let rel = format!("{dir}/queues/{q}/rps_cpus");
             match root.read_optional(&rel) {

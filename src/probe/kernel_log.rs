@@ -9,7 +9,7 @@ pub mod prefix;
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 pub use classify::{Class, classify};
 
@@ -33,7 +33,7 @@ pub struct Line {
 }
 
 /// A classified line.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     pub class: Class,
     pub device: Option<String>,
@@ -55,7 +55,7 @@ impl Event {
 }
 
 /// Events of one class on one device.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassCount {
     pub class: Class,
     pub device: Option<String>,
@@ -65,7 +65,7 @@ pub struct ClassCount {
 }
 
 /// The `kernel_log` probe section.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelLog {
     pub lines_read: u64,
     /// Oldest lines dropped to stay within [`MAX_LINES`] / [`MAX_BYTES`].
@@ -211,7 +211,7 @@ pub fn to_dmesg<'a>(lines: impl Iterator<Item = &'a Line>) -> String {
 
 /// What a live read drops or loses, kept beside `.nastune/kmsg` so a capture
 /// reads back to the same section.
-#[derive(Debug, Default, Encode, Decode)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct ReadLosses {
     lines_dropped: u64,
     records_lost: u64,

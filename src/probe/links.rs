@@ -7,14 +7,14 @@
 //! `ETHTOOL_GLINKSETTINGS`, `ETHTOOL_GPAUSEPARAM`) and is stored as
 //! `.nastune/links/<ifname>.json` in a capture; the PCIe side is sysfs.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::ethtool::{AlignedBuf, Request, Socket, item};
 use super::usb::attr;
 use super::{Outcome, ProbeError};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Links {
     pub nics: Vec<NicLink>,
     pub pcie: Vec<PcieLink>,
@@ -23,7 +23,7 @@ pub struct Links {
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NicLink {
     pub interface: String,
     pub ethtool: Outcome<LinkEthtool>,
@@ -36,7 +36,7 @@ pub struct NicLink {
 }
 
 /// What the ethtool ioctl told about one link.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LinkEthtool {
     pub modes: Outcome<LinkModes>,
     pub eee: Outcome<Eee>,
@@ -44,7 +44,7 @@ pub struct LinkEthtool {
 }
 
 /// `ETHTOOL_GLINKSETTINGS`.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LinkModes {
     /// `None` when the link is down or the driver cannot say.
     pub speed_mbit_per_sec: Option<u64>,
@@ -58,7 +58,7 @@ pub struct LinkModes {
 }
 
 /// `ETHTOOL_GEEE`: energy-efficient Ethernet (802.3az).
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Eee {
     pub enabled: bool,
     /// Negotiated with the partner and in use.
@@ -70,14 +70,14 @@ pub struct Eee {
 }
 
 /// `ETHTOOL_GPAUSEPARAM`: Ethernet flow control.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Pause {
     pub autoneg: bool,
     pub rx: bool,
     pub tx: bool,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PcieLink {
     /// PCI address: `0000:01:00.0`.
     pub address: String,

@@ -1,13 +1,13 @@
 //! Linux software RAID: /proc/mdstat for the overview and sync progress,
 //! /sys/block/mdX/md/* for the settings and each member's state.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::ParseError;
 use super::text::{parse_f64, parse_u64};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct MdArray {
     pub name: String,
     /// `raid5`, `raid1`, … (`None` while inactive).
@@ -33,7 +33,7 @@ pub struct MdArray {
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct MdMember {
     pub device: String,
     /// Role in the array; `None` for spares and failed members.
@@ -42,7 +42,7 @@ pub struct MdMember {
     pub state: Option<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SyncProgress {
     /// `resync`, `recovery`, `check`, `reshape`.
     pub action: String,
@@ -234,7 +234,7 @@ pub fn read_md_arrays(root: &Root, block_names: &[String]) -> (Vec<MdArray>, Opt
             names.push(n.clone());
         }
     }
-    crate::sort::sort(&mut names);
+    names.sort();
     let arrays = names
         .iter()
         .map(|n| read_md_array(root, n, stat.iter().find(|a| &a.name == n)))
@@ -367,9 +367,7 @@ fn read_members(
             });
         }
     }
-    crate::sort::sort_by(&mut members, |a, b| {
-        (a.slot, &a.device).cmp(&(b.slot, &b.device))
-    });
+    members.sort_by(|a, b| (a.slot, &a.device).cmp(&(b.slot, &b.device)));
     members
 }
 

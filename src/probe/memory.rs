@@ -1,13 +1,13 @@
 //! Memory: totals from /proc/meminfo, swap devices and their kind, and pressure
 //! stall information (PSI) when the kernel has it.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::text::{parse_f64, parse_i64, parse_u64, split_colon};
 use super::{ParseError, ProbeError};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Memory {
     pub total_bytes: u64,
     pub available_bytes: Option<u64>,
@@ -22,7 +22,7 @@ pub struct Memory {
     pub pressure_unavailable: Option<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Swap {
     pub device: String,
     /// `zram`, `partition` or `file`.
@@ -32,7 +32,7 @@ pub struct Swap {
     pub priority: i64,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Pressure {
     pub resource: String,
     pub some_avg10: f64,

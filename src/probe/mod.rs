@@ -37,7 +37,7 @@ pub mod usb;
 
 use std::cell::OnceCell;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::root::Root;
 
@@ -46,7 +46,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The result of one probe section. Serialized as `{"status": "ok", "data": …}`,
 /// `{"status": "unsupported", "reason": …}` or `{"status": "failed", "error": …}`.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Outcome<T> {
     Ok { data: T },
@@ -92,7 +92,7 @@ impl<T, E: std::fmt::Display> From<Result<T, E>> for Outcome<T> {
 }
 
 /// Where the snapshot was read from.
-#[derive(Debug, Clone, Copy, Encode, Decode, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     Live,
@@ -115,7 +115,7 @@ pub fn not_probed<T>() -> Outcome<T> {
 macro_rules! sections {
     ($($(#[$doc:meta])* $name:ident: $ty:ty = $read:expr;)+) => {
         /// Everything `nastune probe` found.
-        #[derive(Debug, Clone, Encode, Decode)]
+        #[derive(Debug, Clone, Serialize, Deserialize)]
         pub struct Snapshot {
             pub schema_version: u32,
             pub tool_version: String,
@@ -301,17 +301,17 @@ mod tests {
     #[test]
     fn json_has_the_sections_in_table_order_and_a_missing_one_loads_as_not_probed() {
         let snap = crate::advise::test_support::snapshot_of("pogoplug-v4");
-        let text = crate::json::to_string(&snap);
+        let text = serde_json::to_string(&snap).unwrap();
         let at: Vec<usize> = SECTIONS
             .iter()
             .map(|name| text.find(&format!("\"{name}\":{{\"status\"")).unwrap())
             .collect();
         assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
         assert!(text.find("\"source\"").unwrap() < at[0]);
-        let mut json = crate::json::to_value(&snap);
+        let mut json = serde_json::to_value(&snap).unwrap();
         // A snapshot stored before the smart section existed.
         json.as_object_mut().unwrap().remove("smart");
-        let old: Snapshot = crate::json::from_value(json).unwrap();
+        let old: Snapshot = serde_json::from_value(json).unwrap();
         assert_eq!(old.smart.problem(), Some("not probed by this version"));
         assert_eq!(old.cpu.status(), snap.cpu.status());
     }
@@ -328,14 +328,14 @@ mod tests {
             },
         ];
         for o in &all {
-            let text = crate::json::to_string(o);
+            let text = serde_json::to_string(o).unwrap();
             assert!(text.starts_with("{\"status\":"), "{text}");
             assert_eq!(
-                &crate::json::from_str::<Outcome<Vec<u32>>>(&text).unwrap(),
+                &serde_json::from_str::<Outcome<Vec<u32>>>(&text).unwrap(),
                 o
             );
         }
-        let de = |t: &str| crate::json::from_str::<Outcome<Vec<u32>>>(t);
+        let de = |t: &str| serde_json::from_str::<Outcome<Vec<u32>>>(t);
         assert_eq!(
             de(r#"{"data":[3],"extra":{"x":1},"status":"ok"}"#).unwrap(),
             Outcome::Ok { data: vec![3] }

@@ -5,7 +5,7 @@
 //! Everything is read in the probing process's network namespace: /sys reflects
 //! the namespace that mounted it, which `ip netns exec` arranges.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::ethtool::{self, Ethtool};
 use super::qdisc::{self, RootQdisc};
@@ -13,7 +13,7 @@ use super::text::parse_u64;
 use super::{Outcome, ParseError, ProbeError};
 use crate::root::{ReadError, Root};
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Network {
     pub interfaces: Vec<Interface>,
     /// Why no interface has a qdisc, when the rtnetlink dump was not possible.
@@ -22,7 +22,7 @@ pub struct Network {
     pub softnet: Outcome<Vec<SoftnetCpu>>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Interface {
     pub name: String,
     pub ifindex: Option<u32>,
@@ -54,7 +54,7 @@ pub struct Interface {
 }
 
 /// Where the counters came from.
-#[derive(Debug, Clone, Copy, Encode, Decode, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum CounterSource {
     Sysfs,
@@ -67,7 +67,7 @@ pub enum CounterSource {
 
 /// Raw interface counters as the kernel reports them (they may wrap, see
 /// `counter_bits`). Missing ones are `None`.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Counters {
     pub source: CounterSource,
     pub rx_bytes: Option<u64>,
@@ -185,7 +185,7 @@ impl Counters {
 }
 
 /// One row of /proc/net/softnet_stat.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SoftnetCpu {
     pub cpu: u32,
     /// Packets taken off the backlog by this CPU.

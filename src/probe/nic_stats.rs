@@ -10,7 +10,7 @@
 //! protocol is known only by elimination: nothing else moved while the
 //! driver's counters were readable.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::Outcome;
 use super::ethtool::{Request, Socket};
@@ -21,7 +21,7 @@ use crate::root::Root;
 pub const MAX_STATS: usize = 64;
 
 /// One of the driver's own counters.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NicStat {
     pub name: String,
     pub value: u64,
@@ -90,7 +90,7 @@ pub struct DropCounters {
 }
 
 /// What moved with the drops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
     /// rx_dropped and rx_errors did not grow.
@@ -106,7 +106,7 @@ pub enum Cause {
     Unknown,
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Explanation {
     pub cause: Cause,
     /// Only when the stack dropped frames nobody asked for.

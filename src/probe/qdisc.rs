@@ -2,12 +2,12 @@
 //! `RTM_GETQDISC` dump on a `NETLINK_ROUTE` socket, hand-written on libc (a
 //! netlink crate would be heavier than the ~100 lines this needs).
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::ParseError;
 
 /// The root qdisc of one interface, as the kernel dumps it.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RootQdisc {
     pub ifindex: i32,
     pub kind: String,

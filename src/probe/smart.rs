@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::{Outcome, ProbeError};
 use crate::root::Root;
@@ -23,7 +23,7 @@ pub const ATA_ERROR_ATTRIBUTES: [u32; 6] = [5, 187, 188, 197, 198, 199];
 /// Name (under `.nastune/`) of the captured smartctl location.
 const BINARY_CAPTURE: &str = "smartctl-binary";
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Smart {
     /// Where smartctl was found.
     pub smartctl: String,
@@ -32,7 +32,7 @@ pub struct Smart {
     pub skipped: Vec<SkippedDevice>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SmartDevice {
     /// Kernel name (`sda`).
     pub name: String,
@@ -40,13 +40,13 @@ pub struct SmartDevice {
     pub health: Outcome<DiskHealth>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SkippedDevice {
     pub name: String,
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DiskHealth {
     /// `ATA`, `NVMe` or `SCSI`.
     pub protocol: String,
@@ -70,7 +70,7 @@ pub struct DiskHealth {
     pub smartctl_version: Option<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct AtaAttribute {
     pub id: u32,
     pub name: String,
@@ -82,7 +82,7 @@ pub struct AtaAttribute {
     pub when_failed: String,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NvmeHealth {
     pub critical_warning: u64,
     pub media_errors: u64,
@@ -266,13 +266,13 @@ fn run_smartctl(bin: &Path, name: &str, timeout: Duration) -> Result<serde_json:
             "smartctl printed more than {MAX_OUTPUT_BYTES} bytes for '{dev}'; not parsed"
         ));
     }
-    crate::json::from_slice(&buf).map_err(|e| {
+    serde_json::from_slice(&buf).map_err(|e| {
         format!("smartctl printed no JSON for '{dev}' ({e}); smartmontools 7.0 or newer is needed")
     })
 }
 
 /// smartctl's JSON, only the parts we use; every field may be missing.
-#[derive(Debug, Default, Decode)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct SmartctlJson {
     smartctl: SmartctlMeta,
@@ -289,7 +289,7 @@ struct SmartctlJson {
     nvme_smart_health_information_log: Option<NvmeLogJson>,
 }
 
-#[derive(Debug, Default, Decode)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct SmartctlMeta {
     version: Vec<u32>,
@@ -297,13 +297,13 @@ struct SmartctlMeta {
     messages: Vec<MessageJson>,
 }
 
-#[derive(Debug, Default, Decode)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct MessageJson {
     string: String,
 }
 
-#[derive(Debug, Default, Decode)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct DeviceJson {
     #[serde(rename = "type")]
@@ -311,37 +311,37 @@ struct DeviceJson {
     protocol: String,
 }
 
-#[derive(Debug, Default, Decode)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct CapacityJson {
     bytes: u64,
 }
 
-#[derive(Debug, Default, Decode)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct PowerOnJson {
     hours: u64,
 }
 
-#[derive(Debug, Default, Decode)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct TemperatureJson {
     current: Option<i64>,
 }
 
-#[derive(Debug, Default, Decode)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct StatusJson {
     passed: Option<bool>,
 }
 
-#[derive(Debug, Default, Decode)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct AtaTableJson {
     table: Vec<AtaAttributeJson>,
 }
 
-#[derive(Debug, Default, Decode)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct AtaAttributeJson {
     id: u32,
@@ -353,13 +353,13 @@ struct AtaAttributeJson {
     raw: RawJson,
 }
 
-#[derive(Debug, Default, Decode)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct RawJson {
     value: u64,
 }
 
-#[derive(Debug, Default, Decode)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct NvmeLogJson {
     critical_warning: u64,
@@ -376,7 +376,7 @@ const EXIT_NO_DATA: u32 = 0b111;
 
 /// Turns one device's smartctl JSON into its health, or the reason there is none.
 pub fn health_from_json(v: &serde_json::Value) -> Outcome<DiskHealth> {
-    let j = match crate::json::from_value::<SmartctlJson>(v.clone()) {
+    let j = match serde_json::from_value::<SmartctlJson>(v.clone()) {
         Ok(j) => j,
         Err(e) => {
             return Outcome::Failed {
@@ -461,7 +461,7 @@ mod tests {
         include_str!("../../tests/fixtures/smartctl/usb-bridge-unsupported.json");
 
     fn health(text: &str) -> Outcome<DiskHealth> {
-        health_from_json(&crate::json::from_str(text).unwrap())
+        health_from_json(&serde_json::from_str(text).unwrap())
     }
 
     #[test]
@@ -475,16 +475,16 @@ mod tests {
             })
             .collect();
         assert!(devices.iter().any(|d| d.health.data().is_none()));
-        let json = crate::json::to_string(&devices);
+        let json = serde_json::to_string(&devices).unwrap();
         assert!(json.starts_with(r#"[{"name":"sda","status":"ok","data":{"protocol":"ATA""#));
-        let back: Vec<SmartDevice> = crate::json::from_str(&json).unwrap();
+        let back: Vec<SmartDevice> = serde_json::from_str(&json).unwrap();
         assert_eq!(back, devices);
-        assert_eq!(crate::json::to_string(&back), json);
-        let e = crate::json::from_str::<SmartDevice>(r#"{"status": "failed", "error": "x"}"#)
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        let e = serde_json::from_str::<SmartDevice>(r#"{"status": "failed", "error": "x"}"#)
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("missing field `name`"), "{e}");
-        let e = crate::json::from_str::<SmartDevice>(r#"{"name": "sda", "status": "ok"}"#)
+        let e = serde_json::from_str::<SmartDevice>(r#"{"name": "sda", "status": "ok"}"#)
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("missing field `data`"), "{e}");

@@ -2,7 +2,7 @@
 //! the chains that connect a filesystem to the physical disks under it
 //! (`md0 → dm-0 → sda1 → sda`).
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::block::{self, BlockDevice};
 use super::dm::{self, DmDevice};
@@ -15,7 +15,7 @@ use crate::root::Root;
 const MAX_DEPTH: usize = 16;
 const MAX_CHAINS: usize = 1024;
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Storage {
     /// Disks, each followed by its partitions.
     pub devices: Vec<BlockDevice>,
@@ -29,7 +29,7 @@ pub struct Storage {
     pub chains: Vec<Chain>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Chain {
     /// Kernel names, top first: `["md0", "dm-0", "sda1", "sda"]`.
     pub devices: Vec<String>,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::ProbeError;
 use crate::root::Root;
@@ -61,7 +61,7 @@ pub const CONFIG_DIRS: &[&str] = &[
     "lib/sysctl.d",
 ];
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Sysctl {
     /// Current value per key; whitespace runs (tcp_rmem's tabs) become one space.
     pub values: BTreeMap<String, String>,
@@ -76,7 +76,7 @@ pub struct Sysctl {
     pub config_problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ConfigSetting {
     pub file: String,
     pub line: u32,

@@ -5,12 +5,12 @@
 //! /sys/module/usb_storage/parameters/quirks; disks are matched to their USB
 //! device through their /sys/block link.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::{Outcome, ProbeError};
 use crate::root::Root;
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Usb {
     /// Every USB device (root hubs included, interfaces not).
     pub devices: Vec<UsbDevice>,
@@ -24,7 +24,7 @@ pub struct Usb {
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct UsbDevice {
     /// sysfs name: `usb1` (root hub), `1-1`, `1-1.3`.
     pub name: String,
@@ -50,7 +50,7 @@ pub struct UsbDevice {
     pub net_interfaces: Vec<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct UsbDisk {
     /// The block device: `sda`.
     pub disk: String,
@@ -81,14 +81,14 @@ pub struct UsbDisk {
     pub shares_link_with: Vec<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct QuirkFlag {
     pub flag: String,
     /// The kernel's name without `US_FL_`: `IGNORE_UAS`.
     pub name: String,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct KnownBridge {
     pub chip: String,
     pub trouble: String,

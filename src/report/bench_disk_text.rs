@@ -310,7 +310,7 @@ pub(crate) mod tests {
     fn doc() -> DiskBench {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/docs/disk-loops.json");
-        crate::json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
     fn at(t: &TestResult, bw: f64) -> TestResult {

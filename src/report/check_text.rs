@@ -80,7 +80,7 @@ pub fn render(doc: &CheckDoc, run: Option<RunId>) -> String {
         }
     }
     let mut missing: Vec<&String> = doc.paths.iter().flat_map(|p| &p.missing).collect();
-    crate::sort::sort(&mut missing);
+    missing.sort();
     missing.dedup();
     if !missing.is_empty() {
         let _ = writeln!(out, "\nWould decide the rest");

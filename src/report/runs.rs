@@ -386,7 +386,7 @@ pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
                     .iter()
                     .filter_map(|(p, v)| Some((p.parse::<f64>().ok()?, *v as f64)))
                     .collect();
-                crate::sort::sort_by(&mut points, |a, b| a.0.total_cmp(&b.0));
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 if points.is_empty() {
                     continue;
                 }

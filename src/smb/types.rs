@@ -2,7 +2,7 @@
 //! parses; compiled without the `smb` feature too, so stored runs decode.
 
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, crate::json::Encode, crate::json::Decode,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
 pub enum Dialect {
     #[serde(rename = "2.0.2")]
@@ -58,7 +58,7 @@ impl Dialect {
 /// What the client insists on; the server may still demand more (signing
 /// required, encryption required), which the client then does.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, crate::json::Encode, crate::json::Decode, clap::ValueEnum,
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Security {
@@ -78,7 +78,7 @@ impl Security {
 }
 
 /// What was negotiated: recorded with every run.
-#[derive(Debug, Clone, PartialEq, Eq, crate::json::Encode, crate::json::Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SessionInfo {
     pub dialect: Dialect,
     /// None when messages are not signed (plain, or encrypted instead).
@@ -92,7 +92,7 @@ pub struct SessionInfo {
     pub guest: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, crate::json::Encode, crate::json::Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SigningAlg {
     HmacSha256,
@@ -110,7 +110,7 @@ impl SigningAlg {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, crate::json::Encode, crate::json::Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Cipher {
     Aes128Ccm,

@@ -7,7 +7,7 @@ use crate::compare::Metric;
 use crate::compare::metrics::{Chart, Measured};
 
 /// A document a run stores: its kind and the schema version it is written in.
-pub trait Document: crate::json::Encode + crate::json::Decode {
+pub trait Document: serde::Serialize + serde::de::DeserializeOwned {
     const KIND: DocKind;
     const VERSION: u32;
 
@@ -94,13 +94,7 @@ pub enum DecodeError {
     },
 }
 
-/// A stored body: its text, or a value an export file's parse already holds.
-pub enum Body<'a> {
-    Text(&'a str),
-    Value(crate::json::Value),
-}
-
-fn body<D: Document>(version: u32, json: Body) -> Result<D, DecodeError> {
+fn body<D: Document>(version: u32, json: &str) -> Result<D, DecodeError> {
     if version > D::VERSION {
         return Err(DecodeError::TooNew {
             kind: D::KIND,
@@ -108,15 +102,21 @@ fn body<D: Document>(version: u32, json: Body) -> Result<D, DecodeError> {
             known: D::VERSION,
         });
     }
-    match json {
-        Body::Text(text) => crate::json::from_str(text),
-        Body::Value(value) => crate::json::from_value(value),
-    }
-    .map_err(|e| DecodeError::Malformed {
+    from_json(json).map_err(|message| DecodeError::Malformed {
         kind: D::KIND,
         version,
-        message: e.to_string(),
+        message,
     })
+}
+
+/// Decodes `text` into `T`; the error says where in the document it is
+/// (`findings[2].severity: unknown variant …`), which serde_json alone does not
+/// for a field of a tagged enum (its content is buffered before it is read).
+pub fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| e.to_string())?;
+    de.end().map_err(|e| e.to_string())?;
+    Ok(value)
 }
 
 /// The documents of one run, decoded, with typed accessors.
@@ -143,13 +143,8 @@ macro_rules! documents {
         }
 
         impl Doc {
-            /// Decodes a stored `(kind, schema_version, body)`.
+            /// Decodes a stored (or imported) `(kind, schema_version, body)`.
             pub fn decode(kind: &str, version: u32, json: &str) -> Result<Doc, DecodeError> {
-                Doc::decode_body(kind, version, Body::Text(json))
-            }
-
-            /// Decodes a body that is already parsed (an export file's documents).
-            pub fn decode_body(kind: &str, version: u32, json: Body) -> Result<Doc, DecodeError> {
                 let k = DocKind::parse(kind).ok_or_else(|| DecodeError::UnknownKind {
                     kind: kind.to_string(),
                 })?;
@@ -172,9 +167,9 @@ macro_rules! documents {
             }
 
             /// The body as it is stored, with its schema version.
-            pub fn encode(&self) -> (u32, String) {
-                fn enc<D: Document>(d: &D) -> (u32, String) {
-                    (D::VERSION, crate::json::to_string(d))
+            pub fn encode(&self) -> serde_json::Result<(u32, String)> {
+                fn enc<D: Document>(d: &D) -> serde_json::Result<(u32, String)> {
+                    Ok((D::VERSION, serde_json::to_string(d)?))
                 }
                 match self {
                     $(Doc::$variant(d) => enc(d.as_ref()),)+
@@ -273,7 +268,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("'watch' document (schema 1) does not decode"),
+            e.contains("'watch' document (schema 1) does not decode: samples: invalid type"),
             "{e}"
         );
     }

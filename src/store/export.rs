@@ -1,26 +1,30 @@
 //! Runs that travel between boxes: `history export` writes runs with their
 //! documents as one versioned JSON file, `history import` reads it back into
-//! another store. Every document is decoded into its type before anything is
-//! written, and the whole import is one transaction: a bad or newer file
-//! imports nothing.
+//! another store. The import reads the file's runs one at a time, straight
+//! from its text: each document is decoded into its type and dropped before
+//! the run is written, and the whole import is one transaction, so a bad or
+//! newer file imports nothing.
 
-use crate::json::{Decode, Encode};
+use std::fmt;
 
-use super::doc::Body;
+use serde::Serialize;
+use serde::de::{self, DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess};
+use serde_json::value::RawValue;
+
 use super::{Doc, DocKind, RunId, RunKind, RunRecord, Store, StoreError};
 
 /// What the file says it is, so a stray JSON file is refused by name.
 pub const FORMAT: &str = "nastune-runs";
 /// Version of the export file layout.
 pub const FORMAT_VERSION: u32 = 1;
-/// The largest file `history import` reads. The whole file is parsed into a
-/// value tree several times its size before anything is stored: a 4 MiB file
-/// peaks at about 25 MiB (an 8 MiB one reached 64 MiB when the decoded
-/// documents were kept too), which a 128 MiB box can give. A run is 100 to 170
-/// KiB exported (probe, check, bench), so a file holds some 25 to 40 runs.
+/// The largest file `history import` reads. The file is held whole while its
+/// runs are read one at a time: a 4 MiB export of 85 runs peaks at 12 MiB RSS,
+/// a hostile one of 90,000 tiny documents in one run at 16 MiB, well inside the
+/// 64 MiB a command may take on a 128 MiB box. A run is 1 to 170 KiB exported
+/// (probe, check, bench), so a file holds some 25 to 100 runs.
 pub const MAX_IMPORT_BYTES: u64 = 4 << 20;
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExportFile {
     pub format: String,
     pub format_version: u32,
@@ -29,7 +33,7 @@ pub struct ExportFile {
     pub runs: Vec<ExportedRun>,
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExportedRun {
     /// The run as stored; its `id` is the one in the store it came from (it
     /// gets a new one on import).
@@ -38,11 +42,38 @@ pub struct ExportedRun {
     pub documents: Vec<ExportedDoc>,
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExportedDoc {
     pub kind: String,
     pub schema_version: u32,
     pub body: serde_json::Value,
+}
+
+/// One run as `history import` reads it: [`RunRecord`]'s fields spelled out
+/// rather than flattened, since serde first buffers every key a flattened
+/// struct might take as a value tree, and an unknown key holding 4 MiB of
+/// `[[],[],…]` would then take some 100 MB.
+#[derive(serde::Deserialize)]
+struct ImportedRun<'a> {
+    id: RunId,
+    kind: String,
+    started_unix: i64,
+    finished_unix: Option<i64>,
+    status: String,
+    host_id: String,
+    tool_version: String,
+    command: String,
+    #[serde(borrow)]
+    documents: Vec<ImportedDoc<'a>>,
+}
+
+/// A document's body stays the file's text until it is decoded and stored.
+#[derive(serde::Deserialize)]
+struct ImportedDoc<'a> {
+    kind: String,
+    schema_version: u32,
+    #[serde(borrow)]
+    body: &'a RawValue,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -108,7 +139,7 @@ impl Store {
                 .documents(id)?
                 .into_iter()
                 .map(|(kind, schema_version, body)| {
-                    let body = crate::json::from_str(&body).map_err(|e| StoreError::Corrupt {
+                    let body = serde_json::from_str(&body).map_err(|e| StoreError::Corrupt {
                         path: self.path().to_path_buf(),
                         detail: format!("run {id}'s '{kind}' document is not JSON: {e}"),
                     })?;
@@ -130,90 +161,214 @@ impl Store {
         })
     }
 
-    /// Imports every run of `text` (the file named `file`), or none: each
+    /// Imports every run of `bytes` (the file named `file`), or none: each
     /// document must decode into its type first. Returns the new run ids.
-    pub fn import(&self, file: &str, text: &str) -> Result<Vec<RunId>, ImportError> {
-        let parsed = parse(file, text)?;
+    pub fn import(&self, file: &str, bytes: &[u8]) -> Result<Vec<RunId>, ImportError> {
         let tx = self
             .conn
             .unchecked_transaction()
             .map_err(|e| self.sql_err(e))?;
-        let mut ids = Vec::new();
-        for (run, docs) in &parsed {
-            tx.execute(
-                "INSERT INTO runs (kind, started_unix, finished_unix, status, host_id, tool_version, command) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                rusqlite::params![
-                    run.run.kind,
-                    run.run.started_unix,
-                    run.run.finished_unix,
-                    run.run.status,
-                    run.run.host_id,
-                    run.run.tool_version,
-                    run.run.command
-                ],
-            )
-            .map_err(|e| self.sql_err(e))?;
-            let id = tx.last_insert_rowid();
-            // The bodies as exported (already decoded once to validate them).
-            for (d, kind) in run.documents.iter().zip(docs) {
-                self.insert_document(id, *kind, d.schema_version, &d.body.to_string())?;
-            }
-            ids.push(id);
-        }
+        let mut failure = None;
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let read = de
+            .deserialize_map(FileVisitor(Import {
+                store: self,
+                file,
+                failure: &mut failure,
+            }))
+            .and_then(|ids| de.end().map(|()| ids));
+        // Dropping `tx` unstored rolls back every run written so far.
+        let ids = match (read, failure) {
+            (_, Some(e)) => return Err(e),
+            (Err(e), None) => return Err(not_an_export(file, e.to_string())),
+            (Ok(ids), None) => ids,
+        };
         tx.commit().map_err(|e| self.sql_err(e))?;
         Ok(ids)
     }
-}
 
-/// Validates a whole file: its format and version, every run kind and every
-/// document decoded into its type.
-pub fn parse(file: &str, text: &str) -> Result<Vec<(ExportedRun, Vec<DocKind>)>, ImportError> {
-    let not = |detail: String| ImportError::NotAnExport {
-        file: file.to_string(),
-        detail,
-    };
-    // Parsed once; the header is checked first, since a newer layout may not
-    // decode as ours.
-    let value: crate::json::Value = crate::json::from_str(text).map_err(|e| not(e.to_string()))?;
-    let header = |key: &str| value.get(key).cloned().unwrap_or_default();
-    let format = String::decode(header("format")).map_err(|e| not(e.at("format").to_string()))?;
-    if format != FORMAT {
-        return Err(not(format!("its format is '{format}'")));
-    }
-    let version = u32::decode(header("format_version"))
-        .map_err(|e| not(e.at("format_version").to_string()))?;
-    if version > FORMAT_VERSION {
-        return Err(ImportError::TooNew {
-            file: file.to_string(),
-            found: version,
-            known: FORMAT_VERSION,
-        });
-    }
-    let export: ExportFile = crate::json::from_value(value).map_err(|e| not(e.to_string()))?;
-    let mut out = Vec::new();
-    for run in export.runs {
+    /// Checks one run (its kind, every document decoded into its type) and
+    /// writes it; the caller's transaction holds it until the file is done.
+    fn import_run(&self, file: &str, run: &ImportedRun) -> Result<RunId, ImportError> {
         let bad = |detail: String| ImportError::BadRun {
             file: file.to_string(),
-            id: run.run.id,
-            kind: run.run.kind.clone(),
+            id: run.id,
+            kind: run.kind.clone(),
             detail,
         };
-        if RunKind::parse(&run.run.kind).is_none() {
+        if RunKind::parse(&run.kind).is_none() {
             return Err(bad("a kind of run this nastune does not know".into()));
         }
-        let mut docs = Vec::new();
+        let mut kinds: Vec<DocKind> = Vec::with_capacity(run.documents.len());
         for d in &run.documents {
-            // The body is cloned so the run keeps its documents as they were
-            // read; only the kind of the decoded document is kept, so the
-            // file's documents are not all held twice.
-            let doc = Doc::decode_body(&d.kind, d.schema_version, Body::Value(d.body.clone()))
+            // Only the kind of the decoded document is kept, so a run's
+            // documents are not held twice.
+            let doc = Doc::decode(&d.kind, d.schema_version, d.body.get())
                 .map_err(|e| bad(e.to_string()))?;
-            docs.push(doc.kind());
+            kinds.push(doc.kind());
         }
-        out.push((run, docs));
+        self.conn
+            .execute(
+                "INSERT INTO runs (kind, started_unix, finished_unix, status, host_id, tool_version, command) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                rusqlite::params![
+                    run.kind,
+                    run.started_unix,
+                    run.finished_unix,
+                    run.status,
+                    run.host_id,
+                    run.tool_version,
+                    run.command
+                ],
+            )
+            .map_err(|e| self.sql_err(e))?;
+        let id = self.conn.last_insert_rowid();
+        for (d, kind) in run.documents.iter().zip(kinds) {
+            let body = compact(d.body).map_err(|e| bad(e.to_string()))?;
+            self.insert_document(id, kind, d.schema_version, &body)?;
+        }
+        Ok(id)
     }
-    Ok(out)
+}
+
+fn not_an_export(file: &str, detail: String) -> ImportError {
+    ImportError::NotAnExport {
+        file: file.to_string(),
+        detail,
+    }
+}
+
+/// A document's text as the store keeps it: compact, its keys in the file's
+/// order, written straight from the parser into the serializer (no value tree,
+/// so no more memory than the text, whatever its shape).
+fn compact(body: &RawValue) -> serde_json::Result<String> {
+    let mut out = Vec::with_capacity(body.get().len());
+    let mut de = serde_json::Deserializer::from_str(body.get());
+    serde_transcode::transcode(&mut de, &mut serde_json::Serializer::new(&mut out))?;
+    // serde_json writes UTF-8 only.
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Records why the import stopped, for [`Store::import`] to return instead
+/// of the parser's error, which only says that it was stopped.
+fn stop<E: de::Error>(failure: &mut Option<ImportError>, e: ImportError) -> E {
+    let message = E::custom(&e);
+    *failure = Some(e);
+    message
+}
+
+/// What reading a file needs: the store its runs go into, its name for the
+/// messages, and where a reason to stop is recorded.
+struct Import<'s> {
+    store: &'s Store,
+    file: &'s str,
+    failure: &'s mut Option<ImportError>,
+}
+
+/// The file's object: its header, checked before any run, then its runs.
+struct FileVisitor<'s>(Import<'s>);
+
+impl<'de> de::Visitor<'de> for FileVisitor<'_> {
+    type Value = Vec<RunId>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object with 'format', 'format_version' and 'runs'")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<RunId>, A::Error> {
+        let Import {
+            store,
+            file,
+            failure,
+        } = self.0;
+        let (mut format, mut version, mut tool, mut exported) = (false, false, false, false);
+        let mut ids = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "format" => {
+                    let found: String = map.next_value()?;
+                    if found != FORMAT {
+                        let detail = format!("its format is '{found}'");
+                        return Err(stop(failure, not_an_export(file, detail)));
+                    }
+                    format = true;
+                }
+                "format_version" => {
+                    let found: u32 = map.next_value()?;
+                    if found > FORMAT_VERSION {
+                        let e = ImportError::TooNew {
+                            file: file.to_string(),
+                            found,
+                            known: FORMAT_VERSION,
+                        };
+                        return Err(stop(failure, e));
+                    }
+                    version = true;
+                }
+                "tool_version" => tool = map.next_value::<String>().map(|_| true)?,
+                "exported_unix" => exported = map.next_value::<u64>().map(|_| true)?,
+                "runs" if ids.is_some() => return Err(de::Error::duplicate_field("runs")),
+                // A newer layout may not read as ours: what the file is must be
+                // known before its runs are.
+                "runs" if !(format && version) => {
+                    let detail = "its 'format' and 'format_version' do not come before its 'runs'";
+                    return Err(stop(failure, not_an_export(file, detail.into())));
+                }
+                "runs" => {
+                    ids = Some(map.next_value_seed(RunsSeed(Import {
+                        store,
+                        file,
+                        failure: &mut *failure,
+                    }))?);
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        for (present, field) in [
+            (format, "format"),
+            (version, "format_version"),
+            (tool, "tool_version"),
+            (exported, "exported_unix"),
+        ] {
+            if !present {
+                return Err(de::Error::missing_field(field));
+            }
+        }
+        ids.ok_or_else(|| de::Error::missing_field("runs"))
+    }
+}
+
+/// The runs array, read one run at a time: each is checked and written
+/// before the next is read, so memory holds one run, not the file's.
+struct RunsSeed<'s>(Import<'s>);
+
+impl<'de> DeserializeSeed<'de> for RunsSeed<'_> {
+    type Value = Vec<RunId>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Vec<RunId>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> de::Visitor<'de> for RunsSeed<'_> {
+    type Value = Vec<RunId>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of runs")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<RunId>, A::Error> {
+        let mut ids = Vec::new();
+        while let Some(run) = seq.next_element::<ImportedRun<'de>>()? {
+            match self.0.store.import_run(self.0.file, &run) {
+                Ok(id) => ids.push(id),
+                Err(e) => return Err(stop(self.0.failure, e)),
+            }
+        }
+        Ok(ids)
+    }
 }
 
 #[cfg(test)]
@@ -268,19 +423,15 @@ mod tests {
             .map(|r| r.id)
             .collect();
         let file = old.export(&ids).unwrap();
-        let text = crate::json::to_string(&file);
-        // Byte for byte both ways, though `run` is decoded in line (ExportedRunFields).
-        let back: ExportFile = crate::json::from_str(&text).unwrap();
-        assert_eq!(back, file);
-        assert_eq!(crate::json::to_string(&back), text);
+        let text = serde_json::to_string(&file).unwrap();
 
         let dir = tempfile::tempdir().unwrap();
         let new = Store::open(&dir.path().join("new.db")).unwrap();
-        let got = new.import("runs.json", &text).unwrap();
+        let got = new.import("runs.json", text.as_bytes()).unwrap();
         assert_eq!(got.len(), ids.len());
         let bodies = |s: &Store, id: RunId| -> Vec<(String, u32, serde_json::Value)> {
             let docs = s.documents(id).unwrap().into_iter();
-            docs.map(|(k, v, b)| (k, v, crate::json::from_str(&b).unwrap()))
+            docs.map(|(k, v, b)| (k, v, serde_json::from_str(&b).unwrap()))
                 .collect()
         };
         for (a, b) in ids.iter().zip(&got) {
@@ -295,15 +446,18 @@ mod tests {
         // A newer layout, a stray file, a broken document: nothing imported.
         let before = new.runs_of(None, 1000).unwrap().len();
         let newer = text.replacen("\"format_version\":1", "\"format_version\":2", 1);
-        let e = new.import("n.json", &newer).unwrap_err().to_string();
+        let e = new
+            .import("n.json", newer.as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("format version 2, newer"), "{e}");
-        let e = new.import("x.json", "{\"a\": 1}").unwrap_err().to_string();
+        let e = new.import("x.json", b"{\"a\": 1}").unwrap_err().to_string();
         assert!(e.contains("not a nastune runs file"), "{e}");
         let mut broken = file.clone();
         let last = broken.runs.len() - 1;
         broken.runs[last].documents[0].body = serde_json::json!({"nonsense": true});
         let e = new
-            .import("b.json", &crate::json::to_string(&broken))
+            .import("b.json", serde_json::to_string(&broken).unwrap().as_bytes())
             .unwrap_err()
             .to_string();
         assert!(

@@ -109,9 +109,9 @@ pub fn identify(
         )));
     }
     let mut have: Vec<&str> = names.to_vec();
-    crate::sort::sort(&mut have);
+    have.sort();
     let mut want = tables_at(user_version);
-    crate::sort::sort(&mut want);
+    want.sort();
     if have == want {
         return Ok(if user_version == 0 {
             Identity::New

@@ -16,10 +16,9 @@ use std::time::Duration;
 
 use std::io::Read;
 
-use crate::json::Decode;
-use crate::json::Encode;
 use rusqlite::ffi::ErrorCode;
 use rusqlite::{Connection, MAIN_DB, OpenFlags, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
 
 pub use doc::{DecodeError, Doc, DocKind, Document, RunDocs, RunKind};
 use identify::Identity;
@@ -110,6 +109,15 @@ pub enum StoreError {
     },
     #[error("run {0} not found in the store: 'nastune history list' shows the stored ids")]
     NoSuchRun(i64),
+    /// Only a path that is not UTF-8 fails to encode: JSON strings are UTF-8.
+    #[error(
+        "run {run}: its '{kind}' document cannot be written as JSON ({source}); nothing of it was stored"
+    )]
+    Encode {
+        run: i64,
+        kind: DocKind,
+        source: serde_json::Error,
+    },
     #[error("run {run} in '{}': {source}", path.display())]
     Decode {
         path: PathBuf,
@@ -146,7 +154,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub type RunId = i64;
 
 /// One stored run (decoded only within an export file's runs).
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunRecord {
     pub id: RunId,
     pub kind: String,
@@ -367,12 +375,21 @@ impl Store {
 
     /// Stores a typed document under a run.
     pub fn save<D: Document>(&self, run: RunId, doc: &D) -> Result<(), StoreError> {
-        self.insert_document(run, D::KIND, D::VERSION, &crate::json::to_string(doc))
+        let body = serde_json::to_string(doc).map_err(|source| StoreError::Encode {
+            run,
+            kind: D::KIND,
+            source,
+        })?;
+        self.insert_document(run, D::KIND, D::VERSION, &body)
     }
 
     /// Stores an already decoded document (an imported run's).
     pub fn save_doc(&self, run: RunId, doc: &Doc) -> Result<(), StoreError> {
-        let (version, body) = doc.encode();
+        let (version, body) = doc.encode().map_err(|source| StoreError::Encode {
+            run,
+            kind: doc.kind(),
+            source,
+        })?;
         self.insert_document(run, doc.kind(), version, &body)
     }
 
@@ -556,7 +573,7 @@ fn inspect(path: &Path) -> Result<Option<(Connection, Identity)>, StoreError> {
     let identity = identify::identify(path, facts.application_id, facts.user_version, &names)?;
     // The check reads every page once: through the usual 2 MiB page cache it
     // left a 15 MiB store's pages resident (probe: 6.0 MiB peak RSS against
-    // 5.1 on a new store, issue 22). A small cache while it runs bounds that.
+    // 5.1 on a new store). A small cache while it runs bounds that.
     let check: String = conn
         .execute_batch("PRAGMA cache_size = -128")
         .and_then(|()| conn.query_row("PRAGMA quick_check", [], |r| r.get(0)))

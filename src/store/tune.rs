@@ -2,14 +2,13 @@
 //! explicit transaction commits on its own, and the store runs with
 //! `synchronous = FULL`, so an entry is on disk before the write it describes.
 
-use crate::json::Decode;
-use crate::json::Encode;
 use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
 
 use super::{Store, StoreError};
 
 /// One `tune apply`: its id is the id of its run.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {
     pub id: i64,
     /// The tree the session wrote to ("/" on the live system).

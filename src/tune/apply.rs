@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::action::{
     Action, KIND_FILE, WriteError, read_current, read_entry, write_file, write_netdev,
@@ -56,7 +56,7 @@ pub enum ApplyError {
     Rollback(#[from] RollbackError),
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Applied {
     pub session: i64,
     pub written: usize,

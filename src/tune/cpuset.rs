@@ -23,7 +23,7 @@ pub fn parse_list(text: &str) -> Result<Vec<u32>, String> {
         }
         out.extend(a..=b);
     }
-    crate::sort::sort(&mut out);
+    out.sort();
     out.dedup();
     Ok(out)
 }

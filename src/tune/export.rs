@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::kinds::{ChangeKind, kind};
 use crate::advise::Change;
@@ -22,7 +22,7 @@ pub const TUNED_FILE: &str = "nastune/tuned.conf";
 pub const ANSIBLE_FILE: &str = "nastune-tasks.yml";
 pub const SMB_CONF: &str = "/etc/samba/smb.conf";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ExportFormat {
     /// A sysctl.d drop-in (sysctl settings only)
@@ -36,7 +36,7 @@ pub enum ExportFormat {
 }
 
 /// One file to write, relative to wherever the user wants it (`/` to install).
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportFile {
     pub path: PathBuf,
     pub contents: String,
@@ -468,7 +468,7 @@ pub(crate) mod tests {
             "{}",
             String::from_utf8_lossy(&out.stdout)
         );
-        let tasks: serde_json::Value = crate::json::from_slice(&out.stdout).unwrap();
+        let tasks: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let tasks = tasks.as_array().unwrap();
         let modules: Vec<&str> = tasks
             .iter()

@@ -7,7 +7,7 @@
 //! Only changes `tune try` can switch at runtime are here: sysctls, sysfs
 //! attributes and smb.conf parameters.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::advise::Change;
 use crate::root::Root;
@@ -29,7 +29,7 @@ pub enum Target {
 }
 
 /// Which judge exercises a recipe's change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Needs {
     /// Reads through the page cache (read-ahead): buffered-seq-read.
@@ -449,7 +449,7 @@ pub fn candidates(root: &Root) -> (Vec<Candidate>, Vec<(&'static Recipe, String)
 }
 
 /// One row of the folklore table.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Row {
     pub recipe: String,
     /// The advise rule that flags the setting, if one does.
@@ -469,7 +469,7 @@ pub struct Row {
     pub result: RowResult,
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum RowResult {
     /// Tried: the trial as stored in its `tune-try` run.
@@ -482,7 +482,7 @@ pub enum RowResult {
 }
 
 /// What `tune try --folklore` prints and returns as JSON.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FolkloreReport {
     /// Every judge given, as written.
     pub judges: Vec<String>,

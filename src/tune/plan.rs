@@ -2,7 +2,7 @@
 //! setting, its value now and after, why, its risk, whether it is applied or
 //! skipped and why, and the writes (steps) that apply it.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::action::{Step, check_relative, read_current, selected_value};
 use super::edit_file::Edit;
@@ -36,14 +36,14 @@ pub struct Source {
     pub change: Change,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Apply,
     Skip,
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanItem {
     /// 1-based position in the plan.
     pub item: usize,
@@ -104,7 +104,7 @@ impl PlanItem {
 }
 
 /// One owned file the plan writes.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FilePlan {
     pub path: String,
     pub existed: bool,
@@ -117,7 +117,7 @@ pub struct FilePlan {
 /// Version of the tune documents (`tune plan --json`, `tune-plan`, `tune-try`).
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
     pub items: Vec<PlanItem>,
     pub files: Vec<FilePlan>,

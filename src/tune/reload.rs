@@ -8,12 +8,12 @@ use std::process::Command;
 
 use crate::root::Root;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::kinds::kind;
 use super::plan::{Plan, Status};
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reload {
     /// The command line, as a person would type it.
     pub command: Vec<String>,

@@ -8,7 +8,7 @@
 //! same. The record follows in one transaction; when it fails, the error says
 //! what was restored and that running the rollback again records it.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::action::{
     KIND_FILE, KIND_NETDEV, KIND_RUNTIME, WriteError, read_entry, remove_file, remove_stale_temp,
@@ -63,7 +63,7 @@ pub enum RollbackError {
 }
 
 /// One restored entry.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Restored {
     pub entry: i64,
     pub setting: String,
@@ -74,7 +74,7 @@ pub struct Restored {
     pub drifted_from: Option<String>,
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RolledBack {
     pub session: i64,
     pub restored: Vec<Restored>,

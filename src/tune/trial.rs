@@ -17,12 +17,12 @@ pub mod workload;
 
 use std::fmt;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::stats::{Summary, welch};
 
 /// Which way of the metric is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Better {
     /// Throughput, IOPS.
@@ -92,14 +92,14 @@ pub enum PlanError {
 }
 
 /// One side of a trial: without the change (A, baseline) or with it (B).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     Baseline,
     Changed,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The change is applied and stays.
@@ -109,7 +109,7 @@ pub enum Verdict {
 }
 
 /// What the measurements say of the change, whatever was decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
     /// Better beyond the noise.
@@ -131,7 +131,7 @@ impl Effect {
 }
 
 /// What a trial measured and decided.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrialOutcome {
     /// Every measurement in the order taken (JSON: `{"side", "value"}` objects).
     #[serde(
@@ -157,22 +157,18 @@ pub struct TrialOutcome {
     pub effect: Option<Effect>,
 }
 
-#[derive(Encode, Decode)]
+#[derive(Serialize, Deserialize)]
 struct Run {
     side: Side,
     value: f64,
 }
 
-fn runs_as_objects(runs: &[(Side, f64)], w: &mut crate::json::Writer) {
-    let runs: Vec<Run> = runs
-        .iter()
-        .map(|&(side, value)| Run { side, value })
-        .collect();
-    runs.encode(w);
+fn runs_as_objects<S: serde::Serializer>(runs: &[(Side, f64)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(runs.iter().map(|&(side, value)| Run { side, value }))
 }
 
-fn runs_from_objects(v: crate::json::Value) -> Result<Vec<(Side, f64)>, crate::json::Error> {
-    let runs = Vec::<Run>::decode(v)?;
+fn runs_from_objects<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(Side, f64)>, D::Error> {
+    let runs = Vec::<Run>::deserialize(d)?;
     Ok(runs.into_iter().map(|r| (r.side, r.value)).collect())
 }
 
@@ -479,7 +475,7 @@ fn signed_pct(p: Option<f64>) -> String {
 }
 
 /// The `tune-try` document: the change, every run, the interval, the verdict.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TryReport {
     pub change: crate::tune::plan::PlanItem,
     /// The judge as written: a disk workload, `net:…`, `smb://…` or `http:…`.
@@ -536,15 +532,15 @@ mod tests {
             "/tests/fixtures/docs/tune-try.json"
         );
         let stored = std::fs::read_to_string(path).unwrap();
-        let report: TryReport = crate::json::from_str(&stored).unwrap();
+        let report: TryReport = serde_json::from_str(&stored).unwrap();
         assert!(!report.outcome.runs.is_empty());
-        let json = crate::json::to_string(&report);
-        let as_value = |s: &str| crate::json::from_str::<serde_json::Value>(s).unwrap();
+        let json = serde_json::to_string(&report).unwrap();
+        let as_value = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
         assert_eq!(as_value(&json), as_value(&stored));
-        let back: TryReport = crate::json::from_str(&json).unwrap();
-        assert_eq!(crate::json::to_string(&back), json);
+        let back: TryReport = serde_json::from_str(&json).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
         // A key of the outcome missing is still named as missing.
-        let e = crate::json::from_str::<TryReport>(&json.replace("\"p_value\"", "\"p\""))
+        let e = serde_json::from_str::<TryReport>(&json.replace("\"p_value\"", "\"p\""))
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("missing field `p_value`"), "{e}");

@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::action::{KIND_FILE, read_entry, selected_value};
 use super::rollback::{RollbackError, session_root};
 use crate::store::Store;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     Applied,
@@ -18,7 +18,7 @@ pub enum State {
     Unsupported,
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Check {
     pub session: i64,
     pub entry: i64,

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::json::Encode;
+use serde::Serialize;
 
 use super::counter::{Observation, Tracker};
 use super::sample::Gauge;
@@ -36,7 +36,7 @@ impl Default for AlertConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Encode)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Alert {
     #[serde(rename = "type")]
     pub kind: &'static str,

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::sample::Reading;
 
@@ -21,7 +21,7 @@ pub const MAX_EVENTS: usize = 256;
 pub const MAX_SERIES: usize = 4096;
 
 /// What one new value means next to the last one of its series.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "step")]
 pub enum Step {
     /// The first value of a series: the baseline.
@@ -84,7 +84,7 @@ pub fn classify(last: u64, max_seen: u64, new: u64) -> Step {
 }
 
 /// What is remembered of one series, in memory and in the store.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeriesState {
     /// Identity within one boot (e.g. MAC + ifindex).
     pub identity: String,
@@ -130,7 +130,7 @@ impl SeriesState {
 }
 
 /// One reading after tracking.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
     pub series: String,
     #[serde(flatten)]
@@ -297,15 +297,15 @@ mod tests {
                 rate_per_sec: (i > 0).then_some(1.5),
             })
             .collect();
-        let json = crate::json::to_string(&obs);
+        let json = serde_json::to_string(&obs).unwrap();
         assert!(
             json.contains(r#""step":"wrap","delta":7,"bits":32,"value":100"#),
             "{json}"
         );
-        let back: Vec<Observation> = crate::json::from_str(&json).unwrap();
+        let back: Vec<Observation> = serde_json::from_str(&json).unwrap();
         assert_eq!(back, obs);
-        assert_eq!(crate::json::to_string(&back), json);
-        let e = crate::json::from_str::<Observation>(
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        let e = serde_json::from_str::<Observation>(
             r#"{"series": "s", "step": "wrap", "delta": 1, "value": 1, "total": 1}"#,
         )
         .unwrap_err()

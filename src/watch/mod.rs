@@ -17,7 +17,7 @@ pub mod thermal;
 
 use std::collections::BTreeMap;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use alert::{Alert, AlertConfig, Alerter};
 use counter::{Observation, SeriesState, Step, Tracker};
@@ -26,7 +26,7 @@ use sample::{Gauge, Sample};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// What one sample changed.
-#[derive(Debug, Clone, Encode)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SampleReport {
     #[serde(rename = "type")]
     pub kind: &'static str,
@@ -47,7 +47,7 @@ pub struct SampleReport {
 
 /// The `watch` document stored with a watch run: the span the run's counter
 /// points cover, so a series that moved late is still drawn from the start.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
     pub schema_version: u32,
     pub tool_version: String,

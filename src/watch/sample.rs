@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::json::Encode;
+use serde::Serialize;
 
 use super::thermal;
 use crate::probe::net::{self, CounterSource};
@@ -40,7 +40,7 @@ impl Reading {
 }
 
 /// A value that goes up and down.
-#[derive(Debug, Clone, PartialEq, Encode)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Gauge {
     pub metric: &'static str,
     #[serde(skip)]
@@ -589,7 +589,7 @@ pub fn add_smart(root: &Root, s: &mut Sample) {
 
 /// Gauges by key, for the JSON line of a sample.
 pub fn gauges_by_key(gauges: &[Gauge]) -> BTreeMap<String, f64> {
-    crate::sort::btree_map(gauges.iter().map(|g| (g.key(), g.value)))
+    BTreeMap::from_iter(gauges.iter().map(|g| (g.key(), g.value)))
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! Every command inside 64 MiB (issue 22): the box it is for has 128 MiB and
-//! shares it with Samba. Each command runs as root in its own memory cgroup
+//! Every command inside 64 MiB: the box it is for has 128 MiB and shares it
+//! with Samba. Each command runs as root in its own memory cgroup
 //! (v1 `memory.limit_in_bytes`, or v2 `memory.max`) with swap kept out, and
 //! must finish normally; the OOM killer's SIGKILL is the failure this catches.
 
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Need, free_port, nastune, require, stderr, wait_port};
+use crate::util::{Need, fixtures, free_port, nastune, require, stderr, wait_port};
 
 const LIMIT_BYTES: u64 = 64 << 20;
 
@@ -41,7 +41,10 @@ fn memory_cgroup_available() -> Result<(), String> {
 
 impl Cgroup {
     fn new(limit: u64) -> Cgroup {
-        let name = format!("nastune-test-{}", std::process::id());
+        // One per test: tests of this file run in parallel in one process.
+        static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("nastune-test-{}-{seq}", std::process::id());
         let v1 = Path::new("/sys/fs/cgroup/memory");
         let cg = if v1.join("memory.limit_in_bytes").exists() {
             let dir = v1.join(&name);
@@ -350,4 +353,140 @@ fn every_command_fits_in_64_mib() {
         "compare first last",
         &["compare", "1", &(STORE_RUNS - 1).to_string(), "--db", big],
     );
+}
+
+/// The most `history import` may take of the cgroup for a file at the 4 MiB
+/// cap, whatever its shape: the file itself, one run decoded, SQLite's cache
+/// and the binary (a real 4 MiB export peaks at 12 MiB RSS, 8 MiB of the
+/// cgroup). A `serde_json::Value` of the file took 28 MiB of the cgroup for a
+/// real export and 52 MiB to over 64 (killed) for the shapes below.
+const IMPORT_PEAK_BYTES: u64 = 24 << 20;
+
+/// A file of `text` just under the import's 4 MiB cap: `head`, then `item`
+/// repeated with commas between, then `tail`.
+fn at_the_cap(head: &str, item: &str, tail: &str) -> String {
+    let room = (4 << 20) - head.len() - tail.len();
+    let n = room / (item.len() + 1);
+    let mut text = String::with_capacity(4 << 20);
+    text.push_str(head);
+    for i in 0..n {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(item);
+    }
+    text.push_str(tail);
+    text
+}
+
+#[test]
+fn history_import_of_any_shape_fits_in_64_mib() {
+    if !require(&[
+        Need::Root,
+        Need::Feature("memory cgroup", &memory_cgroup_available),
+    ]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.db");
+    std::fs::copy(fixtures().join("store/v0.1.db"), &old).unwrap();
+    let old = old.to_str().unwrap();
+    let list = nastune()
+        .args(["history", "list", "--json", "--db", old])
+        .output()
+        .unwrap();
+    let list: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let ids: Vec<String> = list["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].to_string())
+        .collect();
+    let export = nastune()
+        .args(["history", "export"])
+        .args(&ids)
+        .args(["--db", old])
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{}", stderr(&export));
+    // The fixture's 11 runs over and over, as many as fit under the cap.
+    let mut file: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let runs = file["runs"].as_array().unwrap().clone();
+    let mut real = String::new();
+    for n in (1..200).rev() {
+        file["runs"] = runs.iter().cycle().take(n).cloned().collect();
+        real = serde_json::to_string_pretty(&file).unwrap();
+        if real.len() < 4 << 20 {
+            break;
+        }
+    }
+    let header =
+        r#"{"format":"nastune-runs","format_version":1,"tool_version":"0.1.0","exported_unix":0,"#;
+    let run = r#"{"id":1,"kind":"probe","started_unix":0,"finished_unix":0,"status":"ok","host_id":"h","tool_version":"t","command":"c","#;
+    let files = [
+        ("a real export", real, true),
+        (
+            "runs of one key",
+            at_the_cap(&format!("{header}\"runs\":["), r#"{"id":1}"#, "]}"),
+            false,
+        ),
+        (
+            "an unknown key of empty arrays",
+            at_the_cap(&format!("{header}\"junk\":["), "[]", "],\"runs\":[]}"),
+            true,
+        ),
+        (
+            "a run of tiny documents",
+            at_the_cap(
+                &format!("{header}\"runs\":[{run}\"documents\":["),
+                r#"{"kind":"watch","schema_version":1,"body":{}}"#,
+                "]}]}",
+            ),
+            false,
+        ),
+        (
+            "a run with an unknown key of empty objects",
+            at_the_cap(
+                &format!("{header}\"runs\":[{run}\"documents\":[],\"junk\":["),
+                "{}",
+                "]}]}",
+            ),
+            true,
+        ),
+    ];
+    let cg = Cgroup::new(LIMIT_BYTES);
+    for (i, (shape, text, imports)) in files.iter().enumerate() {
+        assert!(text.len() <= 4 << 20, "{shape}: {} bytes", text.len());
+        let path = dir.path().join(format!("{i}.json"));
+        std::fs::write(&path, text).unwrap();
+        let db = dir.path().join(format!("new{i}.db"));
+        let o = cg
+            .command(&["history", "import", path.to_str().unwrap()])
+            .args(["--db", db.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let peak = cg.take_peak();
+        println!(
+            "import {shape:<44} {} bytes, peak {:?} MiB: {}",
+            text.len(),
+            peak.map(|b| b >> 20),
+            stderr(&o).trim()
+        );
+        assert_ne!(
+            o.status.signal(),
+            Some(9),
+            "import of {shape} was killed inside {} MiB: {}",
+            LIMIT_BYTES >> 20,
+            stderr(&o)
+        );
+        assert_eq!(o.status.success(), *imports, "{shape}: {}", stderr(&o));
+        if let Some(peak) = peak {
+            assert!(
+                peak <= IMPORT_PEAK_BYTES,
+                "import of {shape} peaked at {} MiB, over {} MiB",
+                peak >> 20,
+                IMPORT_PEAK_BYTES >> 20
+            );
+        }
+    }
 }

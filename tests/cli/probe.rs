@@ -161,7 +161,7 @@ fn mutate_box(name: &str, variants: &[&Mutation]) {
             if let Ok(root) = nastune::root::Root::tree(&tree) {
                 let snap = nastune::probe::probe(&root);
                 let _ = nastune::report::probe_text::render(&snap);
-                nastune::json::to_string(&snap);
+                serde_json::to_string(&snap).unwrap();
             }
         }
         std::fs::write(&target, &original).unwrap();

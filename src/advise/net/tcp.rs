@@ -462,7 +462,8 @@ mod tests {
         }
     }
 
-    /// Issue 23 item 2: a file that sets tcp_timestamps=0 was ignored until live.
+    /// A file that sets tcp_timestamps=0 was once ignored until it was live,
+    /// so the next boot's regression went unsaid.
     #[test]
     fn tcp_flag_off_in_a_file_only_is_flagged_for_the_next_boot() {
         let mut snap = snapshot_of("rk3399-raid5");

@@ -2,7 +2,7 @@
 //! measured figures (kernel first, since dm-crypt runs there; user space and
 //! the CPU's AES flag when AF_ALG is missing).
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::CipherResult;
 
@@ -10,7 +10,7 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// dm-crypt's usual request: one 4 KiB page (LUKS2 picks 4096-byte sectors).
 const DM_CRYPT_REQUEST: u32 = 4096;
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Recommendation {
     pub cipher: String,
     pub key_bits: u32,

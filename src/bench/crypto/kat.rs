@@ -3,14 +3,14 @@
 //! (`nastune bench crypto --self-test`). A benchmark of a cipher that computes
 //! the wrong thing is worthless, so the same vectors guard both.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::afalg::{self, Direction};
 use super::kdf::Prf;
 use super::kernel;
 use super::userspace::{self, UserCipher};
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Verdict {
     Pass,
@@ -18,7 +18,7 @@ pub enum Verdict {
     Skip { reason: String },
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct KatOutcome {
     /// `user space` or `kernel (AF_ALG)`.
     pub path: String,

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::measure::Clock;
 use crate::root::Root;
@@ -36,7 +36,7 @@ impl Prf {
 
     /// PBKDF2 with this PRF. SHA-256 and SHA-512 are ring's (the assembly
     /// TLS uses, as OpenSSL's is for cryptsetup), so that RustCrypto's sha2
-    /// stays out of the binary (issue 22: 29 KiB). ring's SHA-1 is portable
+    /// stays out of the binary (29 KiB of a second SHA-2). ring's SHA-1 is portable
     /// code at less than half of cryptsetup's rate here, which would
     /// understate LUKS1's unlock cost, so SHA-1 stays RustCrypto's.
     /// `rounds` 0 counts as 1.
@@ -53,7 +53,7 @@ impl Prf {
     }
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Pbkdf2Result {
     pub hash: String,
     /// Derived key length, as `cryptsetup benchmark` (256-bit key).
@@ -97,7 +97,7 @@ pub fn pbkdf2_rate(prf: Prf, target: Duration) -> Pbkdf2Result {
     }
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Argon2Result {
     pub iterations: u32,
     pub memory_kib: u32,

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
@@ -49,7 +49,7 @@ impl Clock {
 }
 
 /// Throughput of one direction at one request size.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Rate {
     pub bytes: u64,
     pub wall_secs: f64,

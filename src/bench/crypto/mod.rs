@@ -15,7 +15,7 @@ pub mod userspace;
 
 use std::time::Duration;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::root::Root;
 use measure::{Rate, run_for};
@@ -49,7 +49,7 @@ impl Settings {
     }
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CryptoReport {
     pub schema_version: u32,
     pub tool_version: String,
@@ -68,7 +68,7 @@ pub struct CryptoReport {
     pub validity: Option<crate::bench::validity::Validity>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CpuFacts {
     pub model: Option<String>,
     pub logical_cpus: Option<u32>,
@@ -77,7 +77,7 @@ pub struct CpuFacts {
     pub user_space_aes_engine: String,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct AfAlgStatus {
     pub available: bool,
     pub errno: Option<String>,
@@ -85,7 +85,7 @@ pub struct AfAlgStatus {
 }
 
 /// One cipher at one key size: measured points, or why it was not measured.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CipherResult {
     pub cipher: String,
     pub key_bits: u32,
@@ -106,7 +106,7 @@ impl CipherResult {
     }
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NotMeasured {
     pub errno: Option<String>,
     pub reason: String,
@@ -121,7 +121,7 @@ impl NotMeasured {
     }
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Point {
     pub request_bytes: u32,
     pub in_flight: u32,
@@ -131,7 +131,7 @@ pub struct Point {
     pub decrypt: Rate,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct KdfResults {
     pub pbkdf2: Vec<kdf::Pbkdf2Result>,
     pub argon2id: crate::probe::Outcome<kdf::Argon2Result>,

@@ -5,9 +5,9 @@
 //! Merge note: src/probe/crypto.rs carries the full /proc/crypto parser; this
 //! lookup can move onto it once both are in main.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Driver {
     /// The algorithm name asked for, e.g. `xts(aes)`.
     pub name: String,

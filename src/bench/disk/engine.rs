@@ -8,11 +8,11 @@
 
 use std::io;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::buffers::Buffers;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Caps {
     /// Keeps several I/Os in flight; sync engines run at depth 1.
     pub queues: bool,
@@ -47,7 +47,7 @@ pub trait Engine {
     fn sync(&mut self, data_only: bool) -> io::Result<()>;
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
     /// Linux io_uring: batched submission, registered buffers

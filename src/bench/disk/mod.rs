@@ -28,7 +28,7 @@ pub mod writecache;
 
 use std::collections::BTreeMap;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::bench::cpu::CpuUsage;
 use crate::bench::diskstats::{Layer, LayerIo};
@@ -43,7 +43,7 @@ pub use workload::{Rw, Workload};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Latency summary with fio's field names (`N`, `percentile` keyed "99.900000").
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyStats {
     pub min: u64,
     pub max: u64,
@@ -56,7 +56,7 @@ pub struct LatencyStats {
 
 impl LatencyStats {
     pub fn from_histogram(h: &Histogram) -> Option<Self> {
-        let percentile = crate::sort::btree_map(
+        let percentile = BTreeMap::from_iter(
             REPORTED_PERCENTILES
                 .iter()
                 .filter_map(|p| Some((format!("{p:.6}"), h.percentile(*p)?))),
@@ -78,7 +78,7 @@ impl LatencyStats {
 }
 
 /// One direction (read or write) of a test, with fio's names.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DirResult {
     pub io_bytes: u64,
     pub total_ios: u64,
@@ -89,20 +89,20 @@ pub struct DirResult {
     pub clat_ns: Option<LatencyStats>,
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SyncResult {
     pub total_syncs: u64,
     pub lat_ns: Option<LatencyStats>,
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PassSummary {
     pub bw_bytes: f64,
     pub iops: f64,
 }
 
 /// How much repeated passes (`--loops`) differed.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     pub passes: Vec<PassSummary>,
     pub bw_min: f64,
@@ -112,7 +112,7 @@ pub struct Spread {
     pub bw_stddev_pct: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TestStatus {
     Ok,
@@ -121,7 +121,7 @@ pub enum TestStatus {
     Interrupted,
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestResult {
     pub name: String,
     pub status: TestStatus,
@@ -196,7 +196,7 @@ impl TestResult {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EngineInfo {
     pub name: String,
     pub requested: Option<String>,
@@ -205,7 +205,7 @@ pub struct EngineInfo {
 }
 
 /// The whole `bench disk` document.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DiskBench {
     pub schema_version: u32,
     pub tool_version: String,

@@ -5,14 +5,14 @@
 
 use std::path::Path;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::probe::filesystems::MountInfo;
 
 /// Network filesystems by their mountinfo type.
 const NETWORK_TYPES: &[&str] = &["cifs", "smb3", "nfs", "nfs4"];
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NetworkFs {
     /// `cifs`, `smb3`, `nfs`, `nfs4`, `fuse` or `fuse.<subtype>`.
     pub fs_type: String,

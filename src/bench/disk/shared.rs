@@ -2,7 +2,7 @@
 //! together, and whether the aggregate stopped scaling — the sign of a shared
 //! bus, controller or backing store between them.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::TestResult;
 use super::target::TargetInfo;
@@ -13,7 +13,7 @@ use crate::bench::diskstats::Layer;
 pub const SCALING_THRESHOLD: f64 = 0.9;
 
 /// One target of a multi-target run.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetRun {
     pub target: TargetInfo,
     /// The block stack under this target, top first.
@@ -25,7 +25,7 @@ pub struct TargetRun {
 }
 
 /// The together phase summed over the targets.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Together {
     /// Sum of the targets' together bandwidths (read + write).
     pub bw_bytes: f64,

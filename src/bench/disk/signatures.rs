@@ -92,7 +92,7 @@ pub fn partition_starts(size: u64) -> Vec<u64> {
         .chain((1..=16u64).chain([32, 64]).map(|mib| mib << 20))
         .filter(|&at| at + 4096 <= size)
         .collect();
-    crate::sort::sort(&mut out);
+    out.sort();
     out.dedup();
     out
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::measure::{self, Chosen, MeasureError, Prepared};
 use super::plan::Plan;
@@ -18,7 +18,7 @@ use crate::bench::interrupt;
 use crate::root::Root;
 
 /// One row of the layer walk.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LayerRun {
     /// "file", a block device's name, or the members joined by "+" for a
     /// layer's devices run together.
@@ -163,7 +163,7 @@ pub(super) fn measure(
         let paths = members.iter().map(|(_, p)| p.target.path.clone()).collect();
         rows.push(row(name, "together", d + file_depth, paths, tests));
     }
-    crate::sort::sort_by_key(&mut rows, |r| r.depth);
+    rows.sort_by_key(|r| r.depth);
     costs(&mut rows);
     let results = rows.first().map(|r| r.tests.clone()).unwrap_or_default();
     let mut doc = measure::document(root, plan, chosen, &top.target, top.layers.clone(), results);

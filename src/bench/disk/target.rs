@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::buffers::Buffers;
 use super::safety::{self, SafetyError};
@@ -17,7 +17,7 @@ use crate::root::Root;
 /// Default temporary file: 1 GiB, or half the free space if that is less.
 pub const DEFAULT_TEMP_BYTES: u64 = 1 << 30;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TargetKind {
     TempFile,
@@ -44,7 +44,7 @@ pub enum TargetError {
 }
 
 /// What the bench runs against, as the run's document says it.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
     pub path: PathBuf,
     pub kind: TargetKind,

@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::buffers::Buffers;
 use crate::probe::host::fnv1a64;
@@ -92,7 +92,7 @@ impl WrittenBlocks {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct VerifyResult {
     pub blocks_checked: u64,
     pub mismatches: u64,

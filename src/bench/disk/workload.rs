@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 /// Upper bound of the buffer pool (iodepth × bs × numjobs): a 128 MiB box must
 /// keep room for the page cache the benchmark is measuring.
 pub const MAX_POOL_BYTES: u64 = 64 * 1024 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
     Read,
@@ -53,7 +53,7 @@ impl Rw {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Workload {
     pub rw: Rw,
     pub rwmixread: u8,
@@ -93,12 +93,12 @@ impl Workload {
     }
 }
 
-fn as_millis(d: &Duration, w: &mut crate::json::Writer) {
-    (d.as_millis() as u64).encode(w);
+fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis() as u64)
 }
 
-fn from_millis(v: crate::json::Value) -> Result<Duration, crate::json::Error> {
-    u64::decode(v).map(Duration::from_millis)
+fn from_millis<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    u64::deserialize(d).map(Duration::from_millis)
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]

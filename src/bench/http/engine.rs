@@ -23,7 +23,7 @@ use crate::bench::histogram::Histogram;
 
 /// How requests map to connections.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, crate::json::Encode, crate::json::Decode, clap::ValueEnum,
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum ConnMode {

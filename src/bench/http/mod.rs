@@ -17,9 +17,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::json::Decode;
-use crate::json::Encode;
 use rustls::pki_types::ServerName;
+use serde::{Deserialize, Serialize};
 
 pub use engine::ConnMode;
 use engine::{ErrorKind, InFlight, STATUS_CLASSES, ThreadPlan, ThreadResult};
@@ -49,7 +48,7 @@ pub enum HttpError {
 }
 
 /// Everything one measurement needs; the same for both URLs of a comparison.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Settings {
     pub threads: u32,
     pub connections: u32,
@@ -74,7 +73,7 @@ pub struct Plan {
 }
 
 /// The measurement of one URL in one connection mode.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     pub url: String,
     pub address: String,
@@ -111,7 +110,7 @@ pub struct RunResult {
 /// (its intended send time with --rate; including connect and handshake when
 /// the mode opens a connection per request) to the last byte of the response;
 /// `ttfb_ns` from the request's first byte sent to the response's first byte.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Latency {
     pub connect_ns: Option<LatencyStats>,
     pub tls_handshake_ns: Option<LatencyStats>,
@@ -120,7 +119,7 @@ pub struct Latency {
 }
 
 /// What the load generator itself cost (getrusage over the whole run).
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CpuCost {
     pub process_user_ns: u64,
     pub process_sys_ns: u64,
@@ -129,7 +128,7 @@ pub struct CpuCost {
 }
 
 /// The same mode against two URLs: how much slower the second is.
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
     pub mode: ConnMode,
     pub base_url: String,
@@ -140,7 +139,7 @@ pub struct Comparison {
     pub slowdown_factor: Option<f64>,
 }
 
-#[derive(Debug, Clone, Encode, Decode)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HttpReport {
     pub schema_version: u32,
     pub tool_version: String,
@@ -290,18 +289,18 @@ fn summarize(
     if cpu.percent_of_one_core > 0.0 {
         cpu.requests_per_cpu_sec = Some(rps / (cpu.percent_of_one_core / 100.0));
     }
-    let status_classes = crate::sort::btree_map(
+    let status_classes = BTreeMap::from_iter(
         STATUS_CLASSES
             .iter()
             .zip(t.status_classes)
             .map(|(k, v)| (k.to_string(), v)),
     );
-    let errors = crate::sort::btree_map(
+    let errors = BTreeMap::from_iter(
         ErrorKind::ALL
             .iter()
             .map(|k| (k.name().to_string(), t.errors[*k as usize])),
     );
-    let in_flight_at_end = crate::sort::btree_map(
+    let in_flight_at_end = BTreeMap::from_iter(
         InFlight::ALL
             .iter()
             .map(|k| (k.name().to_string(), t.in_flight_at_end[*k as usize])),

@@ -1,7 +1,7 @@
 //! What to load: the URL (scheme, host, port, path) and the request bytes,
 //! built once and sent unchanged on every request.
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
@@ -15,7 +15,7 @@ pub enum UrlError {
     UserInfo(String),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Url {
     pub tls: bool,
     /// Host as written, without brackets for IPv6.
@@ -121,25 +121,21 @@ pub fn is_secret_header(name: &str) -> bool {
         .any(|w| n.contains(w))
 }
 
-fn redacted(headers: &[(String, String)], w: &mut crate::json::Writer) {
-    let shown: Vec<(&str, &str)> = headers
-        .iter()
-        .map(|(n, v)| {
-            (
-                n.as_str(),
-                if is_secret_header(n) {
-                    "(redacted)"
-                } else {
-                    v.as_str()
-                },
-            )
-        })
-        .collect();
-    shown.encode(w);
+fn redacted<S: serde::Serializer>(headers: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(headers.iter().map(|(n, v)| {
+        (
+            n.as_str(),
+            if is_secret_header(n) {
+                "(redacted)"
+            } else {
+                v.as_str()
+            },
+        )
+    }))
 }
 
 /// The request: method, extra headers and body.
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestSpec {
     pub method: String,
     /// Credentials never reach the JSON output or the store.
@@ -288,7 +284,7 @@ mod tests {
             body_bytes: 0,
             body: Vec::new(),
         };
-        let j = crate::json::to_string(&spec);
+        let j = serde_json::to_string(&spec).unwrap();
         assert!(!j.contains("abc") && !j.contains("\"k\""), "{j}");
         assert!(j.contains("[\"Accept\",\"text/html\"]"), "{j}");
         // The request itself still carries the real value.

@@ -4,8 +4,6 @@
 
 use std::sync::Arc;
 
-use crate::json::Decode;
-use crate::json::Encode;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{ClientSessionMemoryCache, Resumption};
@@ -15,6 +13,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
+use serde::{Deserialize, Serialize};
 
 use crate::root::Root;
 
@@ -296,7 +295,7 @@ fn x509_time(tag: u8, text: &[u8]) -> Option<u64> {
 }
 
 /// What one handshake negotiated.
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TlsInfo {
     pub version: String,
     pub cipher_suite: String,

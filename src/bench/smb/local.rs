@@ -81,7 +81,7 @@ pub fn configs_on_port(root: &Root, port: u16) -> Vec<PathBuf> {
             PathBuf::from(conf)
         })
         .collect();
-    crate::sort::sort(&mut out);
+    out.sort();
     out.dedup();
     out
 }

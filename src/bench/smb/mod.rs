@@ -8,7 +8,7 @@ pub mod local;
 mod measured;
 pub mod server;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::bench::disk::LatencyStats;
 use crate::smb::{Credentials, Dialect, Security, SessionInfo};
@@ -16,7 +16,9 @@ use crate::smb::{Credentials, Dialect, Security, SessionInfo};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The workloads, in the order they run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Encode, Decode, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Workload {
     SeqWrite,
@@ -43,7 +45,7 @@ impl Workload {
 }
 
 /// `//HOST[:PORT]/SHARE[/DIR]`, validated.
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Target {
     pub host: String,
     pub port: u16,
@@ -115,7 +117,7 @@ pub struct Plan {
 }
 
 /// The settings a run records (never the password).
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     pub target: String,
     /// The user name; None for a guest (anonymous) session.
@@ -160,7 +162,7 @@ impl Settings {
 }
 
 /// One workload (or one phase of small-files) under one security mode.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadResult {
     pub workload: Workload,
     /// small-files: "write", "read" or "delete"; metadata: "list-stat".
@@ -189,7 +191,7 @@ pub struct WorkloadResult {
 }
 
 /// How a sequential read started on a server that is this box.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "state", content = "reason")]
 pub enum ColdCache {
     /// The file was written out and dropped from the page cache: the read
@@ -209,7 +211,7 @@ impl WorkloadResult {
 }
 
 /// Everything measured under one security mode.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SecurityRun {
     pub security: Security,
     pub session: SessionInfo,
@@ -221,7 +223,7 @@ pub struct SecurityRun {
 }
 
 /// The slowdown of a security mode against plain for one workload.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Slowdown {
     pub workload: String,
     pub security: Security,
@@ -230,7 +232,7 @@ pub struct Slowdown {
 }
 
 /// The document `bench smb` produces.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SmbReport {
     pub schema_version: u32,
     pub tool_version: String,

@@ -7,14 +7,14 @@ use std::net::{IpAddr, SocketAddr};
 
 use std::time::Instant;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::bench::cpu;
 use crate::bench::validity::observe;
 use crate::root::Root;
 
 /// CPU one stage spent on a workload.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageCpu {
     /// smbd, softirq, iowait, kcryptd, md-raid, usb-storage, kworker.
     pub stage: String,
@@ -23,7 +23,7 @@ pub struct StageCpu {
     pub cpu_seconds_per_gb: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerCost {
     pub stages: Vec<StageCpu>,
     /// Each online CPU's busy time (not idle, not iowait) during the
@@ -37,7 +37,7 @@ pub struct ServerCost {
     pub window_ns: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuBusy {
     pub cpu: u32,
     pub busy_ns: u64,

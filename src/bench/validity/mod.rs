@@ -15,12 +15,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use crate::root::Root;
 
 /// The judgement a run carries.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Validity {
     pub verdict: Verdict,
     /// Why it is disturbed; empty when clean.
@@ -58,7 +58,7 @@ impl Validity {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Clean,
@@ -77,7 +77,7 @@ impl Verdict {
 /// One condition: `other_cpu`, `settle`, `swap`, `major_faults`,
 /// `memory_pressure`, `cpu_frequency`, `thermal`, `throttling`, `md_sync`,
 /// `ext4_lazyinit`, `target_io` or `page_cache`.
-#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Condition {
     pub name: String,
     pub figure: String,

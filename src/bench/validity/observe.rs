@@ -133,9 +133,7 @@ fn device_counters(root: &Root, devices: &[String]) -> BTreeMap<String, DevCount
         return BTreeMap::new();
     }
     read_diskstats(root)
-        .map(|all| {
-            crate::sort::btree_map(all.into_iter().filter(|(name, _)| devices.contains(name)))
-        })
+        .map(|all| BTreeMap::from_iter(all.into_iter().filter(|(name, _)| devices.contains(name))))
         .unwrap_or_default()
 }
 
@@ -468,9 +466,7 @@ pub fn observations(
         })
         .collect();
     let total_ns = top.iter().map(|p| p.cpu_ns).sum();
-    crate::sort::sort_by(&mut top, |a, b| {
-        b.cpu_ns.cmp(&a.cpu_ns).then(a.pid.cmp(&b.pid))
-    });
+    top.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.pid.cmp(&b.pid)));
     top.truncate(3);
     let mut io: Vec<ProcIo> = after
         .processes
@@ -487,9 +483,7 @@ pub fn observations(
         })
         .collect();
     let io_total = io.iter().map(|p| p.bytes).sum();
-    crate::sort::sort_by(&mut io, |a, b| {
-        b.bytes.cmp(&a.bytes).then(a.pid.cmp(&b.pid))
-    });
+    io.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.pid.cmp(&b.pid)));
     io.truncate(3);
     let live = root.is_live();
     let vm = match (before.vmstat, after.vmstat) {

@@ -7,7 +7,7 @@ pub mod document;
 pub mod fuzz;
 pub mod params;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::file_services::ConfigProblem;
 use crate::root::{ReadError, Root};
@@ -25,7 +25,7 @@ const MAX_INCLUDE_DEPTH: usize = 16;
 const MAX_FILES: usize = 64;
 
 /// The effective Samba configuration.
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Samba {
     /// Every file read, main configuration first (`/etc/samba/smb.conf`).
     pub files_read: Vec<String>,
@@ -38,7 +38,7 @@ pub struct Samba {
     pub problems: Vec<ConfigProblem>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SmbParam {
     /// Canonical name (`read only`, `server max protocol`).
     pub name: String,
@@ -52,14 +52,14 @@ pub struct SmbParam {
     pub line: usize,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SmbShare {
     pub name: String,
     pub path: Option<String>,
     pub params: Vec<SmbParam>,
 }
 
-#[derive(Debug, Clone, Encode, Decode, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SmbInclude {
     pub file: String,
     pub line: usize,

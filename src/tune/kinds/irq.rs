@@ -72,7 +72,7 @@ fn irqs_of(root: &Root, interface: &str) -> Result<Vec<u32>, String> {
             irqs = irqs_named(&interrupts, &device);
         }
     }
-    crate::sort::sort(&mut irqs);
+    irqs.sort();
     if irqs.is_empty() {
         return Err(format!(
             "'{interface}' has no IRQ of its own here (no MSI vectors, no line named after it in /proc/interrupts); give an IRQ number from /proc/interrupts"

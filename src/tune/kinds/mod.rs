@@ -373,7 +373,8 @@ mod tests {
     }
 
     /// mtu is a device attribute udev can set; a qdisc is not, and ethtool
-    /// cannot set one: it is shown as the tc command (issue 23 item 12).
+    /// cannot set one: it is shown as the tc command (a plan once said to
+    /// persist a qdisc as an ethtool line, which does nothing).
     #[test]
     fn qdisc_is_its_own_kind() {
         assert!(kind(&eth("mtu", "9000")).udev_line().is_some());

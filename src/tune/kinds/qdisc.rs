@@ -111,7 +111,8 @@ mod tests {
         assert!(restorable("eth0", "cake", "1:").is_err());
     }
 
-    /// Issue 23 item 12: the plan once said to persist a qdisc as an ethtool line.
+    /// The plan once said to persist a qdisc as an ethtool line, which ethtool
+    /// cannot set.
     #[test]
     fn qdisc_persists_through_tc_or_default_qdisc_not_ethtool() {
         let p = persistence("eth0", "fq_codel");

@@ -9,7 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::Better;
 use super::http::HttpJudge;
@@ -20,7 +20,9 @@ use crate::bench::validity::GuardPlan;
 use crate::root::Root;
 
 /// What `--metric` names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, clap::ValueEnum, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, PartialOrd, Ord,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum MetricName {
     /// Throughput: bytes (or bits) per second.
@@ -46,7 +48,7 @@ impl MetricName {
 }
 
 /// A metric as measured: its name with its unit, the unit, the better direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Metric {
     pub name: &'static str,
     pub unit: &'static str,

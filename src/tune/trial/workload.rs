@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::json::{Decode, Encode};
+use serde::{Deserialize, Serialize};
 
 use super::Better;
 use super::buffered::BufferedRead;
@@ -30,7 +30,7 @@ use crate::root::Root;
 /// The temporary file a write judge writes, at most (half the free space if less).
 const WRITE_FILE_BYTES: u64 = 256 << 20;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadKind {
     /// 1 MiB sequential reads at queue depth 8: MiB/s.
@@ -141,7 +141,7 @@ impl WorkloadKind {
 }
 
 /// A [`Metric`] as stored in a `tune-try` document.
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredMetric {
     pub name: String,
     pub unit: String,
@@ -159,7 +159,7 @@ impl From<Metric> for StoredMetric {
 }
 
 /// A workload on a path, as written on the command line.
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrialWorkload {
     pub kind: WorkloadKind,
     pub path: PathBuf,
