@@ -51,7 +51,7 @@ fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             )
         });
     drop(doc);
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_text(&out)?;
     if interrupted {
         crate::note!("nastune: interrupted; temporary files removed");
         return Ok(ExitCode::from(interrupt::EXIT_CODE));

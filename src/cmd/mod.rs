@@ -112,7 +112,7 @@ pub fn print_document<T: crate::json::Encode>(
     } else {
         render(doc)
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_text(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
