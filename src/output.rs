@@ -21,6 +21,16 @@ pub fn write_text(text: &str) -> io::Result<()> {
     write_coloured(text, false)
 }
 
+/// A command's result: JSON as it is (the encoder escapes what it must, and
+/// escaping more would break it), text through [`write_text`].
+pub fn write_result(out: &str, json: bool) -> io::Result<()> {
+    if json {
+        write_stdout(out.as_bytes())
+    } else {
+        write_text(out)
+    }
+}
+
 /// [`write_text`] for text that colours its verdicts: with `colour` (a
 /// terminal, no NO_COLOR) their SGR sequences stay.
 pub fn write_coloured(text: &str, colour: bool) -> io::Result<()> {

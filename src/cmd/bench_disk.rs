@@ -51,7 +51,7 @@ fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             )
         });
     drop(doc);
-    crate::output::write_text(&out)?;
+    crate::output::write_result(&out, args.json)?;
     if interrupted {
         crate::note!("nastune: interrupted; temporary files removed");
         return Ok(ExitCode::from(interrupt::EXIT_CODE));

@@ -75,7 +75,7 @@ fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         net_text::summary(&report)
     };
-    crate::output::write_text(&out)?;
+    crate::output::write_result(&out, json)?;
     Ok(super::strict_exit(args.guard.strict && disturbed))
 }
 

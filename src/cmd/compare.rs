@@ -24,7 +24,11 @@ pub fn run(args: &CompareArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> 
     } else {
         crate::report::compare_text::render(&cmp, colour)
     };
-    crate::output::write_coloured(&out, colour)?;
+    if args.json {
+        crate::output::write_stdout(out.as_bytes())?;
+    } else {
+        crate::output::write_coloured(&out, colour)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

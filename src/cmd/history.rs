@@ -18,6 +18,13 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
     let Some(store) = store else {
         bail!("'history' reads the store; drop --no-store");
     };
+    // Export and every --json answer are JSON; the rest is text.
+    let json = match cmd {
+        HistoryCommand::List(a) => a.json,
+        HistoryCommand::Show(a) => a.json,
+        HistoryCommand::Export(_) => true,
+        HistoryCommand::Import(_) | HistoryCommand::Rm(_) => false,
+    };
     let out = match cmd {
         HistoryCommand::List(a) => {
             let runs = store.runs_of(a.kind, a.limit)?;
@@ -65,7 +72,7 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
             out
         }
     };
-    crate::output::write_text(&out)?;
+    crate::output::write_result(&out, json)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -112,7 +112,7 @@ pub fn print_document<T: crate::json::Encode>(
     } else {
         render(doc)
     };
-    crate::output::write_text(&out)?;
+    crate::output::write_result(&out, json)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -104,7 +104,7 @@ fn run_plan(a: &PlanArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         tune_text::render_plan(&plan)
     };
-    crate::output::write_text(&out)?;
+    crate::output::write_result(&out, a.json)?;
     refuse_if_every_set_rejected(&plan)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -146,11 +146,12 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     }
     if plan.to_apply() == 0 {
         if a.json {
-            crate::output::write_text(&json(&ApplyDoc {
+            let out = json(&ApplyDoc {
                 plan: &plan,
                 applied: None,
                 reloads: None,
-            }))?;
+            });
+            crate::output::write_result(&out, true)?;
         }
         refuse_if_every_set_rejected(&plan)?;
         return Ok(ExitCode::SUCCESS);
@@ -190,7 +191,7 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 tune_text::render_applied(&applied)
                     + &tune_text::render_reloads(reloads.as_deref().unwrap_or_default())
             };
-            crate::output::write_text(&out)?;
+            crate::output::write_result(&out, a.json)?;
             Ok(if failed {
                 ExitCode::FAILURE
             } else {
@@ -223,7 +224,7 @@ fn run_rollback(a: &RollbackArgs, store: &Store) -> anyhow::Result<ExitCode> {
         } else {
             tune_text::render_restored(&r)
         };
-        crate::output::write_text(&out)?;
+        crate::output::write_result(&out, a.json)?;
         return Ok(ExitCode::SUCCESS);
     }
     let session = match a.session {
@@ -238,7 +239,7 @@ fn run_rollback(a: &RollbackArgs, store: &Store) -> anyhow::Result<ExitCode> {
     } else {
         tune_text::render_rolled_back(&r)
     };
-    crate::output::write_text(&out)?;
+    crate::output::write_result(&out, a.json)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -274,7 +275,7 @@ fn run_verify(a: &VerifyArgs, store: &Store) -> anyhow::Result<ExitCode> {
         }
         t
     };
-    crate::output::write_text(&out)?;
+    crate::output::write_result(&out, a.json)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -533,7 +533,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         tune_try_text::render(&report)
     };
-    crate::output::write_text(&out)?;
+    crate::output::write_result(&out, a.json)?;
     Ok(ExitCode::SUCCESS)
 }
 

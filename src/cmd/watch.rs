@@ -104,7 +104,11 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 out.push_str(&crate::report::watch_text::alert_block(a, colour));
             }
         }
-        crate::output::write_coloured(&out, colour)?;
+        if args.json {
+            crate::output::write_stdout(out.as_bytes())?;
+        } else {
+            crate::output::write_coloured(&out, colour)?;
+        }
         if let Some(cmd) = &args.exec {
             for a in &report.alerts {
                 run_exec(cmd, a, Duration::from_secs_f64(args.exec_timeout));
