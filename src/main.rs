@@ -3,6 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    nastune::time::command_started_unix();
     let cli = nastune::cli::Cli::parse();
     match nastune::cmd::run(cli) {
         Ok(code) => code,

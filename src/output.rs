@@ -12,6 +12,31 @@ pub fn write_stdout(bytes: &[u8]) -> io::Result<()> {
     out.flush()
 }
 
+/// Writes human text (a report, a table, a log line) on stdout. Its fields
+/// came from trees, servers and imported runs, so every control character but
+/// the layout's line breaks and tabs is shown escaped
+/// ([`shown_text`](crate::report::format::shown_text)). JSON, which escapes
+/// its own, and files meant to be redirected go through [`write_stdout`].
+pub fn write_text(text: &str) -> io::Result<()> {
+    write_coloured(text, false)
+}
+
+/// A command's result: JSON as it is (the encoder escapes what it must, and
+/// escaping more would break it), text through [`write_text`].
+pub fn write_result(out: &str, json: bool) -> io::Result<()> {
+    if json {
+        write_stdout(out.as_bytes())
+    } else {
+        write_text(out)
+    }
+}
+
+/// [`write_text`] for text that colours its verdicts: with `colour` (a
+/// terminal, no NO_COLOR) their SGR sequences stay.
+pub fn write_coloured(text: &str, colour: bool) -> io::Result<()> {
+    write_stdout(crate::report::format::shown_text(text, colour).as_bytes())
+}
+
 /// Writes one line on stderr (see [`note!`](crate::note)), its control
 /// characters escaped but for the line breaks the message itself has: an
 /// error may quote a file name or a reply from outside.

@@ -31,7 +31,11 @@ impl Progress {
             return;
         }
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r{}", line(label, fraction));
+        let _ = write!(
+            err,
+            "\r{}",
+            line(&crate::report::format::shown(label), fraction)
+        );
         let _ = err.flush();
         self.drawn = true;
     }

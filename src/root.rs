@@ -39,6 +39,15 @@ pub enum ReadError {
     NotFound { path: PathBuf },
     #[error("cannot read '{}': {message}", path.display())]
     Io { path: PathBuf, message: String },
+    /// EPERM or EACCES. Root is refused too: a container's device rules
+    /// refuse `/dev/vda` to root (Operation not permitted), so "needs root"
+    /// would send a user who is root looking for the wrong cause.
+    #[error("cannot read '{}': {message} ({})", path.display(), refusal_hint(*as_root))]
+    Refused {
+        path: PathBuf,
+        message: String,
+        as_root: bool,
+    },
     #[error("'{}' is larger than {limit} bytes; is --root pointing at the right tree?", path.display())]
     TooLarge { path: PathBuf, limit: u64 },
     #[error("'{}' is not UTF-8 text", path.display())]
@@ -60,12 +69,29 @@ impl ReadError {
     fn from_io(path: PathBuf, err: io::Error) -> Self {
         if err.kind() == io::ErrorKind::NotFound {
             ReadError::NotFound { path }
+        } else if err.kind() == io::ErrorKind::PermissionDenied {
+            ReadError::Refused {
+                path,
+                message: err.to_string(),
+                // SAFETY: geteuid has no preconditions and cannot fail.
+                as_root: unsafe { libc::geteuid() } == 0,
+            }
         } else {
             ReadError::Io {
                 path,
                 message: err.to_string(),
             }
         }
+    }
+}
+
+/// Why a read was refused, by who was refused.
+fn refusal_hint(as_root: bool) -> &'static str {
+    if as_root {
+        "refused to root: for a device, a container's device rules (the devices cgroup) \
+         do not allow it; else a security module (AppArmor, SELinux)"
+    } else {
+        "reading it needs root"
     }
 }
 
@@ -202,8 +228,16 @@ impl Root {
     }
 
     fn note_error(&self, rel: &str, err: &ReadError) {
-        if let ReadError::Io { message, .. } = err {
-            self.record(rel, Event::Error(message.clone()));
+        match err {
+            ReadError::Io { message, .. } => self.record(rel, Event::Error(message.clone())),
+            // With who was refused: the tree replays it as this box said it.
+            ReadError::Refused {
+                message, as_root, ..
+            } => self.record(
+                rel,
+                Event::Error(format!("{message} ({})", refusal_hint(*as_root))),
+            ),
+            _ => {}
         }
     }
 
@@ -493,6 +527,71 @@ pub(crate) fn mkfifo(path: &Path) {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    /// A device the kernel refuses to root: a block device the container's
+    /// device rules do not allow (here /dev/vda, EPERM). Made with mknod from
+    /// /sys/block's numbers; `None` where every device opens (no such rules).
+    fn refused_device(dir: &Path) -> Option<(PathBuf, io::Error)> {
+        use std::os::unix::ffi::OsStrExt;
+        for entry in fs::read_dir("/sys/block").ok()?.flatten() {
+            let Ok(dev) = fs::read_to_string(entry.path().join("dev")) else {
+                continue;
+            };
+            let Some((major, minor)) = dev.trim().split_once(':') else {
+                continue;
+            };
+            let (Ok(major), Ok(minor)) = (major.parse::<u32>(), minor.parse::<u32>()) else {
+                continue;
+            };
+            let node = dir.join(entry.file_name());
+            let c = std::ffi::CString::new(node.as_os_str().as_bytes()).unwrap();
+            // SAFETY: `c` is NUL-terminated and outlives the call.
+            let made = unsafe {
+                libc::mknod(
+                    c.as_ptr(),
+                    libc::S_IFBLK | 0o600,
+                    libc::makedev(major, minor),
+                )
+            };
+            if made != 0 {
+                continue;
+            }
+            if let Err(e) = fs::File::open(&node)
+                && e.kind() == io::ErrorKind::PermissionDenied
+            {
+                return Some((node, e));
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn a_refused_read_names_who_refused_it() {
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let err = ReadError::from_io("/dev/x".into(), io::Error::from_raw_os_error(libc::EACCES));
+        let text = err.to_string();
+        if root {
+            assert!(text.contains("refused to root"), "{text}");
+            assert!(!text.contains("needs root"), "{text}");
+        } else {
+            assert!(text.ends_with("(reading it needs root)"), "{text}");
+        }
+        if !root {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let Some((node, e)) = refused_device(dir.path()) else {
+            println!("SKIP: no device is refused to root here (no container device rules)");
+            return;
+        };
+        let text = ReadError::from_io(node.clone(), e).to_string();
+        assert!(
+            text.contains("Operation not permitted") || text.contains("Permission denied"),
+            "{text}"
+        );
+        assert!(text.contains("a container's device rules"), "{text}");
+    }
 
     /// A tree below `t/in` and a secret beside it, at `t/secret`.
     fn tree_with_secret() -> (tempfile::TempDir, Root) {

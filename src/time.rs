@@ -1,6 +1,17 @@
 //! Wall-clock time without a date library: Unix seconds and RFC 3339 in UTC.
 
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+static COMMAND_STARTED: OnceLock<u64> = OnceLock::new();
+
+/// When this command started, in Unix seconds: its run's start. The first call
+/// fixes it, and `main` makes that call before anything else, so a bench that
+/// creates its run record once it has measured (a minute later) still records
+/// when it began, not "(0 s)".
+pub fn command_started_unix() -> u64 {
+    *COMMAND_STARTED.get_or_init(now_unix)
+}
 
 pub fn now_unix() -> u64 {
     SystemTime::now()

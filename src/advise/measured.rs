@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::bottleneck::{CipherFigure, Measurements, measurements_from};
-use crate::store::{RunId, RunKind, RunRecord, Store, StoreError};
+use crate::store::{DISTURBED, RunId, RunKind, RunRecord, Store, StoreError};
 
 /// How many of the newest runs of each kind are looked at for this host: the
 /// store may hold many boxes' runs, but a host's useful figures are recent.
@@ -90,7 +90,9 @@ pub fn latest_of_host(store: &Store, host_id: &str) -> Result<Gathered, StoreErr
         let runs = store.runs_of(Some(kind), RUNS_LOOKED_AT)?;
         for run in runs
             .into_iter()
-            .filter(|r| r.host_id == host_id && r.status == "ok")
+            // A disturbed run's figures are still the newest measured (as
+            // they were before runs were marked so).
+            .filter(|r| r.host_id == host_id && matches!(r.status.as_str(), "ok" | DISTURBED))
         {
             match store.load(run.id) {
                 Ok(docs) => {

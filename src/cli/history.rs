@@ -8,7 +8,7 @@ use super::values;
 pub enum HistoryCommand {
     /// List stored runs, newest first
     List(HistoryListArgs),
-    /// Show one run with its stored documents
+    /// Show one run: its record, then its results as its command printed them
     Show(HistoryShowArgs),
     /// Remove runs and their documents from the store
     Rm(HistoryRmArgs),

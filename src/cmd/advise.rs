@@ -25,7 +25,7 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         } else {
             advise_text::render_registry()
         };
-        crate::output::write_stdout(out.as_bytes())?;
+        crate::output::write_result(&out, args.json)?;
         return Ok(ExitCode::SUCCESS);
     }
     let store = super::open_store(global)?;
@@ -69,7 +69,7 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         advise_text::render_findings(&doc.findings)
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, args.json)?;
     let failed = args
         .fail_on
         .is_some_and(|limit| doc.findings.iter().any(|f| f.severity >= limit));

@@ -49,7 +49,7 @@ fn self_test(args: &BenchCryptoArgs) -> anyhow::Result<ExitCode> {
     } else {
         crate::report::crypto_text::render_self_test(&results)
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, args.json)?;
     if failed > 0 || (args.require_afalg && kernel_skipped) {
         if args.require_afalg && kernel_skipped {
             crate::note!(

@@ -49,7 +49,7 @@ fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             )
         });
     drop(doc);
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, args.json)?;
     if interrupted {
         crate::note!("nastune: interrupted; temporary files removed");
         return Ok(ExitCode::from(interrupt::EXIT_CODE));

@@ -37,7 +37,7 @@ fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         // Off the line first, so the interval does not print over the bar.
         bar.clear();
         if !json {
-            let _ = crate::output::write_stdout(net_text::interval(i).as_bytes());
+            let _ = crate::output::write_text(&net_text::interval(i));
         }
         bar.draw("bench net", done_fraction(i, &cfg));
     };
@@ -73,7 +73,7 @@ fn run(args: &BenchNetArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         net_text::summary(&report)
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, json)?;
     Ok(super::strict_exit(args.guard.strict && disturbed))
 }
 

@@ -271,7 +271,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         crate::report::check_text::render(&doc, stored)
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, args.json)?;
     let failed = args
         .fail_on
         .is_some_and(|limit| doc.findings.iter().any(|f| f.severity >= limit));

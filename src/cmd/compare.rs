@@ -16,12 +16,17 @@ pub fn run(args: &CompareArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> 
     let docs_a = load_documents(&store, args.a)?;
     let docs_b = load_documents(&store, args.b)?;
     let cmp = crate::compare::compare(args.a, &docs_a, args.b, &docs_b)?;
+    let colour = color_stdout();
     let out = if args.json {
         crate::output::json_line(&cmp)?
     } else {
-        crate::report::compare_text::render(&cmp, color_stdout())
+        crate::report::compare_text::render(&cmp, colour)
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    if args.json {
+        crate::output::write_stdout(out.as_bytes())?;
+    } else {
+        crate::output::write_coloured(&out, colour)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -18,6 +18,13 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
     let Some(store) = store else {
         bail!("'history' reads the store; drop --no-store");
     };
+    // Export and every --json answer are JSON; the rest is text.
+    let json = match cmd {
+        HistoryCommand::List(a) => a.json,
+        HistoryCommand::Show(a) => a.json,
+        HistoryCommand::Export(_) => true,
+        HistoryCommand::Import(_) | HistoryCommand::Rm(_) => false,
+    };
     let out = match cmd {
         HistoryCommand::List(a) => {
             let runs = store.runs_of(a.kind, a.limit)?;
@@ -64,7 +71,7 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
             out
         }
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, json)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -90,6 +97,9 @@ struct StoredDoc {
 
 fn show(store: &Store, id: i64, json: bool) -> anyhow::Result<String> {
     let run = store.run(id)?;
+    if !json {
+        return show_text(store, run);
+    }
     let mut documents = Vec::new();
     for (kind, schema_version, body) in store.documents(id)? {
         let body = serde_json::from_str(&body)
@@ -100,13 +110,33 @@ fn show(store: &Store, id: i64, json: bool) -> anyhow::Result<String> {
             body,
         });
     }
-    if json {
-        return Ok(crate::output::json_line(&ShowDoc {
-            schema_version: 1,
-            run,
-            documents,
-        })?);
-    }
-    let kinds: Vec<&str> = documents.iter().map(|d| d.kind.as_str()).collect();
-    Ok(crate::report::history_text::render_run(&run, &kinds))
+    Ok(crate::output::json_line(&ShowDoc {
+        schema_version: 1,
+        run,
+        documents,
+    })?)
+}
+
+/// The run's record, then its results as its command printed them (what
+/// `check` sends the user here for). A document this version cannot read
+/// (a newer schema) costs the results' text, not the record.
+fn show_text(store: &Store, run: RunRecord) -> anyhow::Result<String> {
+    Ok(match store.load(run.id) {
+        Ok(docs) => {
+            let kinds: Vec<&str> = docs.0.iter().map(|d| d.kind().as_str()).collect();
+            let mut out = crate::report::history_text::render_run(&run, &kinds);
+            out.push('\n');
+            out.push_str(&crate::report::history_text::render_documents(&run, &docs));
+            out
+        }
+        Err(e) => {
+            let kinds: Vec<String> = store.documents(run.id)?.into_iter().map(|d| d.0).collect();
+            let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
+            let mut out = crate::report::history_text::render_run(&run, &kinds);
+            out.push_str(&format!(
+                "\nresults not shown: {e}; '--json' shows the documents as stored\n"
+            ));
+            out
+        }
+    })
 }

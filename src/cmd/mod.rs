@@ -110,7 +110,7 @@ pub fn print_document<T: serde::Serialize>(
     } else {
         render(doc)
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, json)?;
     Ok(ExitCode::SUCCESS)
 }
 

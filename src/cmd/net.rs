@@ -45,7 +45,7 @@ pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
         } else {
             crate::report::net_text::session_line(&r)
         };
-        let _ = crate::output::write_stdout(format!("{line}\n").as_bytes());
+        let _ = crate::output::write_result(&format!("{line}\n"), json);
         let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
         if limit.is_some_and(|l| n >= l) {
             std::process::exit(0);

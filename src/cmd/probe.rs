@@ -53,6 +53,6 @@ pub fn run(args: &ProbeArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         crate::report::probe_text::render(&snapshot)
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, args.json)?;
     Ok(ExitCode::SUCCESS)
 }

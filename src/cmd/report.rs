@@ -43,7 +43,7 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         (None, None) => bail!("give --html FILE or --markdown FILE"),
     };
     if path.as_os_str() == "-" {
-        crate::output::write_stdout(body.as_bytes())?;
+        crate::output::write_text(&body)?;
     } else {
         std::fs::write(path, body)
             .with_context(|| format!("cannot write the report to '{}'", path.display()))?;

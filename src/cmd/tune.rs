@@ -104,7 +104,7 @@ fn run_plan(a: &PlanArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         tune_text::render_plan(&plan)
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, a.json)?;
     refuse_if_every_set_rejected(&plan)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -142,18 +142,16 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     }
     let plan = make_plan(&a.select, &root, Some(&store))?;
     if !a.json {
-        crate::output::write_stdout(tune_text::render_plan(&plan).as_bytes())?;
+        crate::output::write_text(&tune_text::render_plan(&plan))?;
     }
     if plan.to_apply() == 0 {
         if a.json {
-            crate::output::write_stdout(
-                json(&ApplyDoc {
-                    plan: &plan,
-                    applied: None,
-                    reloads: None,
-                })?
-                .as_bytes(),
-            )?;
+            let out = json(&ApplyDoc {
+                plan: &plan,
+                applied: None,
+                reloads: None,
+            })?;
+            crate::output::write_result(&out, true)?;
         }
         refuse_if_every_set_rejected(&plan)?;
         return Ok(ExitCode::SUCCESS);
@@ -193,7 +191,7 @@ fn run_apply(a: &ApplyArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 tune_text::render_applied(&applied)
                     + &tune_text::render_reloads(reloads.as_deref().unwrap_or_default())
             };
-            crate::output::write_stdout(out.as_bytes())?;
+            crate::output::write_result(&out, a.json)?;
             Ok(if failed {
                 ExitCode::FAILURE
             } else {
@@ -226,7 +224,7 @@ fn run_rollback(a: &RollbackArgs, store: &Store) -> anyhow::Result<ExitCode> {
         } else {
             tune_text::render_restored(&r)
         };
-        crate::output::write_stdout(out.as_bytes())?;
+        crate::output::write_result(&out, a.json)?;
         return Ok(ExitCode::SUCCESS);
     }
     let session = match a.session {
@@ -241,7 +239,7 @@ fn run_rollback(a: &RollbackArgs, store: &Store) -> anyhow::Result<ExitCode> {
     } else {
         tune_text::render_rolled_back(&r)
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, a.json)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -277,7 +275,7 @@ fn run_verify(a: &VerifyArgs, store: &Store) -> anyhow::Result<ExitCode> {
         }
         t
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, a.json)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -292,9 +290,8 @@ fn run_confirm(a: &ConfirmArgs, store: &Store) -> anyhow::Result<ExitCode> {
             .context("no session has network changes waiting for confirmation")?,
     };
     let written = apply::confirm(store, session)?;
-    crate::output::write_stdout(
-        format!("session {session}: network changes kept; {written} persistence write(s) done\n")
-            .as_bytes(),
-    )?;
+    crate::output::write_text(&format!(
+        "session {session}: network changes kept; {written} persistence write(s) done\n"
+    ))?;
     Ok(ExitCode::SUCCESS)
 }

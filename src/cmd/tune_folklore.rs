@@ -214,6 +214,6 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         tune_folklore_text::render(&report)
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, a.json)?;
     Ok(ExitCode::SUCCESS)
 }

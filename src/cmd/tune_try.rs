@@ -504,7 +504,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let plan = make_plan(&select, &root, Some(&store))?;
     let item = the_change(&plan, &what)?;
     if !a.json {
-        crate::output::write_stdout(tune_text::render_plan(&plan).as_bytes())?;
+        crate::output::write_text(&tune_text::render_plan(&plan))?;
     }
     if !a.yes && !ask(1)? {
         crate::note!("nastune: nothing tried");
@@ -533,7 +533,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         tune_try_text::render(&report)
     };
-    crate::output::write_stdout(out.as_bytes())?;
+    crate::output::write_result(&out, a.json)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -64,6 +64,7 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let mut points = PointBuffer::default();
     let mut kernel_log = crate::watch::kernel_log::KernelLogCounter::default();
     let mut summary = RunSummary::new(&host_id, !trees.is_empty());
+    let mut growth = crate::watch::Growth::default();
     interrupt::install()?;
     loop {
         let started = Instant::now();
@@ -88,6 +89,7 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         taken += 1;
         points.add(report.time_unix_s, &report.changes);
         summary.add(&report);
+        growth.add(&report);
         let mut out = String::new();
         if args.json {
             out.push_str(&serde_json::to_string(&report)?);
@@ -102,7 +104,11 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 out.push_str(&crate::report::watch_text::alert_block(a, colour));
             }
         }
-        crate::output::write_stdout(out.as_bytes())?;
+        if args.json {
+            crate::output::write_stdout(out.as_bytes())?;
+        } else {
+            crate::output::write_coloured(&out, colour)?;
+        }
         if let Some(cmd) = &args.exec {
             for a in &report.alerts {
                 run_exec(cmd, a, Duration::from_secs_f64(args.exec_timeout));
@@ -127,6 +133,10 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 Duration::from_secs_f64(args.live_interval()).saturating_sub(started.elapsed());
             sleep_unless_interrupted(wait);
         }
+    }
+    if !args.json {
+        let top = growth.top(5);
+        crate::output::write_text(&crate::report::watch_text::summary(&summary, &top))?;
     }
     if let Some((store, run)) = &store {
         store.save(*run, &summary)?;
@@ -191,7 +201,7 @@ fn run_exec(cmd: &str, alert: &Alert, timeout: Duration) {
     let json = match serde_json::to_string(alert) {
         Ok(json) => json,
         Err(e) => {
-            eprintln!("warning: alert not written as JSON ({e}); '{cmd}' not run");
+            crate::note!("warning: alert not written as JSON ({e}); '{cmd}' not run");
             return;
         }
     };

@@ -4,6 +4,8 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -162,17 +164,28 @@ pub fn serve_one<S: Read + Write>(sock: &mut S, req: u32, resp: u32) -> io::Resu
     sock.write_all(&buf[..resp as usize])
 }
 
-/// Server side of RR: one echo loop per kept-open connection until the client closes.
-pub fn serve_streams(sockets: Vec<TcpStream>, req: u32, resp: u32) -> Vec<JoinHandle<()>> {
+/// Server side of RR: one echo loop per kept-open connection until the client
+/// closes, each transaction counted in `served`.
+pub fn serve_streams(
+    sockets: Vec<TcpStream>,
+    req: u32,
+    resp: u32,
+    served: &Arc<AtomicUsize>,
+) -> Vec<JoinHandle<()>> {
     sockets
         .into_iter()
         .filter_map(|mut s| {
             let _ = s.set_nodelay(true);
             // A client that stops mid-test must not pin this thread forever.
             let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+            let served = Arc::clone(served);
             std::thread::Builder::new()
                 .name("rr-serve".into())
-                .spawn(move || while serve_one(&mut s, req, resp).is_ok() {})
+                .spawn(move || {
+                    while serve_one(&mut s, req, resp).is_ok() {
+                        served.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
                 .ok()
         })
         .collect()

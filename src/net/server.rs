@@ -84,6 +84,30 @@ pub struct SessionReport {
     pub send_method: SendMethod,
     pub receive_method: ReceiveMethod,
     pub concurrent_sessions_max: usize,
+    /// Transactions served by an --rr or --crr test.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transactions: Option<Transactions>,
+}
+
+/// What the server saw of a latency test: transactions served, and from
+/// their count the mean time of one. Each stream waits for its response
+/// before it sends the next request, so one transaction takes
+/// streams x seconds / transactions (netperf's TCP_RR figure).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Transactions {
+    pub mode: RrMode,
+    pub streams: u32,
+    pub request_bytes: u32,
+    pub response_bytes: u32,
+    pub count: u64,
+    /// From TEST_RUNNING to TEST_END, warm-up included as in the count.
+    pub seconds: f64,
+}
+
+impl Transactions {
+    pub fn mean_secs(&self) -> Option<f64> {
+        (self.count > 0).then(|| f64::from(self.streams) * self.seconds / self.count as f64)
+    }
 }
 
 enum Slot {
@@ -100,6 +124,8 @@ enum Slot {
         request: u32,
         response: u32,
         streams: u32,
+        /// Transactions served so far.
+        served: Arc<AtomicUsize>,
     },
     /// A test that takes no connections now.
     Busy,
@@ -288,7 +314,7 @@ fn take_test_place<'a>(
 /// Where a connection goes after its cookie.
 enum Route {
     Data(Sender<TcpStream>),
-    Crr(u32, u32),
+    Crr(u32, u32, Arc<AtomicUsize>),
     Close,
     New,
 }
@@ -308,8 +334,9 @@ fn route(shared: &Shared, cookie: &[u8; COOKIE_SIZE], ip: IpAddr) -> Route {
             peer,
             request,
             response,
+            served,
             ..
-        }) if *peer == ip => Route::Crr(*request, *response),
+        }) if *peer == ip => Route::Crr(*request, *response, Arc::clone(served)),
         // The right cookie from the wrong address, beyond the session's streams,
         // or for a test not taking connections now: close without reading more.
         Some(_) => Route::Close,
@@ -339,13 +366,15 @@ fn handle_connection(
             }
             return;
         }
-        Route::Crr(request, response) => {
+        Route::Crr(request, response, served) => {
             if !place.leave() {
                 return;
             }
             let deadline = Deadline::new(Instant::now(), timeouts.handshake);
             let mut timed = Timed::new(&mut sock, deadline, Instant::now);
-            let _ = rr::serve_one(&mut timed, request, response);
+            if rr::serve_one(&mut timed, request, response).is_ok() {
+                served.fetch_add(1, Ordering::Relaxed);
+            }
             return;
         }
         Route::Close => return,
@@ -368,6 +397,7 @@ fn handle_connection(
         send_method: SendMethod::Copy,
         receive_method: ReceiveMethod::MsgTrunc,
         concurrent_sessions_max: 0,
+        transactions: None,
     };
     let outcome = (|| {
         let handshake = handshake(shared, &mut sock, deadline, &cookie);
@@ -520,6 +550,7 @@ fn run_session(
     };
 
     // CRR: the accept loop serves each transaction; this thread only keeps time.
+    let served = Arc::new(AtomicUsize::new(0));
     if let Some(r) = plan.rr.filter(|r| r.mode == RrMode::Crr) {
         locked(&shared.sessions).insert(
             cookie,
@@ -528,12 +559,13 @@ fn run_session(
                 request: r.request_bytes,
                 response: r.response_bytes,
                 streams: plan.streams,
+                served: Arc::clone(&served),
             },
         );
         proto::write_state(sock, State::CreateStreams)?;
         proto::write_state(sock, State::TestStart)?;
         proto::write_state(sock, State::TestRunning)?;
-        let outcome = finish_latency_test(sock, &plan, t, send, report);
+        let outcome = finish_latency_test(sock, &plan, t, send, report, &served);
         locked(&shared.sessions).insert(cookie, Slot::Busy);
         return outcome;
     }
@@ -552,8 +584,8 @@ fn run_session(
             })
             .collect();
         proto::write_state(sock, State::TestRunning)?;
-        let _handles = rr::serve_streams(sockets, r.request_bytes, r.response_bytes);
-        return finish_latency_test(sock, &plan, t, send, report);
+        let _handles = rr::serve_streams(sockets, r.request_bytes, r.response_bytes, &served);
+        return finish_latency_test(sock, &plan, t, send, report, &served);
     } else {
         Engine::start(
             specs,
@@ -693,10 +725,22 @@ fn finish_latency_test(
     t: Timeouts,
     send: SendMethod,
     report: &mut SessionReport,
+    served: &AtomicUsize,
 ) -> Result<(), SessionError> {
     let root = Root::live();
     let mut meter = CpuMeter::start(&root);
+    let started = Instant::now();
     wait_test_end(sock, plan, t, None, &mut Vec::new())?;
+    if let Some(r) = plan.rr {
+        report.transactions = Some(Transactions {
+            mode: r.mode,
+            streams: plan.streams,
+            request_bytes: r.request_bytes,
+            response_bytes: r.response_bytes,
+            count: served.load(Ordering::Relaxed) as u64,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+    }
     let cpu = meter.lap(&root);
     report.system_cpu = cpu.system;
     exchange_results(

@@ -130,7 +130,7 @@ fn read_luks(root: &Root, slaves: &[String]) -> Result<Crypt, String> {
     };
     let head = root
         .read_head(&format!("dev/{slave}"), LUKS_HEAD_BYTES)
-        .map_err(|e| format!("{e} (reading a device needs root and access to /dev)"))?;
+        .map_err(|e| e.to_string())?;
     let mut crypt = parse_luks_header(&head).map_err(|e| format!("{slave}: {e}"))?;
     crypt.source = format!("{} on {slave}", crypt.source);
     Ok(crypt)

@@ -201,7 +201,7 @@ fn ext_geometry<'a>(
             .entry(dev.to_string())
             .or_insert_with(|| {
                 root.read_head(&format!("dev/{dev}"), EXT_HEAD_BYTES)
-                    .map_err(|e| format!("{e} (reading a device needs root and access to /dev)"))
+                    .map_err(|e| e.to_string())
                     .and_then(|head| parse_ext_superblock(&head).map_err(|e| format!("{dev}: {e}")))
             })
             .clone(),

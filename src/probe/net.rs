@@ -362,7 +362,9 @@ pub fn counters_from_proc_net_dev(row: &ProcNetDev, carrier_changes: Option<u64>
 pub fn link_attr(root: &Root, rel: &str) -> Result<Option<String>, ProbeError> {
     match root.read_value(rel) {
         Ok(v) => Ok(Some(v)),
-        Err(ReadError::NotFound { .. } | ReadError::Io { .. }) => Ok(None),
+        Err(ReadError::NotFound { .. } | ReadError::Io { .. } | ReadError::Refused { .. }) => {
+            Ok(None)
+        }
         Err(e) => Err(e.into()),
     }
 }

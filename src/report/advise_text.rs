@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use super::format::shown;
+
 use crate::advise::{self, Change, Finding, Risk, Severity};
 
 pub fn severity(s: Severity) -> &'static str {
@@ -37,15 +39,17 @@ pub fn render_findings(findings: &[Finding]) -> String {
             "{}. [{}] {} ({})",
             i + 1,
             severity(f.severity),
-            f.title,
+            shown(&f.title),
             f.rule_id
         );
+        // Titles, evidence and changes quote values read from the box
+        // (smb.conf, sysctl, kernel log lines): shown, not obeyed.
         for e in &f.evidence {
-            let _ = writeln!(out, "   evidence: {} = {}", e.fact, e.value);
+            let _ = writeln!(out, "   evidence: {} = {}", shown(&e.fact), shown(&e.value));
         }
-        let _ = writeln!(out, "   why: {}", f.rationale);
+        let _ = writeln!(out, "   why: {}", shown(&f.rationale));
         for c in &f.recommendation {
-            let _ = writeln!(out, "   do: {}", change(c));
+            let _ = writeln!(out, "   do: {}", shown(&change(c)));
         }
         let _ = writeln!(out, "   risk: {}", risk(f.risk));
         out.push('\n');

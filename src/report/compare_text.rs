@@ -1,6 +1,10 @@
-//! Text for `nastune compare`.
+//! Text for `nastune compare`. Both runs may be imports from another box,
+//! so every name and setting value is printed through `shown`: the verdict
+//! colours make this text keep its escape sequences on a terminal.
 
 use std::fmt::Write;
+
+use super::format::shown;
 
 use crate::compare::{Comparison, Row, Verdict};
 
@@ -17,13 +21,13 @@ pub fn render(c: &Comparison, color: bool) -> String {
     let mut last = "";
     for r in &c.rows {
         if r.benchmark != last {
-            let _ = writeln!(out, "{}", r.benchmark);
+            let _ = writeln!(out, "{}", shown(&r.benchmark));
             last = &r.benchmark;
         }
         let _ = writeln!(
             out,
             "  {:<20} {:>14} -> {:>14}  {:>8}  {:<22} {}",
-            r.quantity,
+            shown(r.quantity),
             value(r.a.mean, r.unit),
             value(r.b.mean, r.unit),
             r.change_pct.map_or("-".into(), |p| format!("{p:+.1}%")),
@@ -33,16 +37,16 @@ pub fn render(c: &Comparison, color: bool) -> String {
     }
     for (side, list) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
         for k in list.iter() {
-            let _ = writeln!(out, "only in {side}: {k}");
+            let _ = writeln!(out, "only in {side}: {}", shown(k));
         }
     }
     for w in &c.validity_warnings {
-        let _ = writeln!(out, "warning: {w}");
+        let _ = writeln!(out, "warning: {}", shown(w));
     }
     out.push_str("\nsettings that differ\n");
     match &c.settings.unavailable {
         Some(why) => {
-            let _ = writeln!(out, "  unknown: {why}");
+            let _ = writeln!(out, "  unknown: {}", shown(why));
         }
         None if c.settings.changed.is_empty() => out.push_str("  none\n"),
         None => {
@@ -50,9 +54,9 @@ pub fn render(c: &Comparison, color: bool) -> String {
                 let _ = writeln!(
                     out,
                     "  {:<50} {} -> {}",
-                    ch.setting,
-                    ch.a.as_deref().unwrap_or("(absent)"),
-                    ch.b.as_deref().unwrap_or("(absent)")
+                    shown(&ch.setting),
+                    shown(ch.a.as_deref().unwrap_or("(absent)")),
+                    shown(ch.b.as_deref().unwrap_or("(absent)"))
                 );
             }
         }

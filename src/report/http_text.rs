@@ -56,7 +56,7 @@ fn counts_text(counts: &BTreeMap<String, u64>) -> String {
     let nonzero: Vec<String> = counts
         .iter()
         .filter(|(_, n)| **n > 0)
-        .map(|(k, n)| format!("{k} {n}"))
+        .map(|(k, n)| format!("{} {n}", super::format::shown(k)))
         .collect();
     if nonzero.is_empty() {
         "none".to_string()
@@ -79,7 +79,12 @@ fn run_block(out: &mut String, r: &RunResult) {
             r.effective_mode.name()
         )
     };
-    let _ = writeln!(out, "{} ({}), {mode}", r.url, r.address);
+    let _ = writeln!(
+        out,
+        "{} ({}), {mode}",
+        super::format::shown(&r.url),
+        super::format::shown(&r.address)
+    );
     let _ = writeln!(
         out,
         "  {:.0} requests/s ({} in {:.2} s), {}/s of body",
@@ -114,7 +119,8 @@ fn run_block(out: &mut String, r: &RunResult) {
     counts_line(out, "responses", &r.status_classes);
     counts_line(out, "socket errors", &r.errors);
     for e in &r.error_examples {
-        let _ = writeln!(out, "    e.g. {e}");
+        // An example error may quote the server's reply (a status line, a header).
+        let _ = writeln!(out, "    e.g. {}", super::format::shown(e));
     }
     counts_line(out, "cut off by the end of the run", &r.in_flight_at_end);
     let _ = write!(out, "  connections opened: {}", r.connections_opened);

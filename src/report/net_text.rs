@@ -203,10 +203,32 @@ pub fn session_line(r: &SessionReport) -> String {
             0.0
         }
     };
+    // A latency test moves a few bytes a transaction: its figures are the
+    // transactions ("received 0 B ... 0 stream(s)" said nothing).
+    if let Some(t) = &r.transactions {
+        let mode = match t.mode {
+            crate::net::params::RrMode::Rr => "rr",
+            crate::net::params::RrMode::Crr => "crr",
+        };
+        return format!(
+            "session from '{}': {}; {mode}, {} stream(s) of {} B requests and {} B responses: \
+             {} transactions in {:.1} s, {} each",
+            r.peer,
+            format::shown(&r.outcome),
+            t.streams,
+            t.request_bytes,
+            t.response_bytes,
+            t.count,
+            t.seconds,
+            t.mean_secs()
+                .map_or("none completed".into(), |s| format!("{:.1} us", s * 1e6))
+        );
+    }
     format!(
         "session from '{}': {}; received {} ({}), sent {} ({}), {} stream(s)",
         r.peer,
-        r.outcome,
+        // The outcome of a refused session may quote what the client sent.
+        format::shown(&r.outcome),
         format::bytes(received),
         bits(rate(received)),
         format::bytes(sent),

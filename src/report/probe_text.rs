@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use std::borrow::Cow;
+
 use super::{format, netsys_text};
 use crate::probe::{Outcome, Snapshot, cpu::Cpu, host::Host, memory::Memory};
 
@@ -48,7 +50,7 @@ pub fn render(s: &Snapshot) -> String {
         let _ = writeln!(out, "{}", custom.map_or(*name, |(_, title, _)| title));
         match (problem, custom) {
             (Some(why), _) => {
-                let _ = writeln!(out, "  {status}: {why}");
+                let _ = writeln!(out, "  {status}: {}", format::shown(why));
             }
             (None, Some((_, _, body))) => body(&mut out, s),
             (None, None) => {
@@ -64,7 +66,8 @@ pub fn render(s: &Snapshot) -> String {
     if !problems.is_empty() {
         let _ = writeln!(out, "Not probed");
         for (name, status, why) in problems {
-            let _ = writeln!(out, "  {name:<12} {status}: {}", why.unwrap_or(""));
+            let why = format::shown(why.unwrap_or(""));
+            let _ = writeln!(out, "  {name:<12} {status}: {why}");
         }
     }
     out
@@ -77,8 +80,9 @@ fn ok<T>(out: &mut String, o: &Outcome<T>, body: fn(&mut String, &T)) {
     }
 }
 
-fn opt(v: &Option<String>) -> &str {
-    v.as_deref().unwrap_or("-")
+/// An optional string read from the box, shown escaped (see `format::shown`).
+fn opt(v: &Option<String>) -> Cow<'_, str> {
+    v.as_deref().map_or(Cow::Borrowed("-"), format::shown)
 }
 
 fn host(out: &mut String, h: &Host) {
@@ -88,7 +92,7 @@ fn host(out: &mut String, h: &Host) {
     let _ = writeln!(
         out,
         "  kernel        {} ({})",
-        h.kernel_release,
+        format::shown(&h.kernel_release),
         opt(&h.architecture)
     );
     if let Some(up) = h.uptime_seconds {
@@ -104,7 +108,7 @@ fn cpu(out: &mut String, c: &Cpu) {
         c.logical_cpus,
         c.hardware
             .as_ref()
-            .map(|h| format!(" on {h}"))
+            .map(|h| format!(" on {}", format::shown(h)))
             .unwrap_or_default()
     );
     let _ = writeln!(
@@ -147,8 +151,8 @@ fn memory(out: &mut String, m: &Memory) {
         let _ = writeln!(
             out,
             "  swap          {} ({}) {} used of {}, priority {}",
-            s.device,
-            s.kind,
+            format::shown(&s.device),
+            format::shown(&s.kind),
             format::bytes(s.used_bytes),
             format::bytes(s.size_bytes),
             s.priority
@@ -191,13 +195,15 @@ fn kernel_config(out: &mut String, k: &crate::probe::kernel_config::KernelConfig
     let _ = writeln!(
         out,
         "  from {}",
-        k.path.as_deref().unwrap_or("nowhere readable")
+        k.path
+            .as_deref()
+            .map_or("nowhere readable".into(), format::shown)
     );
     for o in crate::probe::kernel_config::KernelOption::ALL {
         let _ = writeln!(out, "  {:<26} {}", o.config_name(), k.get(o).describe());
     }
     for p in &k.problems {
-        let _ = writeln!(out, "  problem: {p}");
+        let _ = writeln!(out, "  problem: {}", format::shown(p));
     }
 }
 
@@ -227,6 +233,11 @@ fn kernel_log(out: &mut String, k: &crate::probe::kernel_log::KernelLog) {
         .iter()
         .filter(|e| k.examples.iter().rfind(|x| x.class == e.class) == Some(e))
     {
-        let _ = writeln!(out, "    [{:.1}] {}", latest.time_s, latest.line);
+        let _ = writeln!(
+            out,
+            "    [{:.1}] {}",
+            latest.time_s,
+            format::shown(&latest.line)
+        );
     }
 }

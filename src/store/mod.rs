@@ -153,6 +153,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub type RunId = i64;
 
+/// The status of a finished run one of whose measurements the validity guard
+/// judged disturbed (other processes' CPU, swapping, a governor change).
+pub const DISTURBED: &str = "disturbed";
+
 /// One stored run (decoded only within an export file's runs).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunRecord {
@@ -337,6 +341,8 @@ impl Store {
     }
 
     /// Starts a run and returns its id; finish it with [`Store::finish_run`].
+    /// Its start is when the command started, which may be well before this
+    /// call: benches record their run once their figures exist.
     pub fn begin_run(
         &self,
         kind: RunKind,
@@ -349,7 +355,7 @@ impl Store {
                  VALUES (?1, ?2, 'running', ?3, ?4, ?5)",
                 params![
                     kind.as_str(),
-                    crate::time::now_unix() as i64,
+                    crate::time::command_started_unix() as i64,
                     host_id,
                     env!("CARGO_PKG_VERSION"),
                     command
@@ -359,11 +365,15 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Ends a run with `status`; "ok" stays "disturbed" when a document saved
+    /// under the run says its measurement was disturbed (see [`Store::save`]).
     pub fn finish_run(&self, id: RunId, status: &str) -> Result<(), StoreError> {
         let n = self
             .conn
             .execute(
-                "UPDATE runs SET finished_unix = ?1, status = ?2 WHERE id = ?3",
+                "UPDATE runs SET finished_unix = ?1, \
+                 status = CASE WHEN ?2 = 'ok' AND status = 'disturbed' THEN status ELSE ?2 END \
+                 WHERE id = ?3",
                 params![crate::time::now_unix() as i64, status, id],
             )
             .map_err(|e| self.sql_err(e))?;
@@ -373,14 +383,25 @@ impl Store {
         Ok(())
     }
 
-    /// Stores a typed document under a run.
+    /// Stores a typed document under a run. A measurement the validity guard
+    /// judged disturbed marks the run "disturbed", so `history list` says so
+    /// without decoding every run's documents.
     pub fn save<D: Document>(&self, run: RunId, doc: &D) -> Result<(), StoreError> {
         let body = serde_json::to_string(doc).map_err(|source| StoreError::Encode {
             run,
             kind: D::KIND,
             source,
         })?;
-        self.insert_document(run, D::KIND, D::VERSION, &body)
+        self.insert_document(run, D::KIND, D::VERSION, &body)?;
+        if doc.validity().is_some_and(|v| !v.is_clean()) {
+            self.conn
+                .execute(
+                    "UPDATE runs SET status = ?1 WHERE id = ?2 AND status = 'running'",
+                    params![DISTURBED, run],
+                )
+                .map_err(|e| self.sql_err(e))?;
+        }
+        Ok(())
     }
 
     /// Stores an already decoded document (an imported run's).
@@ -768,6 +789,59 @@ fn classify(path: &Path, source: rusqlite::Error) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A crypto document that measured nothing (no cipher matches), with `verdict`.
+    fn crypto_doc(verdict: crate::bench::validity::Verdict) -> crate::bench::crypto::CryptoReport {
+        let settings = crate::bench::crypto::Settings {
+            duration: std::time::Duration::from_millis(1),
+            sizes: vec![512],
+            depth: 1,
+            filters: vec!["no such cipher".into()],
+            argon2_max_kib: 64,
+            kdf: false,
+        };
+        let mut doc =
+            crate::bench::crypto::run(&settings, &crate::root::Root::live(), &mut |_, _| {});
+        doc.validity = Some(crate::bench::validity::Validity {
+            verdict,
+            reasons: vec!["other processes used 40 % of the CPU".into()],
+            conditions: Vec::new(),
+        });
+        doc
+    }
+
+    #[test]
+    fn a_disturbed_measurement_marks_its_run_disturbed() {
+        use crate::bench::validity::Verdict;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("n.db")).unwrap();
+        let mut ids = Vec::new();
+        for (verdict, end) in [
+            (Verdict::Disturbed, "ok"),
+            (Verdict::Clean, "ok"),
+            (Verdict::Disturbed, "interrupted"),
+        ] {
+            let id = store
+                .begin_run(RunKind::BenchCrypto, "abc", "nastune bench crypto")
+                .unwrap();
+            store.save(id, &crypto_doc(verdict)).unwrap();
+            store.finish_run(id, end).unwrap();
+            ids.push(id);
+        }
+        let status: Vec<String> = ids
+            .iter()
+            .map(|id| store.run(*id).unwrap().status)
+            .collect();
+        assert_eq!(status, [DISTURBED, "ok", "interrupted"]);
+        let list = crate::report::history_text::render_list(&store.runs_of(None, 10).unwrap());
+        let disturbed = list
+            .lines()
+            .find(|l| l.trim_start().starts_with(&ids[0].to_string()));
+        assert!(
+            disturbed.is_some_and(|l| l.contains(" DISTURBED ")),
+            "{list}"
+        );
+    }
 
     #[test]
     fn runs_and_documents_round_trip() {

@@ -82,6 +82,32 @@ impl RunSummary {
     }
 }
 
+/// How much each counter grew over a whole watch, for the summary at its end.
+/// One entry per series that grew: bounded by the box's series (87 on a NAS).
+#[derive(Debug, Default)]
+pub struct Growth(BTreeMap<String, u64>);
+
+impl Growth {
+    pub fn add(&mut self, r: &SampleReport) {
+        for c in &r.changes {
+            let d = c.step.delta();
+            if d > 0 {
+                let total = self.0.entry(c.series.clone()).or_default();
+                *total = total.saturating_add(d);
+            }
+        }
+    }
+
+    /// The `n` series that grew most, most first (ties by name: the map's
+    /// order, kept by the stable sort).
+    pub fn top(&self, n: usize) -> Vec<(&str, u64)> {
+        let mut all: Vec<(&str, u64)> = self.0.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        all.sort_by_key(|(_, v)| std::cmp::Reverse(*v));
+        all.truncate(n);
+        all
+    }
+}
+
 pub struct Watcher {
     pub tracker: Tracker,
     alerter: Alerter,

@@ -63,9 +63,17 @@ fn bench_crypto_json_has_every_cipher_and_saves_the_run() {
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .unwrap();
+    // A run the validity guard judged disturbed (a loaded box) is stored as such.
+    let expected = if v["validity"]["verdict"] == "disturbed" {
+        "disturbed"
+    } else {
+        "ok"
+    };
     assert_eq!(
         (kind.as_str(), status.as_str(), doc.as_str()),
-        ("bench-crypto", "ok", "crypto")
+        ("bench-crypto", expected, "crypto"),
+        "{}",
+        v["validity"]
     );
 }
 
@@ -198,4 +206,48 @@ fn bench_crypto_bad_flags_are_clear_usage_errors() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
     }
+}
+
+#[test]
+fn argon2id_is_announced_with_its_expected_time() {
+    let o = nastune()
+        .args([
+            "bench",
+            "crypto",
+            "--no-store",
+            "--json",
+            "--cipher",
+            "gcm",
+            "--size",
+            "4096",
+            "--duration",
+            "0.01",
+            "--argon2-memory-kib",
+            "131072",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    // Before the derivation, with how long it should take.
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("bench crypto: Argon2id at "))
+        .unwrap_or_else(|| panic!("no note before Argon2id:\n{err}"));
+    let about: f64 = line
+        .split_once("about ")
+        .and_then(|(_, r)| r.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let a = &v["kdf"]["argon2id"]["data"];
+    let took = a["wall_secs"].as_f64().unwrap_or_else(|| panic!("{a}"));
+    let kib = a["memory_kib"].as_u64().unwrap();
+    assert!(line.contains(&format!("at {kib} KiB")), "{line}");
+    // One pass over 16 MiB timed, scaled to 128 MiB and 4 passes: the same
+    // work, so within a factor of 4 even on a box shared with other builds.
+    assert!(
+        about >= took / 4.0 && about <= took * 4.0 + 0.2,
+        "announced {about} s, took {took} s"
+    );
 }

@@ -753,7 +753,9 @@ fn runs_are_stored_and_compared() {
         runs.as_array()
             .unwrap()
             .iter()
-            .all(|r| r["kind"] == "bench-http" && r["status"] == "ok"),
+            // "disturbed" when the validity guard saw other load: still stored.
+            .all(|r| r["kind"] == "bench-http"
+                && (r["status"] == "ok" || r["status"] == "disturbed")),
         "{runs}"
     );
     let ids: Vec<i64> = runs

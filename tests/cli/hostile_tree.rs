@@ -319,3 +319,82 @@ echo "after rollback: $(readlink /etc/fstab)"
         "{left:?}"
     );
 }
+
+/// Clears the screen, retitles the window (OSC 0) and sets the clipboard
+/// (OSC 52) when printed raw; then forges a line of the report, and a C1 CSI.
+const HOSTILE: &str = "\x1b[2J\x1b]0;owned\x07\x1b]52;c;cm0gLXJmIH4=\x1b\\\n  forged line\u{9b}1m";
+
+/// Appends `HOSTILE` to the first line of `path`'s that contains `key`.
+fn poison_line(path: &Path, key: &str) {
+    let text = fs::read_to_string(path).unwrap();
+    let mut done = false;
+    let poisoned: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if !done && l.contains(key) {
+                done = true;
+                format!("{l}{HOSTILE}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    assert!(done, "no '{key}' in {}", path.display());
+    fs::write(path, poisoned.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn text_from_a_tree_cannot_drive_the_terminal() {
+    let (t, dir) = copy_box("oldguide");
+    fs::write(
+        dir.join("proc/sys/kernel/hostname"),
+        format!("nas{HOSTILE}\n"),
+    )
+    .unwrap();
+    poison_line(&dir.join("sys/block/sda/device/model"), "WDC");
+    poison_line(&dir.join("etc/os-release"), "PRETTY_NAME");
+    poison_line(&dir.join("etc/samba/smb.conf"), "socket options");
+    poison_line(&dir.join("etc/samba/smb.conf"), "max xmit");
+    poison_line(
+        &dir.join("etc/sysctl.d/99-nas-tuning.conf"),
+        "tcp_timestamps",
+    );
+    fs::write(
+        dir.join(".nastune/kmsg"),
+        format!(
+            "[    1.000000] Booting Linux\n\
+             [  900.000000] blk_update_request: I/O error, dev sda, sector 8 op 0x0:(READ){HOSTILE}\n"
+        ),
+    )
+    .unwrap();
+    let root = dir.to_str().unwrap();
+    let mut escaped_seen = Vec::new();
+    for args in [
+        &["probe", "--root", root][..],
+        &["advise", "--root", root],
+        &["check", "--root", root],
+    ] {
+        let o = run_within(
+            nastune_in(t.path(), args).env("NO_COLOR", "1"),
+            Duration::from_secs(60),
+        );
+        let out = &o.stdout;
+        for (byte, name) in [(0x1b, "ESC"), (0x07, "BEL"), (0x9b, "CSI")] {
+            assert!(
+                !out.contains(&byte),
+                "{args:?} printed a raw {name}:\n{}",
+                String::from_utf8_lossy(out)
+            );
+        }
+        let text = String::from_utf8_lossy(out);
+        assert!(
+            !text.lines().any(|l| l.trim_start() == "forged line"),
+            "{args:?} let a tree forge a line:\n{text}"
+        );
+        escaped_seen.push(text.matches("\\x1b]52;c;").count());
+    }
+    // The poisoned values were printed, escaped: the hostname, the disk's model,
+    // and the kernel log line in the probe; smb.conf or sysctl values in advise.
+    assert!(escaped_seen[0] >= 3, "{escaped_seen:?}");
+    assert!(escaped_seen[1] >= 1, "{escaped_seen:?}");
+}

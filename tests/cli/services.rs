@@ -248,3 +248,30 @@ fn live_smart_reports_per_device_status() {
         }
     }
 }
+
+#[test]
+fn probe_names_each_loop_device_once() {
+    let (_t, dir) = crate::tune::copy_box("oldguide");
+    for i in 0..12 {
+        let d = dir.join(format!("sys/block/loop{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("size"), "0\n").unwrap();
+        std::fs::write(d.join("dev"), format!("7:{i}\n")).unwrap();
+    }
+    let o = nastune()
+        .args(["probe", "--no-store", "--root", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for i in 0..12 {
+        let name = format!("loop{i}");
+        let n = out
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| *w == name)
+            .count();
+        assert_eq!(n, 1, "{name} named {n} times:\n{out}");
+    }
+    // SMART still says why they were skipped, by count.
+    assert!(out.contains("12 x loop device"), "{out}");
+}

@@ -817,3 +817,44 @@ fn watch_metrics_scrapes_are_not_held_up_by_idle_slow_or_many_clients() {
     let (r, _) = timed_request(&addr, b"GET /metrics HTTP/1.1\r\nno colon here\r\n\r\n");
     assert!(r.starts_with("HTTP/1.1 400 Bad Request"), "{r}");
 }
+
+#[test]
+fn watch_names_the_counters_that_grew_and_sums_up_at_the_end() {
+    let t = tempfile::tempdir().unwrap();
+    let steps: Vec<Step> = (0..3)
+        .map(|i| {
+            let s = Step::new(t.path(), "rpi2-luks", i);
+            let i = i as u64;
+            s.time(T0 + i * 10)
+                .write(&format!("{ETH0}/address"), "b8:27:eb:00:00:01")
+                .stat("rx_bytes", 1_000 + i * 4_000_000)
+                .stat("tx_bytes", 1_000 + i * 300);
+            s
+        })
+        .collect();
+    let mut c = nastune();
+    c.args(["watch", "--no-smart", "--no-store", "--replay"]);
+    for s in &steps {
+        c.arg(&s.dir);
+    }
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    // Each sample line names the biggest growth, not only a count of them.
+    let second = out.lines().nth(1).unwrap_or_default();
+    assert!(
+        second.contains(&format!("most: {RX_BYTES} +4000000")),
+        "{out}"
+    );
+    // And the end sums up the whole watch: samples, span, what grew most.
+    let tail: Vec<&str> = out.lines().rev().take(2).collect();
+    assert!(
+        tail[1].starts_with("watch: 3 sample(s) replayed from trees")
+            && tail[1].contains("(0m 20s)"),
+        "{out}"
+    );
+    assert!(
+        tail[0].contains(&format!("grew most: {RX_BYTES} +8000000")),
+        "{out}"
+    );
+}

@@ -140,6 +140,14 @@ pub struct KdfResults {
 /// Runs everything `settings` asks for. `progress` gets each step's name and
 /// the share of steps done before it (the command draws it on a terminal);
 /// nothing here prints.
+/// `38 s`, `0.4 s`: a wait as a person reads it.
+fn seconds(d: Duration) -> String {
+    match d.as_secs_f64() {
+        s if s >= 10.0 => format!("{s:.0} s"),
+        s => format!("{s:.1} s"),
+    }
+}
+
 pub fn run(settings: &Settings, root: &Root, progress: &mut dyn FnMut(&str, f64)) -> CryptoReport {
     let cpu = cpu_facts(root);
     let afalg = match afalg::probe() {
@@ -215,6 +223,16 @@ pub fn run(settings: &Settings, root: &Root, progress: &mut dyn FnMut(&str, f64)
             .unwrap_or(1)
             .clamp(1, kdf::LUKS2_ARGON2_MAX_LANES);
         step(&format!("argon2id {kib} KiB, {lanes} lanes"));
+        // Seconds to a minute with no figure to show (the progress bar only
+        // on a terminal): say what is running and for about how long.
+        if let Ok(eta) = kdf::argon2id_estimate(kib, lanes) {
+            crate::note!(
+                "bench crypto: Argon2id at {kib} KiB, {} passes, {lanes} lanes: about {} \
+                 (what unlocking LUKS2 costs here; --no-kdf skips it)",
+                kdf::LUKS2_ARGON2_MIN_ITERATIONS,
+                seconds(eta)
+            );
+        }
         let argon2id = kdf::argon2id_time(kib, lanes)
             .map(|mut r| {
                 r.memory_capped = capped;

@@ -50,7 +50,7 @@ pub(super) fn prepare(
         Err(e) => return Err(e.into()),
     };
     for r in &target.removed {
-        eprintln!(
+        crate::note!(
             "nastune: removed '{}' ({} MiB), left by an earlier run (pid {}) that no longer runs",
             r.path.display(),
             r.bytes >> 20,

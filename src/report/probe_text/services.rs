@@ -130,11 +130,22 @@ pub fn smart(out: &mut String, s: &Smart) {
         }
     }
     if !s.skipped.is_empty() {
-        let names: Vec<String> = s
-            .skipped
+        // Storage lists every device by name already; 25 loop devices named a
+        // second time here hid the one disk that was skipped for a reason.
+        let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+        for k in &s.skipped {
+            match groups.iter_mut().find(|(reason, _)| *reason == k.reason) {
+                Some((_, names)) => names.push(&k.name),
+                None => groups.push((&k.reason, vec![&k.name])),
+            }
+        }
+        let text: Vec<String> = groups
             .iter()
-            .map(|k| format!("{} ({})", k.name, k.reason))
+            .map(|(reason, names)| match names.as_slice() {
+                [one] => format!("{one} ({reason})"),
+                many => format!("{} x {reason}", many.len()),
+            })
             .collect();
-        let _ = writeln!(out, "  skipped       {}", names.join(", "));
+        let _ = writeln!(out, "  skipped       {}", text.join(", "));
     }
 }

@@ -118,9 +118,10 @@ fn device(out: &mut String, d: &BlockDevice) {
             p.start_sector
         );
     } else {
-        let ident: Vec<&str> = [&d.vendor, &d.model, &d.serial]
+        // Vendor, model and serial are the drive's own words (sysfs, SMART).
+        let ident: Vec<_> = [&d.vendor, &d.model, &d.serial]
             .into_iter()
-            .filter_map(|v| v.as_deref())
+            .filter_map(|v| v.as_deref().map(format::shown))
             .collect();
         let line = format!(
             "  {:<13} {} {}{} {}",
