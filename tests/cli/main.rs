@@ -41,6 +41,7 @@ mod smb_hostile;
 mod smbd;
 mod store;
 mod tune;
+mod tune_files;
 mod tune_folklore;
 mod tune_kinds;
 mod tune_try;
