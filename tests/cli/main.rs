@@ -15,6 +15,7 @@ mod bench_disk;
 mod bench_disk_shared;
 mod bench_http;
 mod bench_smb;
+mod bench_smb_faults;
 mod bench_smb_netns;
 mod check;
 mod doctors;
