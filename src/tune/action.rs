@@ -139,14 +139,10 @@ pub enum WriteError {
     #[error("'{0}' leaves the root; tune only writes below it")]
     Escapes(String),
     #[error(
-        "cannot create the temporary file '{}': '{}' is on a read-only file system; remount it read-write (mount -o remount,rw) or leave out the changes that write there",
-        temp.display(),
-        dir.display()
+        "cannot write '{}': it is on a read-only file system (EROFS); remount it read-write ('mount -o remount,rw' on its mount point) or leave out the changes that write there",
+        path.display()
     )]
-    ReadOnly {
-        dir: std::path::PathBuf,
-        temp: std::path::PathBuf,
-    },
+    ReadOnly { path: std::path::PathBuf },
     #[error(
         "cannot replace '{}': it is immutable or append-only; 'chattr -i -a' it first if the change is wanted",
         path.display()
@@ -274,7 +270,7 @@ fn rewrite(
             libc::O_WRONLY | libc::O_NONBLOCK | libc::O_TRUNC | create,
             0o644,
         )
-        .map_err(io)?;
+        .map_err(|e| read_only(&place.path, e))?;
     let mut f = fs::File::from(fd);
     if !f.metadata().map_err(io)?.is_file() {
         return Err(io(io::Error::other("not a regular file")));
@@ -371,7 +367,7 @@ pub fn write_file_as(
         let initial = if meta.is_some() { 0o600 } else { 0o666 };
         let fd = place
             .open(tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, initial)
-            .map_err(|e| read_only(&place, &tmp_path, e))?;
+            .map_err(|e| read_only(&tmp_path, e))?;
         let mut f = fs::File::from(fd);
         let written = f
             .write_all(content)
@@ -407,17 +403,16 @@ fn absent_on_read_only(place: &Place, name: &std::ffi::OsStr, e: &io::Error) -> 
             .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
 }
 
-/// The error for a temporary file that could not be created: a read-only
+/// The error for a file that could not be opened for writing: a read-only
 /// file system gets its own, which says what to do.
-fn read_only(place: &Place, tmp_path: &Path, e: io::Error) -> WriteError {
+fn read_only(path: &Path, e: io::Error) -> WriteError {
     if e.raw_os_error() == Some(libc::EROFS) {
         return WriteError::ReadOnly {
-            dir: place.dir_path().to_path_buf(),
-            temp: tmp_path.to_path_buf(),
+            path: path.to_path_buf(),
         };
     }
     WriteError::Io {
-        path: tmp_path.to_path_buf(),
+        path: path.to_path_buf(),
         source: e,
     }
 }

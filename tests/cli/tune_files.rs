@@ -168,7 +168,7 @@ fn an_immutable_smb_conf_is_named_with_the_fix_and_left_alone() {
 }
 
 #[test]
-fn a_read_only_sysctl_d_is_named_with_the_fix() {
+fn a_read_only_sysctl_d_or_smb_conf_is_named_with_the_fix() {
     if !require(&[Need::Root]) {
         return;
     }
@@ -189,6 +189,26 @@ fn a_read_only_sysctl_d_is_named_with_the_fix() {
         "{err}"
     );
     assert!(err.contains(".99-zz-nastune.conf.nastune-tmp"), "{err}");
+
+    // smb.conf itself a read-only bind mount (as in a container): the file
+    // is named, with the same fix, and stays as it was.
+    let (t, dir) = copy_box("oldguide");
+    let conf = dir.join("etc/samba/smb.conf");
+    let before = fs::read(&conf).unwrap();
+    let p = conf.to_str().unwrap();
+    sh("mount", &["--bind", p, p]);
+    sh("mount", &["-o", "remount,bind,ro", p]);
+    let root = dir.to_str().unwrap();
+    let o = run_with_db(t.path(), &["tune", "apply", "--root", root, "--yes"]);
+    sh("umount", &[p]);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("smb.conf': it is on a read-only file system")
+            && err.contains("remount it read-write"),
+        "{err}"
+    );
+    assert_eq!(fs::read(&conf).unwrap(), before);
 }
 
 /// A process id that was just in use and is gone now.
