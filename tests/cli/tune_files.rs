@@ -167,15 +167,17 @@ fn an_immutable_smb_conf_is_named_with_the_fix_and_left_alone() {
     assert!(!dir.join("etc/samba/.smb.conf.nastune-tmp").exists());
 }
 
-#[test]
-fn a_read_only_sysctl_d_or_smb_conf_is_named_with_the_fix() {
-    if !require(&[Need::Root]) {
-        return;
-    }
+/// `tune apply` on a copy of the oldguide box with `rel` (a directory or a
+/// file) a read-only bind mount: its stderr, after checking it failed, and
+/// whether the file `check` stayed as it was.
+fn apply_with_read_only(rel: &str, check: &str) -> String {
     let (t, dir) = copy_box("oldguide");
-    let sysctl_d = dir.join("etc/sysctl.d");
-    fs::create_dir_all(&sysctl_d).unwrap();
-    let p = sysctl_d.to_str().unwrap();
+    let target = dir.join(rel);
+    if !target.exists() {
+        fs::create_dir_all(&target).unwrap();
+    }
+    let before = fs::read(dir.join(check)).unwrap();
+    let p = target.to_str().unwrap();
     sh("mount", &["--bind", p, p]);
     sh("mount", &["-o", "remount,bind,ro", p]);
     let root = dir.to_str().unwrap();
@@ -183,32 +185,34 @@ fn a_read_only_sysctl_d_or_smb_conf_is_named_with_the_fix() {
     sh("umount", &[p]);
     let err = stderr(&o);
     assert!(!o.status.success(), "{err}");
+    assert_eq!(
+        fs::read(dir.join(check)).unwrap(),
+        before,
+        "{check} changed"
+    );
+    err
+}
+
+#[test]
+fn a_read_only_sysctl_d_or_smb_conf_is_named_with_the_fix() {
+    if !require(&[Need::Root]) {
+        return;
+    }
+    let err = apply_with_read_only("etc/sysctl.d", "etc/samba/smb.conf");
     assert!(!err.contains("remove that temporary file"), "{err}");
     assert!(
         err.contains("read-only file system") && err.contains("remount it read-write"),
         "{err}"
     );
     assert!(err.contains(".99-zz-nastune.conf.nastune-tmp"), "{err}");
-
     // smb.conf itself a read-only bind mount (as in a container): the file
-    // is named, with the same fix, and stays as it was.
-    let (t, dir) = copy_box("oldguide");
-    let conf = dir.join("etc/samba/smb.conf");
-    let before = fs::read(&conf).unwrap();
-    let p = conf.to_str().unwrap();
-    sh("mount", &["--bind", p, p]);
-    sh("mount", &["-o", "remount,bind,ro", p]);
-    let root = dir.to_str().unwrap();
-    let o = run_with_db(t.path(), &["tune", "apply", "--root", root, "--yes"]);
-    sh("umount", &[p]);
-    let err = stderr(&o);
-    assert!(!o.status.success(), "{err}");
+    // is named, with the same fix.
+    let err = apply_with_read_only("etc/samba/smb.conf", "etc/samba/smb.conf");
     assert!(
         err.contains("smb.conf': it is on a read-only file system")
             && err.contains("remount it read-write"),
         "{err}"
     );
-    assert_eq!(fs::read(&conf).unwrap(), before);
 }
 
 /// A process id that was just in use and is gone now.
