@@ -24,7 +24,9 @@ Credentials: --user NAME (or DOMAIN\\\\NAME) with the password from NASTUNE_SMB_
 --password-file FILE or a prompt on a terminal; never on the command line and never stored. \
 Without --user the session is anonymous (guest, where the share allows it).\n\n\
 Everything is written inside a fresh directory nastune-bench-<id> under SHARE[/DIR]; the run \
-refuses if it exists and always removes it, also on an error or Ctrl-C (exit 130). When the \
+refuses if it exists and removes it, also on an error or Ctrl-C (exit 130); after a broken \
+connection over a fresh session, and one even that cannot remove is removed by the next run \
+from this host once its run is gone. When the \
 server is this box, the CPU of the smbd processes, softirq, iowait and the kernel threads doing \
 crypto, RAID and USB work are sampled per workload, as CPU-seconds per GB.\n\nExamples:\n  \
 nastune bench smb //nas.local/public\n  \

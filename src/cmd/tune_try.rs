@@ -427,7 +427,9 @@ impl Switch<'_> {
         for e in self.switched_entries()?.iter().rev() {
             match (&e.old, e.kind.as_str()) {
                 // Byte for byte what was there: the journaled old file.
-                (Some(old), action::KIND_FILE) => action::write_file(self.root, &e.path, old)?,
+                (Some(old), action::KIND_FILE) => {
+                    action::write_file_as(self.root, &e.path, old, rollback::old_meta(e).as_ref())?
+                }
                 (None, action::KIND_FILE) => action::remove_file(self.root, &e.path)?,
                 (Some(old), action::KIND_NETDEV) => {
                     action::write_netdev(&e.path, &String::from_utf8_lossy(old))?

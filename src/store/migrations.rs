@@ -79,6 +79,10 @@ pub(super) const MIGRATIONS: &[&str] = &[
     CREATE INDEX watch_points_run ON watch_points(run_id, series, time_unix);
     CREATE INDEX watch_points_time ON watch_points(time_unix);
     CREATE INDEX watch_series_updated ON watch_series(updated_unix);",
+    // 5: a file entry's old owner, group, mode and extended attributes
+    // (tune::file_meta::FileMeta::encode), so rollback restores them with the
+    // bytes; NULL for entries journaled before, and for absent files.
+    "ALTER TABLE tune_entries ADD COLUMN old_meta BLOB;",
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -37,6 +37,9 @@ pub struct EntryRecord {
     pub network: bool,
     /// `None`: the file was absent (for runtime entries: not read yet).
     pub old: Option<Vec<u8>>,
+    /// A file's old metadata (`FileMeta::encode`); `None` when absent or
+    /// journaled by a version that did not keep it.
+    pub old_meta: Option<Vec<u8>>,
     /// `None`: journal only (a companion value that rollback restores).
     pub new: Option<Vec<u8>>,
     /// journaled | applied | deferred | reverted | dropped
@@ -53,6 +56,7 @@ pub struct NewEntry<'a> {
     pub rule_id: Option<&'a str>,
     pub network: bool,
     pub old: Option<&'a [u8]>,
+    pub old_meta: Option<&'a [u8]>,
     pub new: Option<&'a [u8]>,
     pub state: &'a str,
 }
@@ -60,7 +64,7 @@ pub struct NewEntry<'a> {
 const SESSION_COLUMNS: &str =
     "id, root, state, created_unix, confirm_deadline_unix, network_state, note";
 const ENTRY_COLUMNS: &str =
-    "id, session_id, seq, kind, path, setting, rule_id, network, old, new, state";
+    "id, session_id, seq, kind, path, setting, rule_id, network, old, new, state, old_meta";
 
 impl Store {
     /// Opens a session for `run` in state `applying`.
@@ -95,11 +99,11 @@ impl Store {
     pub fn tune_journal(&self, session: i64, e: &NewEntry) -> Result<i64, StoreError> {
         self.conn
             .execute(
-                "INSERT INTO tune_entries (session_id, seq, kind, path, setting, rule_id, network, old, new, state) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                "INSERT INTO tune_entries (session_id, seq, kind, path, setting, rule_id, network, old, new, state, old_meta) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     session, e.seq, e.kind, e.path, e.setting, e.rule_id, e.network, e.old, e.new,
-                    e.state
+                    e.state, e.old_meta
                 ],
             )
             .map_err(|e| self.sql_err(e))?;
@@ -117,11 +121,16 @@ impl Store {
     }
 
     /// Records the old value of a deferred entry just before it is written.
-    pub fn tune_set_entry_old(&self, entry: i64, old: Option<&[u8]>) -> Result<(), StoreError> {
+    pub fn tune_set_entry_old(
+        &self,
+        entry: i64,
+        old: Option<&[u8]>,
+        old_meta: Option<&[u8]>,
+    ) -> Result<(), StoreError> {
         self.conn
             .execute(
-                "UPDATE tune_entries SET old = ?1, state = 'journaled' WHERE id = ?2",
-                params![old, entry],
+                "UPDATE tune_entries SET old = ?1, old_meta = ?2, state = 'journaled' WHERE id = ?3",
+                params![old, old_meta, entry],
             )
             .map_err(|e| self.sql_err(e))?;
         Ok(())
@@ -235,6 +244,7 @@ fn row_to_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<EntryRecord> {
         old: r.get(8)?,
         new: r.get(9)?,
         state: r.get(10)?,
+        old_meta: r.get(11)?,
     })
 }
 
@@ -257,6 +267,7 @@ mod tests {
             rule_id: None,
             network: true,
             old: None,
+            old_meta: Some(b"meta"),
             new: Some(b"a\n"),
             state: "journaled",
         };
@@ -265,6 +276,7 @@ mod tests {
         let got = s.tune_entries(run).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].old, None);
+        assert_eq!(got[0].old_meta.as_deref(), Some(&b"meta"[..]));
         assert_eq!(got[0].new.as_deref(), Some(&b"a\n"[..]));
         assert_eq!(got[0].state, "applied");
         assert!(got[0].network);

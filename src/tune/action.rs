@@ -5,9 +5,10 @@
 
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::fd::AsRawFd;
 use std::path::Path;
 
+pub use super::file_meta::FileMeta;
 use crate::root::{MAX_FILE_BYTES, Place, Root};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -137,6 +138,16 @@ pub enum WriteError {
     Read { path: String, message: String },
     #[error("'{0}' leaves the root; tune only writes below it")]
     Escapes(String),
+    #[error(
+        "cannot write '{}': it is on a read-only file system (EROFS); remount it read-write ('mount -o remount,rw' on its mount point) or leave out the changes that write there",
+        path.display()
+    )]
+    ReadOnly { path: std::path::PathBuf },
+    #[error(
+        "cannot replace '{}': it is immutable or append-only; 'chattr -i -a' it first if the change is wanted",
+        path.display()
+    )]
+    Immutable { path: std::path::PathBuf },
 }
 
 /// Refuses paths with `..` or an absolute start: every write stays below the root.
@@ -209,7 +220,7 @@ pub fn write_runtime(root: &Root, rel: &str, value: &str) -> Result<(), WriteErr
     } else {
         format!("{value}\n")
     };
-    rewrite(&place(root, rel, false)?, text.as_bytes(), false)
+    rewrite(&place(root, rel, false)?, text.as_bytes(), false, None)
 }
 
 /// Puts a runtime value back. In a tree the exact old bytes return; live, the
@@ -217,7 +228,7 @@ pub fn write_runtime(root: &Root, rel: &str, value: &str) -> Result<(), WriteErr
 pub fn restore_runtime(root: &Root, rel: &str, old: &[u8]) -> Result<(), WriteError> {
     check_relative(rel)?;
     if !root.is_live() {
-        return rewrite(&place(root, rel, false)?, old, true);
+        return rewrite(&place(root, rel, false)?, old, true, None);
     }
     let old = selected_value(&String::from_utf8_lossy(old));
     // The kernel rejects 0 for dirty_bytes; the journaled dirty_ratio companion
@@ -239,9 +250,15 @@ fn place(root: &Root, rel: &str, create_dirs: bool) -> Result<Place, WriteError>
         })
 }
 
-/// Rewrites the file at `place` in place (truncate and write). Non-blocking and
-/// regular files only: a FIFO planted in a tree fails instead of hanging.
-fn rewrite(place: &Place, content: &[u8], create: bool) -> Result<(), WriteError> {
+/// Rewrites the file at `place` in place (truncate and write), and gives it
+/// `meta` when one is given (the inode keeps its own otherwise). Non-blocking
+/// and regular files only: a FIFO planted in a tree fails instead of hanging.
+fn rewrite(
+    place: &Place,
+    content: &[u8],
+    create: bool,
+    meta: Option<&FileMeta>,
+) -> Result<(), WriteError> {
     let io = |source| WriteError::Io {
         path: place.path.clone(),
         source,
@@ -253,22 +270,82 @@ fn rewrite(place: &Place, content: &[u8], create: bool) -> Result<(), WriteError
             libc::O_WRONLY | libc::O_NONBLOCK | libc::O_TRUNC | create,
             0o644,
         )
-        .map_err(io)?;
+        .map_err(|e| read_only(&place.path, e))?;
     let mut f = fs::File::from(fd);
     if !f.metadata().map_err(io)?.is_file() {
         return Err(io(io::Error::other("not a regular file")));
     }
     f.write_all(content).map_err(io)?;
+    if let Some(meta) = meta {
+        meta.apply_to(&f).map_err(io)?;
+    }
     f.sync_all().map_err(io)
+}
+
+/// The metadata and link count of the regular file at `place`; `None` when
+/// there is none (or something else is there, which the rename replaces).
+fn existing(place: &Place) -> Result<Option<(FileMeta, u64)>, WriteError> {
+    let io = |source| WriteError::Io {
+        path: place.path.clone(),
+        source,
+    };
+    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+    let f = match place.open(place.name(), flags, 0) {
+        Ok(fd) => fs::File::from(fd),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        // A symlink left at the place (one that leaves a tree) is replaced.
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    let st = f.metadata().map_err(io)?;
+    if !st.is_file() {
+        return Ok(None);
+    }
+    use std::os::unix::fs::MetadataExt;
+    Ok(Some((FileMeta::of(&f).map_err(io)?, st.nlink())))
+}
+
+/// The metadata of the file `rel` (its target, for a symlink), for the
+/// journal; `None` when it is absent.
+pub fn read_meta(root: &Root, rel: &str) -> Result<Option<FileMeta>, WriteError> {
+    check_relative(rel)?;
+    let place = match root.place(rel, false) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        other => other.map_err(|source| WriteError::Io {
+            path: root.path(rel),
+            source,
+        })?,
+    };
+    Ok(existing(&place)?.map(|(meta, _)| meta))
 }
 
 /// Writes a whole file atomically (temporary file, fsync, rename, fsync of the
 /// directory), creating missing parent directories. A symlinked file (an
 /// /etc/fstab that links elsewhere) is replaced at its target, inside the tree
-/// for a tree, so the link stays and rollback restores the target too.
+/// for a tree, so the link stays and rollback restores the target too. The
+/// new file keeps the owner, group, mode and extended attributes of the one
+/// it replaces; see [`write_file_as`].
 pub fn write_file(root: &Root, rel: &str, content: &[u8]) -> Result<(), WriteError> {
+    write_file_as(root, rel, content, None)
+}
+
+/// [`write_file`] with the metadata the file gets: `meta`, else that of the
+/// file it replaces (a new file gets ours and 0666 less the umask). A file
+/// with more than one hard link is rewritten in place instead, so that every
+/// name keeps seeing one file (a rename would leave the others the old text).
+pub fn write_file_as(
+    root: &Root,
+    rel: &str,
+    content: &[u8],
+    meta: Option<&FileMeta>,
+) -> Result<(), WriteError> {
     check_relative(rel)?;
     let place = place(root, rel, true)?;
+    let found = existing(&place)?;
+    let meta = meta.or(found.as_ref().map(|(m, _)| m));
+    if found.as_ref().is_some_and(|(_, links)| *links > 1) {
+        return rewrite(&place, content, false, meta);
+    }
     let tmp_name = temp_name(place.name());
     let tmp = std::ffi::OsStr::new(&tmp_name);
     let tmp_path = place.dir_path().join(tmp);
@@ -279,21 +356,27 @@ pub fn write_file(root: &Root, rel: &str, content: &[u8]) -> Result<(), WriteErr
     // A leftover of a killed run (or anything planted under its name) goes first:
     // O_EXCL then makes sure we write a fresh file of our own.
     match place.unlink(tmp) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io(&tmp_path)(e)),
+        Err(e) if e.kind() != io::ErrorKind::NotFound && !absent_on_read_only(&place, tmp, &e) => {
+            return Err(io(&tmp_path)(e));
+        }
         _ => {}
     }
     {
+        // Private until it has the old file's metadata: a 0640 smb.conf's
+        // text is not world-readable even for the moment of the write.
+        let initial = if meta.is_some() { 0o600 } else { 0o666 };
         let fd = place
-            .open(tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, 0o666)
-            .map_err(io(&tmp_path))?;
+            .open(tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, initial)
+            .map_err(|e| read_only(&tmp_path, e))?;
         let mut f = fs::File::from(fd);
-        f.write_all(content).map_err(io(&tmp_path))?;
-        // A replaced file keeps its mode (an smb.conf may be 0600).
-        if let Ok(st) = place.stat(place.name()) {
-            f.set_permissions(fs::Permissions::from_mode(st.st_mode & 0o7777))
-                .map_err(io(&tmp_path))?;
+        let written = f
+            .write_all(content)
+            .and_then(|()| meta.map_or(Ok(()), |m| m.apply_to(&f)))
+            .and_then(|()| f.sync_all());
+        if let Err(e) = written {
+            let _ = place.unlink(tmp);
+            return Err(io(&tmp_path)(e));
         }
-        f.sync_all().map_err(io(&tmp_path))?;
     }
     match place.rename_over(tmp) {
         Ok(()) => {}
@@ -301,15 +384,72 @@ pub fn write_file(root: &Root, rel: &str, content: &[u8]) -> Result<(), WriteErr
         // be replaced, only rewritten. Its old bytes are journaled already.
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
             let _ = place.unlink(tmp);
-            return rewrite(&place, content, false);
+            return rewrite(&place, content, false, meta);
         }
         Err(e) => {
             let _ = place.unlink(tmp);
-            return Err(io(&place.path)(e));
+            return Err(immutable(&place, e));
         }
     }
     place.sync_dir().map_err(io(place.dir_path()))
 }
+
+/// An unlink refused with EROFS although nothing is there to unlink: a
+/// read-only directory has no leftover temporary file to remove.
+fn absent_on_read_only(place: &Place, name: &std::ffi::OsStr, e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EROFS)
+        && place
+            .stat(name)
+            .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+}
+
+/// The error for a file that could not be opened for writing: a read-only
+/// file system gets its own, which says what to do.
+fn read_only(path: &Path, e: io::Error) -> WriteError {
+    if e.raw_os_error() == Some(libc::EROFS) {
+        return WriteError::ReadOnly {
+            path: path.to_path_buf(),
+        };
+    }
+    WriteError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    }
+}
+
+/// The error for a rename refused: an immutable file (`chattr +i`) gets its
+/// own, which says what to do.
+fn immutable(place: &Place, e: io::Error) -> WriteError {
+    if e.raw_os_error() == Some(libc::EPERM) && is_immutable(place) {
+        return WriteError::Immutable {
+            path: place.path.clone(),
+        };
+    }
+    WriteError::Io {
+        path: place.path.clone(),
+        source: e,
+    }
+}
+
+/// Whether the file at `place` has the immutable or append-only flag.
+fn is_immutable(place: &Place) -> bool {
+    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+    let Ok(fd) = place.open(place.name(), flags, 0) else {
+        return false;
+    };
+    let mut attr: libc::c_long = 0;
+    // SAFETY: FS_IOC_GETFLAGS writes at most one long into `attr`.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), FS_IOC_GETFLAGS, &mut attr) };
+    // FS_IMMUTABLE_FL and FS_APPEND_FL from linux/fs.h.
+    r == 0 && attr & (0x10 | 0x20) != 0
+}
+
+/// `_IOR('f', 1, long)` from linux/fs.h, for this word size.
+const FS_IOC_GETFLAGS: libc::Ioctl = if cfg!(target_pointer_width = "64") {
+    0x8008_6601u32 as libc::Ioctl
+} else {
+    0x8004_6601u32 as libc::Ioctl
+};
 
 /// The temporary file [`write_file`] renames over a file: one fixed name per
 /// target (`.NAME.nastune-tmp` beside it), so a write killed before its rename
@@ -357,6 +497,9 @@ fn unlink_beside(
     match place.unlink(&name) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        // The kernel says EROFS before it looks the name up; with nothing
+        // there, there is nothing to remove, and the write says what fails.
+        Err(e) if absent_on_read_only(&place, &name, &e) => Ok(()),
         Err(source) => Err(WriteError::Io {
             path: place.dir_path().join(name),
             source,

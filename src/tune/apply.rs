@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::action::{
-    Action, KIND_FILE, WriteError, read_current, read_entry, write_file, write_netdev,
+    Action, KIND_FILE, WriteError, read_current, read_entry, read_meta, write_file, write_netdev,
     write_runtime,
 };
 use super::plan::Plan;
@@ -148,6 +148,7 @@ pub fn apply(
             rule_id: step.rule_id.as_deref(),
             network: step.network,
             old: None,
+            old_meta: None,
             new: new.as_deref(),
             state: "deferred",
         };
@@ -162,6 +163,11 @@ pub fn apply(
             Err(e) => return Err(fail(e)),
         };
         entry.old = old.as_deref();
+        let meta = match file_meta(root, &step.action) {
+            Ok(m) => m,
+            Err(e) => return Err(fail(e)),
+        };
+        entry.old_meta = meta.as_deref();
         entry.state = "journaled";
         let id = store.tune_journal(run, &entry)?;
         faults.point();
@@ -179,6 +185,14 @@ pub fn apply(
         deferred,
         confirm_deadline_unix: deadline,
     })
+}
+
+/// The encoded metadata of the file a file action replaces, for the journal.
+fn file_meta(root: &Root, action: &Action) -> Result<Option<Vec<u8>>, WriteError> {
+    if action.kind() != KIND_FILE {
+        return Ok(None);
+    }
+    Ok(read_meta(root, action.path())?.map(|m| m.encode()))
 }
 
 fn perform(root: &Root, action: &Action) -> Result<(), WriteError> {
@@ -247,7 +261,8 @@ pub fn confirm(store: &Store, session: i64) -> Result<usize, ApplyError> {
             source,
         };
         let old = read_current(&root, &e.path).map_err(io)?;
-        store.tune_set_entry_old(e.id, old.as_deref())?;
+        let meta = file_meta(&root, &action).map_err(io)?;
+        store.tune_set_entry_old(e.id, old.as_deref(), meta.as_deref())?;
         perform(&root, &action).map_err(io)?;
         store.tune_set_entry_state(e.id, "applied")?;
         written += 1;

@@ -4,6 +4,10 @@
 //! and a check of the result with the system's own validator when installed.
 //! The whole old file is journaled, so rollback puts back every byte.
 
+use std::io;
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::kinds::kind;
@@ -47,16 +51,17 @@ impl Edit {
 /// smb.conf) on the old and the new text; `Some(reason)` when the new text has
 /// more errors than the old one. Errors that were already there (a source
 /// missing in a --root tree, say) do not count against the edit. A validator that
-/// is not installed checks nothing.
-pub fn validate(file: &str, old: &str, new: &str) -> Option<String> {
+/// is not installed checks nothing. The copies the validator reads get `mode`
+/// (the file's own permission bits) in a private directory; see [`Scratch`].
+pub fn validate(file: &str, old: &str, new: &str, mode: u32) -> Option<String> {
     let tool = match file {
         FSTAB => "findmnt",
         SMB_CONF => "testparm",
         // crypttab has no validator; its edit touches one options field.
         _ => return None,
     };
-    let before = errors(tool, old)?;
-    let after = errors(tool, new)?;
+    let before = errors(tool, old, mode)?;
+    let after = errors(tool, new, mode)?;
     if after.len() <= before.len() {
         return None;
     }
@@ -73,16 +78,9 @@ pub fn validate(file: &str, old: &str, new: &str) -> Option<String> {
 }
 
 /// The error lines a validator prints for `text`; `None` when it cannot run.
-fn errors(tool: &str, text: &str) -> Option<Vec<String>> {
-    let path = scratch_path();
-    // create_new: the name in /tmp is guessable, and a link planted under it
-    // must not make us (root) write through it.
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
-        .ok()?;
+fn errors(tool: &str, text: &str, mode: u32) -> Option<Vec<String>> {
+    let scratch = Scratch::new().ok()?;
+    let path = scratch.write(text, mode).ok()?;
     let out = match tool {
         "findmnt" => Command::new("findmnt")
             .args(["--verify", "--tab-file"])
@@ -93,7 +91,7 @@ fn errors(tool: &str, text: &str) -> Option<Vec<String>> {
             .arg(&path)
             .output(),
     };
-    let _ = std::fs::remove_file(&path);
+    drop(scratch);
     let out = out.ok()?;
     let all =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
@@ -124,14 +122,98 @@ pub fn parse_errors(tool: &str, output: &str) -> Vec<String> {
         .collect()
 }
 
-fn scratch_path() -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    std::env::temp_dir().join(format!(
-        "nastune-validate-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ))
+/// Names of scratch directories (and of the plain files older versions left
+/// in the temporary directory): the prefix, then the process id, then `-`.
+const SCRATCH_PREFIX: &str = "nastune-validate-";
+
+/// A directory of our own (mkdtemp, mode 0700) for the copies a validator
+/// reads, removed on drop. The copies are of configuration files that may be
+/// 0640 or 0600 (an smb.conf with a password server's name, a crypttab): a
+/// plain file in /tmp was 0644, and each kill left one (66 after 120 kills).
+/// What a kill leaves now is unreadable to others and swept by the next run.
+pub struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    pub fn new() -> io::Result<Scratch> {
+        let tmp = std::env::temp_dir();
+        static SWEEP: std::sync::Once = std::sync::Once::new();
+        SWEEP.call_once(|| sweep_stale(&tmp));
+        let template = tmp.join(format!("{SCRATCH_PREFIX}{}-XXXXXX", std::process::id()));
+        let mut bytes = template.into_os_string().into_vec();
+        bytes.push(0);
+        // SAFETY: `bytes` is a NUL-terminated template mkdtemp rewrites in place.
+        let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+        if made.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        bytes.pop();
+        Ok(Scratch {
+            dir: PathBuf::from(std::ffi::OsString::from_vec(bytes)),
+        })
+    }
+
+    /// Writes `text` as a new file with `mode` (less the umask) and gives its path.
+    pub fn write(&self, text: &str, mode: u32) -> io::Result<PathBuf> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = self.dir.join("copy");
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode & 0o777)
+            .open(&path)?;
+        f.write_all(text.as_bytes())?;
+        Ok(path)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Removes what killed runs left in `tmp`: entries named [`SCRATCH_PREFIX`]
+/// with the id of a process that is gone, owned by us. A live id is kept,
+/// whoever has it now; a symlink is removed itself, never followed.
+pub fn sweep_stale(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(SCRATCH_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<libc::pid_t>().ok())
+            .filter(|&pid| pid > 0)
+        else {
+            continue;
+        };
+        let Ok(meta) = entry.path().symlink_metadata() else {
+            continue;
+        };
+        if meta.uid() != me || alive(pid) {
+            continue;
+        }
+        let _ = if meta.is_dir() {
+            std::fs::remove_dir_all(entry.path())
+        } else {
+            std::fs::remove_file(entry.path())
+        };
+    }
+}
+
+/// Whether a process with this id exists (EPERM: it does, and is not ours).
+fn alive(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 #[cfg(test)]
@@ -186,8 +268,8 @@ mod tests {
         let good = "[global]\n   workgroup = HOME\n";
         let still_good = "[global]\n   workgroup = HOME\n   use sendfile = yes\n";
         let bad = "[global]\n   workgroup = HOME\n   sendfile speed = max\n";
-        assert_eq!(validate(SMB_CONF, good, still_good), None);
-        let why = validate(SMB_CONF, good, bad).expect("testparm must object");
+        assert_eq!(validate(SMB_CONF, good, still_good, 0o640), None);
+        let why = validate(SMB_CONF, good, bad, 0o640).expect("testparm must object");
         assert!(why.contains("testparm finds 1 more error"), "{why}");
         assert!(why.contains("sendfile speed"), "{why}");
     }
@@ -196,8 +278,8 @@ mod tests {
     fn findmnt_rejects_an_edit_that_breaks_a_line() {
         let good = "proc /proc proc defaults 0 0\n";
         let bad = "proc /proc proc defaults 0 0\nproc /proc\n";
-        assert_eq!(validate(FSTAB, good, good), None);
-        let why = validate(FSTAB, good, bad).expect("findmnt must object");
+        assert_eq!(validate(FSTAB, good, good, 0o644), None);
+        let why = validate(FSTAB, good, bad, 0o644).expect("findmnt must object");
         assert!(why.starts_with("findmnt finds"), "{why}");
     }
 }

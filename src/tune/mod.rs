@@ -26,6 +26,7 @@ pub mod edit_file;
 pub mod edit_fstab;
 pub mod edit_smbconf;
 pub mod export;
+pub mod file_meta;
 pub mod folklore;
 pub mod kinds;
 pub mod netdev;

@@ -11,8 +11,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::action::{
-    KIND_FILE, KIND_NETDEV, KIND_RUNTIME, WriteError, read_entry, remove_file, remove_stale_temp,
-    restore_runtime, selected_value, write_file, write_netdev,
+    FileMeta, KIND_FILE, KIND_NETDEV, KIND_RUNTIME, WriteError, read_entry, read_meta, remove_file,
+    remove_stale_temp, restore_runtime, selected_value, write_file_as, write_netdev,
 };
 use super::{sysctl_d, udev_rules};
 use crate::root::Root;
@@ -192,6 +192,12 @@ pub fn rollback_session(
     })
 }
 
+/// The journaled metadata of a file entry; `None` (the file's present
+/// metadata is kept) for an entry from before the journal kept it.
+pub fn old_meta(e: &EntryRecord) -> Option<FileMeta> {
+    e.old_meta.as_deref().and_then(FileMeta::decode)
+}
+
 /// Rolls back one journal entry.
 pub fn rollback_entry(store: &Store, entry: i64) -> Result<Restored, RollbackError> {
     let e = store
@@ -252,7 +258,14 @@ fn restore(root: &Root, e: &EntryRecord) -> Result<Restored, RollbackError> {
             old
         }
         (Some(old), _) => {
-            write_file(root, &e.path, old).map_err(err)?;
+            let meta = old_meta(e);
+            // Already as journaled (a write that failed, or a rollback run
+            // again): nothing to write, and an immutable file stays possible.
+            let same = current.as_ref() == Some(old)
+                && (meta.is_none() || read_meta(root, &e.path).ok().flatten() == meta);
+            if !same {
+                write_file_as(root, &e.path, old, meta.as_ref()).map_err(err)?;
+            }
             format!("{} bytes", old.len())
         }
         (None, _) => {

@@ -25,7 +25,7 @@ fn bench(s: &Smbd, db: &Path, share: &str, extra: &[&str]) -> Output {
 }
 
 /// Entries a run left in a share directory (it must leave none).
-fn leftovers(dir: &Path) -> Vec<String> {
+pub(crate) fn leftovers(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -490,3 +490,109 @@ fn history_import_of_any_shape_fits_in_64_mib() {
         }
     }
 }
+
+/// nastune `args` in `cg`, killed after `limit`: a parse that is quadratic
+/// in the sections ran past 600 s on the 4 MiB file below.
+fn run_within(cg: &Cgroup, name: &str, args: &[&str], limit: Duration) -> Output {
+    let mut child = cg
+        .command(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    // Drain stdout while waiting: a large report would fill the pipe.
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = out.read_to_end(&mut buf);
+        buf
+    });
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{name} still ran after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut o = child.wait_with_output().unwrap();
+    o.stdout = reader.join().unwrap();
+    println!("{name:<28} {:.1} s", start.elapsed().as_secs_f64());
+    cg.check(name, &o);
+    o
+}
+
+/// smb.conf text of one-line sections (`[sN]` and a `path`) up to `bytes`.
+fn many_sections(bytes: usize) -> String {
+    let mut text = String::from("[global]\nworkgroup = BIG\n");
+    let mut i = 0;
+    loop {
+        let next = format!("[s{i}]\npath=/{i}\n");
+        if text.len() + next.len() > bytes {
+            return text;
+        }
+        text.push_str(&next);
+        i += 1;
+    }
+}
+
+#[test]
+fn a_4_mib_smb_conf_and_1000_includes_of_one_parse_in_64_mib() {
+    if !require(&[
+        Need::Root,
+        Need::Feature("memory cgroup", &memory_cgroup_available),
+    ]) {
+        return;
+    }
+    // The most the reader takes of one file (root::MAX_FILE_BYTES).
+    let text = many_sections(4 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big");
+    let more = dir.path().join("includes");
+    for (tree, main) in [
+        (&big, text.clone()),
+        (
+            &more,
+            "[global]\n".to_string() + &"include = big.conf\n".repeat(1000),
+        ),
+    ] {
+        std::fs::create_dir_all(tree.join("etc/samba")).unwrap();
+        std::fs::write(tree.join("etc/samba/smb.conf"), main).unwrap();
+    }
+    std::fs::write(more.join("etc/samba/big.conf"), &text).unwrap();
+    let cg = Cgroup::new(LIMIT_BYTES);
+    for (name, tree) in [("192k sections", &big), ("1000 includes", &more)] {
+        let root = tree.to_str().unwrap();
+        let o = run_within(
+            &cg,
+            &format!("probe ({name})"),
+            &["probe", "--root", root, "--no-store", "--json"],
+            Duration::from_secs(120),
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let samba = &doc["file_services"]["data"]["samba"];
+        assert!(samba.is_object(), "no samba in {name}: {}", stderr(&o));
+        let problems = samba["problems"].to_string();
+        assert!(
+            problems.contains("more than 4096 sections;"),
+            "{name}: {problems}"
+        );
+        if name == "1000 includes" {
+            let statuses: Vec<&str> = samba["includes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["status"].as_str().unwrap())
+                .collect();
+            assert_eq!(statuses[0], "read", "{statuses:?}");
+            assert!(statuses.contains(&"too_much_text"), "{statuses:?}");
+        }
+        run_within(
+            &cg,
+            &format!("advise ({name})"),
+            &["advise", "--root", root, "--no-store", "--json"],
+            Duration::from_secs(120),
+        );
+    }
+}

@@ -1,6 +1,10 @@
 //! Runs the workloads of a [`Plan`] under each security mode. Everything is
 //! written inside a fresh `nastune-bench-<id>` directory, which must not exist
-//! and is always removed: after the workloads, on an error and on Ctrl-C.
+//! and is always removed: after the workloads, on an error and on Ctrl-C. A
+//! broken connection is not used for that: a fresh session removes it, and
+//! what even that could not remove (a server that still holds the files open
+//! for the broken session) the next run on the share removes, once the run
+//! that made it is gone; see [`Owner`].
 
 use std::net::ToSocketAddrs;
 use std::time::Instant;
@@ -27,12 +31,139 @@ fn join(dir: &str, name: &str) -> String {
     }
 }
 
-/// A name no earlier run left behind: the time and the process id.
-pub fn bench_dir_name() -> String {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    format!("nastune-bench-{t}-{}", std::process::id())
+/// Whose a bench directory is: `nastune-bench-HOST-BOOT-PID-N`, HOST the
+/// first 8 hex digits of this host's id (from /etc/machine-id), BOOT those of
+/// the kernel's boot id, PID the process and N its count of directories.
+/// Only a name of exactly this shape, of this host, whose process is gone
+/// (another boot, or no `nastune` with that id) is ever removed by another
+/// run: a person's folder does not look like it, and another host's runs
+/// and a live run are left alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Owner {
+    host: String,
+    boot: String,
+    pid: u32,
+}
+
+const BENCH_PREFIX: &str = "nastune-bench-";
+
+impl Owner {
+    /// This process.
+    pub fn this(root: &Root) -> Owner {
+        let boot = root
+            .read_value("proc/sys/kernel/random/boot_id")
+            .unwrap_or_default()
+            .replace('-', "");
+        Owner {
+            host: hex8(&crate::probe::host::read_host_id(root)),
+            boot: hex8(&boot),
+            pid: std::process::id(),
+        }
+    }
+
+    fn dir_name(&self, n: u32) -> String {
+        format!("{BENCH_PREFIX}{}-{}-{}-{n}", self.host, self.boot, self.pid)
+    }
+
+    /// The owner a directory name says, if it has exactly the shape above.
+    pub fn of_name(name: &str) -> Option<Owner> {
+        let mut parts = name.strip_prefix(BENCH_PREFIX)?.split('-');
+        let (host, boot, pid, n) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        let is_hex8 = |s: &str| s.len() == 8 && s.bytes().all(|b| b.is_ascii_hexdigit());
+        let is_num =
+            |s: &str| !s.is_empty() && s.len() <= 10 && s.bytes().all(|b| b.is_ascii_digit());
+        if parts.next().is_some() || !is_hex8(host) || !is_hex8(boot) || !is_num(pid) || !is_num(n)
+        {
+            return None;
+        }
+        Some(Owner {
+            host: host.to_string(),
+            boot: boot.to_string(),
+            pid: pid.parse().ok()?,
+        })
+    }
+
+    /// Whether `other`'s run is over for sure, seen from this process:
+    /// the same host, and another boot or no such process running nastune.
+    pub fn outlived(&self, other: &Owner, running: impl Fn(u32) -> bool) -> bool {
+        other.host == self.host
+            && (other.boot != self.boot || (other.pid != self.pid && !running(other.pid)))
+    }
+}
+
+/// The first 8 characters of a hex id, or `00000000` for none (an id that
+/// cannot be read makes names no other run of this host matches, since no
+/// run of another host is ever removed).
+fn hex8(id: &str) -> String {
+    let h: String = id.chars().filter(char::is_ascii_hexdigit).take(8).collect();
+    format!("{h:0>8}").to_ascii_lowercase()
+}
+
+/// Whether process `pid` runs nastune (its comm; the kernel keeps 15 bytes).
+fn runs_nastune(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with("nastune"))
+}
+
+/// A name no run, earlier or at the same time, has: see [`Owner`].
+pub fn bench_dir_name(root: &Root) -> String {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    Owner::this(root).dir_name(N.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Removes the bench directories in `dir` that runs now gone left behind
+/// (see [`Owner`]); gives the names removed. Best effort: what cannot be
+/// removed now stays for a later run.
+fn remove_stale(c: &mut Client, dir: &str, root: &Root) -> Vec<String> {
+    let me = Owner::this(root);
+    let listing = c.create(dir, Open::Dir).and_then(|h| {
+        let entries = c.list(&h, dir);
+        let _ = c.close(&h);
+        entries
+    });
+    let Ok(entries) = listing else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in entries {
+        let stale = e.attributes & crate::smb::wire::ATTR_DIRECTORY != 0
+            && Owner::of_name(&e.name).is_some_and(|o| me.outlived(&o, runs_nastune));
+        if stale && remove_tree(c, &join(dir, &e.name), 0).is_ok() {
+            removed.push(e.name);
+        }
+    }
+    removed
+}
+
+/// How long each step of removing the directory over a fresh session may
+/// take, at most: a server that let the run's connection break may be slow
+/// to answer, but a clean-up that waits for the run's whole timeout (30 s by
+/// default) per file would keep a broken run going for minutes.
+const CLEANUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// An error after which the connection cannot be trusted with more requests.
+fn broken(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Timeout { .. } | Error::Closed { .. } | Error::Io { .. } | Error::Protocol(_)
+    )
+}
+
+/// Removes `dir` over a fresh session, each step within [`CLEANUP_TIMEOUT`].
+fn remove_fresh(
+    plan: &Plan,
+    addr: std::net::SocketAddr,
+    security: Security,
+    dir: &str,
+) -> Result<(), Error> {
+    let mut quick = plan.clone();
+    quick.timeout = plan.timeout.min(CLEANUP_TIMEOUT);
+    let mut c = connect(&quick, addr, security)?;
+    let r = remove_tree(&mut c, dir, 0);
+    if r.as_ref().is_err_and(broken) {
+        return r;
+    }
+    c.logoff();
+    r
 }
 
 /// Resolves the target and says whether it is this box.
@@ -75,24 +206,30 @@ pub fn run_security(
     progress: &mut dyn FnMut(&str),
 ) -> Result<SecurityRun, Error> {
     let mut c = connect(plan, addr, security)?;
-    let dir = join(&plan.target.dir, &bench_dir_name());
+    for name in remove_stale(&mut c, &plan.target.dir, root) {
+        crate::note!(
+            "nastune: removed '{name}', which an earlier run that is gone left on the share"
+        );
+    }
+    let dir = join(&plan.target.dir, &bench_dir_name(root));
     let d = c.create(&dir, Open::NewDir)?;
     c.close(&d)?;
     let result = workloads(&mut c, plan, &dir, local, security, root, progress);
-    // Clean up whatever happened; an interrupt or error is reported after.
-    c.drain();
-    let mut cleaned = remove_tree(&mut c, &dir, 0);
-    c.logoff();
-    if matches!(
-        cleaned,
-        Err(Error::Timeout { .. } | Error::Closed { .. } | Error::Io { .. })
-    ) {
-        // The connection broke (perhaps what failed the run): a new one cleans up.
-        cleaned = connect(plan, addr, security).and_then(|mut c| {
-            let r = remove_tree(&mut c, &dir, 0);
+    // Clean up whatever happened; an interrupt or error is reported after. A
+    // broken connection is dropped unused: each request on it would wait for
+    // the timeout, and a desynchronised one answers nothing sensible.
+    let mut cleaned = Err(Error::Interrupted);
+    if !result.as_ref().is_err_and(broken) {
+        c.drain();
+        cleaned = remove_tree(&mut c, &dir, 0);
+        if !cleaned.as_ref().is_err_and(broken) {
             c.logoff();
-            r
-        });
+        }
+    }
+    if cleaned.is_err() {
+        // Once more, over a fresh session: what failed may have been the
+        // connection, and a new one is not bound by its state.
+        cleaned = remove_fresh(plan, addr, security, &dir);
     }
     let run = result?;
     cleaned?;
@@ -471,4 +608,61 @@ pub fn remove_tree(c: &mut Client, dir: &str, depth: u32) -> Result<(), Error> {
     let deleted = listed.and_then(|()| c.delete_on_close(&h, dir));
     c.close(&h)?;
     deleted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owner(host: &str, boot: &str, pid: u32) -> Owner {
+        Owner {
+            host: host.into(),
+            boot: boot.into(),
+            pid,
+        }
+    }
+
+    #[test]
+    fn only_names_of_exactly_our_shape_are_owned() {
+        let me = owner("0123abcd", "feedf00d", 400);
+        let name = me.dir_name(3);
+        assert_eq!(name, "nastune-bench-0123abcd-feedf00d-400-3");
+        assert_eq!(Owner::of_name(&name), Some(me));
+        for other in [
+            "nastune-bench-1732700000-400",
+            "nastune-bench-0123abcd-feedf00d-400",
+            "nastune-bench-0123abcd-feedf00d-400-3-x",
+            "nastune-bench-0123abcX-feedf00d-400-3",
+            "nastune-bench-0123abc-feedf00d-400-3",
+            "nastune-bench-0123abcd-feedf00d--3",
+            "nastune-bench-0123abcd-feedf00d-99999999999-3",
+            "Nastune-bench-0123abcd-feedf00d-400-3",
+            "my nastune-bench-0123abcd-feedf00d-400-3",
+        ] {
+            assert_eq!(Owner::of_name(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn a_run_is_outlived_only_on_this_host_when_gone() {
+        let me = owner("0123abcd", "feedf00d", 400);
+        let nobody = |_: u32| false;
+        let everybody = |_: u32| true;
+        // Same boot: gone only when no nastune runs with its id; never ourselves.
+        assert!(me.outlived(&owner("0123abcd", "feedf00d", 401), nobody));
+        assert!(!me.outlived(&owner("0123abcd", "feedf00d", 401), everybody));
+        assert!(!me.outlived(&owner("0123abcd", "feedf00d", 400), nobody));
+        // Another boot: every process of it is gone.
+        assert!(me.outlived(&owner("0123abcd", "00000001", 401), everybody));
+        // Another host: never ours to judge.
+        assert!(!me.outlived(&owner("99999999", "00000001", 401), nobody));
+    }
+
+    #[test]
+    fn ids_become_eight_lowercase_hex_digits() {
+        assert_eq!(hex8("6F1C2D3E4A5B6C7D"), "6f1c2d3e");
+        assert_eq!(hex8("b1e2-33"), "00b1e233");
+        assert_eq!(hex8("unknown"), "00000000");
+        assert_eq!(hex8(""), "00000000");
+    }
 }

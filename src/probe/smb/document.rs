@@ -57,48 +57,55 @@ pub struct Document {
     lines: Vec<Line>,
 }
 
-impl Document {
-    pub fn parse(text: &str) -> Document {
-        let mut lines = Vec::new();
-        let mut physical = split_keep_terminators(text).peekable();
-        let mut number = 0;
-        while let Some(first) = physical.next() {
-            number += 1;
-            let start = number;
-            let mut raw = first.to_string();
-            let body = strip_terminator(first);
-            let trimmed = body.trim_start();
-            let is_comment = trimmed.starts_with('#') || trimmed.starts_with(';');
-            let mut content = String::new();
-            if is_comment || trimmed.is_empty() {
-                content.push_str(body);
-            } else {
-                // Join continuation lines: `\` as the last character of the line.
-                let mut current = body;
-                loop {
-                    match current.strip_suffix('\\') {
-                        Some(head) if physical.peek().is_some() => {
-                            content.push_str(head.trim_end());
-                            content.push(' ');
-                            let Some(next) = physical.next() else { break };
-                            number += 1;
-                            raw.push_str(next);
-                            current = strip_terminator(next).trim_start();
-                        }
-                        _ => {
-                            content.push_str(current);
-                            break;
-                        }
+/// The logical lines of a text, one at a time: reading a configuration needs
+/// only the current line, and a 4 MiB file held as [`Line`]s takes some 70 MiB.
+pub fn logical_lines(text: &str) -> impl Iterator<Item = Line> + '_ {
+    let mut physical = split_keep_terminators(text).peekable();
+    let mut number = 0;
+    std::iter::from_fn(move || {
+        let first = physical.next()?;
+        number += 1;
+        let start = number;
+        let mut raw = first.to_string();
+        let body = strip_terminator(first);
+        let trimmed = body.trim_start();
+        let is_comment = trimmed.starts_with('#') || trimmed.starts_with(';');
+        let mut content = String::new();
+        if is_comment || trimmed.is_empty() {
+            content.push_str(body);
+        } else {
+            // Join continuation lines: `\` as the last character of the line.
+            let mut current = body;
+            loop {
+                match current.strip_suffix('\\') {
+                    Some(head) if physical.peek().is_some() => {
+                        content.push_str(head.trim_end());
+                        content.push(' ');
+                        let Some(next) = physical.next() else { break };
+                        number += 1;
+                        raw.push_str(next);
+                        current = strip_terminator(next).trim_start();
+                    }
+                    _ => {
+                        content.push_str(current);
+                        break;
                     }
                 }
             }
-            lines.push(Line {
-                raw,
-                number: start,
-                kind: classify(&content, is_comment),
-            });
         }
-        Document { lines }
+        Some(Line {
+            raw,
+            number: start,
+            kind: classify(&content, is_comment),
+        })
+    })
+}
+
+impl Document {
+    pub fn parse(text: &str) -> Document {
+        Document {
+            lines: logical_lines(text).collect(),
+        }
     }
 
     pub fn lines(&self) -> &[Line] {
@@ -329,6 +336,11 @@ pub enum EditError {
 /// Section names compare case-insensitively, as Samba's do.
 pub fn same_section(a: &str, b: &str) -> bool {
     a.trim().eq_ignore_ascii_case(b.trim())
+}
+
+/// The key under which [`same_section`] names are equal, for hashing.
+pub fn section_key(name: &str) -> String {
+    name.trim().to_ascii_lowercase()
 }
 
 fn classify(content: &str, is_comment: bool) -> LineKind {

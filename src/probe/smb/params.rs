@@ -87,7 +87,9 @@ pub fn canonical_name(written: &str) -> (String, bool) {
     if let Some((_, canonical)) = SYNONYMS.iter().find(|(s, _)| *s == compact) {
         return ((*canonical).into(), false);
     }
-    if let Some(known) = KNOWN.iter().find(|k| k.replace(' ', "") == compact) {
+    // Compared without a copy of each name: this runs for every line read.
+    let same = |k: &&&str| k.chars().filter(|c| *c != ' ').eq(compact.chars());
+    if let Some(known) = KNOWN.iter().find(same) {
         return ((*known).into(), false);
     }
     let words: Vec<String> = written

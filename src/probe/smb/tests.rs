@@ -406,3 +406,74 @@ fn a_running_smbd_names_its_configuration() {
     );
     assert_eq!(c("smbd -D"), None);
 }
+
+#[test]
+fn included_text_is_bounded_and_the_cap_is_reported() {
+    // 1 MiB per file: four fit in MAX_INCLUDED_BYTES, the fifth does not.
+    let big = format!("[big]\ncomment = {}\n", "x".repeat((1 << 20) - 24));
+    assert!(big.len() <= 1 << 20);
+    let main = "[global]\n".to_string() + &"include = big.conf\n".repeat(100);
+    let mut loads = 0;
+    let s = resolve(&main, |_| {
+        loads += 1;
+        Ok(big.clone())
+    });
+    let read = s.includes.iter().filter(|i| i.status == "read").count();
+    assert_eq!(read, MAX_INCLUDED_BYTES / (1 << 20));
+    let refused = s
+        .includes
+        .iter()
+        .find(|i| i.status == "too_much_text")
+        .unwrap();
+    assert!(
+        refused.detail.as_ref().unwrap().contains("4 MiB"),
+        "{refused:?}"
+    );
+    // Refused files count as opened: 100 includes open at most MAX_FILES.
+    assert_eq!(loads, MAX_FILES - 1);
+    assert!(s.includes.iter().any(|i| i.status == "too_many"));
+    assert!(
+        s.problems
+            .iter()
+            .any(|p| p.message.contains("include 'big.conf'") && p.line == 2 + read)
+    );
+}
+
+#[test]
+fn sections_parameters_and_problems_are_listed_up_to_their_caps() {
+    let mut text = String::from("[global]\n");
+    for i in 0..MAX_SECTIONS + 10 {
+        text.push_str(&format!("[s{i}]\npath = /srv/{i}\n"));
+    }
+    // A section met again after the cap still gets its parameters.
+    text.push_str("[S0]\nguest ok = yes\n");
+    let s = resolve(&text, no_includes);
+    assert_eq!(s.shares.len(), MAX_SECTIONS - 1);
+    assert_eq!(param(&s.shares[0].params, "guest ok"), Some("yes"));
+    let cap = s
+        .problems
+        .iter()
+        .find(|p| p.message.starts_with("more than 4096 sections"))
+        .unwrap();
+    assert!(cap.message.contains("; 11 more"), "{}", cap.message);
+    assert_eq!(cap.line, 2 * MAX_SECTIONS);
+
+    let mut text = String::from("[global]\n");
+    for i in 0..MAX_PARAMS + 5 {
+        text.push_str(&format!("p{i} = 1\np{i} = 2\n"));
+    }
+    let s = resolve(&text, no_includes);
+    assert_eq!(s.global.len(), MAX_PARAMS);
+    assert_eq!(s.problems.len(), MAX_PROBLEMS + 2);
+    let messages: Vec<&str> = s.problems[MAX_PROBLEMS..]
+        .iter()
+        .map(|p| p.message.as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        vec![
+            "more than 256 problems; 16128 more from here on are not listed",
+            "more than 16384 parameters; 10 more from here on are not listed",
+        ]
+    );
+}

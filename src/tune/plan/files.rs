@@ -5,7 +5,7 @@
 
 use super::{FilePlan, Persist, PlanItem, Status, read_text};
 use crate::root::Root;
-use crate::tune::action::{Action, Step};
+use crate::tune::action::{Action, Step, read_meta};
 use crate::tune::boot_unit;
 use crate::tune::edit_file::{self, Edit};
 use crate::tune::sysctl_d;
@@ -209,7 +209,12 @@ fn edits(root: &Root, items: &mut [PlanItem], files: &mut Vec<FilePlan>) -> Vec<
         if content == original {
             continue;
         }
-        if let Some(why) = edit_file::validate(file, &original, &content) {
+        // The validator's copies get the file's own permission bits.
+        let mode = read_meta(root, file)
+            .ok()
+            .flatten()
+            .map_or(0o600, |m| m.mode & 0o777);
+        if let Some(why) = edit_file::validate(file, &original, &content, mode) {
             skip_all(items, &on_file, &why);
             continue;
         }
