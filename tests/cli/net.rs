@@ -672,10 +672,15 @@ fn slow_clients_and_cookie_drippers_cannot_keep_iperf3_out() {
         1,
         "{outcomes:?}"
     );
+    // The parameter drippers were ended by the server: by the handshake deadline,
+    // or, when the 64 cookie drippers filled the table within their cookie grace,
+    // as the oldest handshake (a full table evicts the oldest stalled peer, else
+    // the oldest). Either way none held a place until the test stopped it.
     assert!(
         outcomes
             .iter()
-            .any(|o| o.contains("timed out waiting for the handshake")),
+            .any(|o| o.contains("timed out waiting for the handshake")
+                || o.contains("in their handshake and this was the oldest")),
         "{outcomes:?}"
     );
     assert!(!outcomes.iter().any(|o| o.contains("busy")), "{outcomes:?}");
