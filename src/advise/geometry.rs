@@ -2,7 +2,9 @@
 //! alignment (to sectors and stripes, and to the pages and erase blocks of flash
 //! media), and drive-managed SMR disks in RAID.
 
+use super::media::{self, Media};
 use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
+use crate::probe::Snapshot;
 use crate::probe::block::{BlockDevice, Partition, Queue};
 use crate::probe::md::MdArray;
 
@@ -18,35 +20,17 @@ const MIB: u64 = 1024 * KIB;
 /// The flash page a 4 KiB filesystem block should fit in.
 const FLASH_PAGE_BYTES: u64 = 4 * KIB;
 
-/// Model fragments of USB flash sticks and card readers: their bridges report
-/// them rotational, so the model is what tells them from USB hard disks.
-const USB_FLASH_MODELS: &[&str] = &[
-    "CRUZER",
-    "DATATRAVELER",
-    "JUMPDRIVE",
-    "FLASH",
-    "USB DISK",
-    "ULTRA FIT",
-    "STORE N GO",
-    "SD/MMC",
-    "SD CARD",
-    "CARD READER",
-    "MICROSD",
-];
-
 /// What kind of flash medium a disk is, when it is an SD card, eMMC or USB
-/// flash stick (not SATA/NVMe SSDs, whose controllers remap small writes).
-fn flash_medium(disk: &BlockDevice) -> Option<&'static str> {
-    match disk.transport.as_str() {
-        "mmc" => Some("SD card or eMMC"),
-        "usb" => {
-            let model = disk.model.as_deref().unwrap_or("").to_ascii_uppercase();
-            let rotational = disk.queue.as_ref().and_then(|q| q.rotational);
-            (rotational == Some(false) || USB_FLASH_MODELS.iter().any(|m| model.contains(m)))
-                .then_some("USB flash")
-        }
-        _ => None,
-    }
+/// flash stick (not SATA/NVMe SSDs, whose controllers remap small writes),
+/// with the evidence that says so.
+fn flash_medium(snap: &Snapshot, disk: &BlockDevice) -> Option<(&'static str, String)> {
+    let (kind, clues) = media::media_kind(&media::facts(snap, disk));
+    let medium = match (disk.transport.as_str(), kind) {
+        ("mmc", _) => "SD card or eMMC",
+        ("usb", Media::Flash) => "USB flash",
+        _ => return None,
+    };
+    Some((medium, media::describe(&clues)))
 }
 
 /// Every partition with its disk.
@@ -287,7 +271,10 @@ static PARTITION_MISALIGNED_FLASH: Rule = Rule {
         checks: "A partition on an SD card, eMMC or USB flash stick does not start on a 1 MiB \
                  boundary (sector 63 from old fdisk, for example). Flash writes whole pages and \
                  erases whole blocks of 1 MiB or more, so a shifted partition makes writes \
-                 straddle them. Hard disks with 512-byte sectors are not flagged.",
+                 straddle them. USB sticks and card readers often claim to be rotational, so \
+                 flash is recognised from SMART's rotation rate, the removable bit, the model \
+                 and USB product names, the size and the driver, and the finding names the \
+                 evidence. Hard disks with 512-byte sectors are not flagged.",
         references: &[
             "parted(8) align-check",
             "https://lwn.net/Articles/428584/ (Optimizing Linux with cheap flash drives)",
@@ -296,7 +283,7 @@ static PARTITION_MISALIGNED_FLASH: Rule = Rule {
     evaluate: |info, ctx| {
         partitions(ctx)
             .filter_map(|(d, p, disk)| {
-                let medium = flash_medium(disk)?;
+                let (medium, why) = flash_medium(ctx.snapshot, disk)?;
                 // Off a sector or stripe: the other rule says so already.
                 let sector_rule = disk.queue.as_ref().and_then(|q| sector_misalignment(p, q));
                 if p.aligned_to_1mib || sector_rule.is_some() {
@@ -331,15 +318,22 @@ static PARTITION_MISALIGNED_FLASH: Rule = Rule {
                         ),
                         format!(
                             "{} starts at sector {} = byte {}; {} mod {FLASH_PAGE_BYTES} = \
-                             {page_off} and {} mod {MIB} = {erase_off}. Flash writes in pages \
+                             {page_off} and {} mod {MIB} = {erase_off}. {} is flash: {why}. \
+                             Flash writes in pages \
                              (4-16 KiB) and erases in blocks of 1 MiB or more (4 MiB \
                              allocation units on most SD cards). {cost} Fixing it means backup, \
                              repartition starting at 1 MiB (4 MiB on SD cards) and restore.",
-                            d.name, p.start_sector, p.start_bytes, p.start_bytes, p.start_bytes
+                            d.name,
+                            p.start_sector,
+                            p.start_bytes,
+                            p.start_bytes,
+                            p.start_bytes,
+                            p.disk
                         ),
                     )
                     .evidence(format!("{} start bytes", d.name), p.start_bytes)
                     .evidence(format!("{} medium", p.disk), medium)
+                    .evidence(format!("{} flash evidence", p.disk), &why)
                     .evidence("offset into a 4 KiB page, bytes", page_off)
                     .evidence("offset into a 1 MiB erase block, bytes", erase_off)
                     .setting(format!("sysfs:block/{}/{}/start", p.disk, d.name))

@@ -19,6 +19,7 @@ mod geometry;
 mod kernel_log;
 mod links;
 pub mod measured;
+pub mod media;
 mod memory;
 mod net;
 pub mod path_model;

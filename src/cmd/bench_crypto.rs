@@ -25,7 +25,13 @@ fn run(args: &BenchCryptoArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> 
     let mut bar = crate::progress::Progress::stderr();
     let mut report = crypto::run(&settings, &root, &mut |step, f| bar.draw(step, f));
     bar.clear();
-    report.validity = Some(guard.finish(&root, Outcome::default()));
+    report.validity = Some(guard.finish(
+        &root,
+        Outcome {
+            measuring_thread: report.measuring_thread(),
+            ..Outcome::default()
+        },
+    ));
     let disturbed = report.validity.as_ref().is_some_and(|v| !v.is_clean());
     if let Some(store) = &store {
         super::save_bench_run(store, crate::store::RunKind::BenchCrypto, &report, &root)?;

@@ -174,7 +174,13 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         phases.start("ciphers");
         let g = guard(&root);
         let mut report = crypto::run(settings, &root, &mut |step, f| phases.within(step, f));
-        report.validity = Some(g.finish(&root, Outcome::default()));
+        report.validity = Some(g.finish(
+            &root,
+            Outcome {
+                measuring_thread: report.measuring_thread(),
+                ..Outcome::default()
+            },
+        ));
         docs.push(Doc::Crypto(Box::new(report)));
     } else {
         not_measured.push(skipped("crypto", "--skip-crypto"));

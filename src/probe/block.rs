@@ -36,6 +36,12 @@ pub struct BlockDevice {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sysfs_path: Option<String>,
     pub size_bytes: u64,
+    /// sysfs `removable`: the SCSI RMB bit (card readers, most USB flash sticks)
+    /// or removable-media drives. USB hard disks and SSDs behind bridges report 0,
+    /// so it tells sticks from disks where `rotational` cannot. Disks only;
+    /// absent in older snapshots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removable: Option<bool>,
     pub read_only: Option<bool>,
     /// Devices this one is built on (`/sys/block/X/slaves`).
     pub slaves: Vec<String>,
@@ -202,6 +208,7 @@ fn read_disk(root: &Root, name: &str) -> BlockDevice {
         usb_power_control,
         sysfs_path: device_path.clone(),
         size_bytes,
+        removable: a.parsed("removable", parse_bool01),
         read_only: a.parsed("ro", parse_bool01),
         slaves: a.list("slaves"),
         holders: a.list("holders"),
@@ -283,6 +290,7 @@ fn read_partitions(root: &Root, disk: &BlockDevice) -> Vec<BlockDevice> {
             usb_power_control: None,
             sysfs_path: None,
             size_bytes: sectors_to_bytes(a.parsed("size", parse_u64).unwrap_or(0)),
+            removable: None,
             read_only: a.parsed("ro", parse_bool01),
             slaves: a.list("slaves"),
             holders: a.list("holders"),

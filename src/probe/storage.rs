@@ -174,6 +174,7 @@ mod tests {
             usb_power_control: None,
             sysfs_path: None,
             size_bytes: 1,
+            removable: None,
             read_only: None,
             slaves: slaves.iter().map(|s| s.to_string()).collect(),
             holders: holders.iter().map(|s| s.to_string()).collect(),

@@ -24,8 +24,16 @@ fn mib_s(bytes_per_sec: f64) -> String {
 fn header(out: &mut String) {
     let _ = writeln!(
         out,
-        "#{:>29} {:>5} {:>8} {:>6} {:>14} {:>14} {:>16}  Driver / implementation",
-        "Algorithm", "Key", "Request", "Queue", "Encryption", "Decryption", "CPU s/GiB e/d"
+        "#{:>29} {:>5} {:>8} {:>6} {:>14} {:>14} {:>15} {:>5} {:>16}  Driver / implementation",
+        "Algorithm",
+        "Key",
+        "Request",
+        "Queue",
+        "Encryption",
+        "Decryption",
+        "wall-clock e/d",
+        "core",
+        "CPU s/GiB e/d"
     );
 }
 
@@ -44,16 +52,29 @@ fn cipher_lines(out: &mut String, r: &CipherResult) {
         }
         None => r.implementation.clone(),
     };
+    let cpu = r.cpu_bound();
     for p in &r.points {
+        let share = [&p.encrypt, &p.decrypt]
+            .iter()
+            .filter_map(|r| r.thread_cpu_share)
+            .reduce(f64::min)
+            .filter(|_| cpu)
+            .map_or("-".to_string(), |s| format!("{s:.2}"));
         let _ = writeln!(
             out,
-            "{:>30} {:>4}b {:>8} {:>6} {:>14} {:>14} {:>16}  {impl_text}",
+            "{:>30} {:>4}b {:>8} {:>6} {:>14} {:>14} {:>15} {:>5} {:>16}  {impl_text}",
             r.cipher,
             r.key_bits,
             request(p.request_bytes),
             p.in_flight,
-            mib_s(p.encrypt.bytes_per_sec),
-            mib_s(p.decrypt.bytes_per_sec),
+            mib_s(p.encrypt.headline(cpu)),
+            mib_s(p.decrypt.headline(cpu)),
+            format!(
+                "{:.1}/{:.1}",
+                p.encrypt.bytes_per_sec / MIB,
+                p.decrypt.bytes_per_sec / MIB
+            ),
+            share,
             format!(
                 "{:.2}/{:.2}",
                 p.encrypt.cpu_secs_per_gib, p.decrypt.cpu_secs_per_gib
@@ -113,6 +134,12 @@ pub fn render(r: &CryptoReport) -> String {
         out,
         "# Tests are approximate, in memory only (no storage I/O); MiB = 2^20 bytes; {:.2} s per point.",
         r.duration_secs_per_point
+    );
+    let _ = writeln!(
+        out,
+        "# Speeds of ciphers the CPU runs are per CPU-second of the measuring thread (per core \
+         with Queue > 1), which other load does not lower; wall-clock MiB/s beside them, and \
+         the share of a core the thread got (core). Hardware engines: wall-clock."
     );
     let aes = match r.cpu.has_aes {
         Some(true) => "yes",

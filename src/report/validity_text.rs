@@ -10,11 +10,12 @@ pub fn line(v: &Validity) -> String {
         // check's phases each add their own conditions: one entry per name,
         // its figures as a range, instead of the same words once a phase.
         let mut by_name: Vec<(&str, Vec<&str>)> = Vec::new();
-        for c in v
-            .conditions
-            .iter()
-            .filter(|c| matches!(c.name.as_str(), "settle" | "other_cpu" | "cpu_frequency"))
-        {
+        for c in v.conditions.iter().filter(|c| {
+            matches!(
+                c.name.as_str(),
+                "settle" | "thread_cpu" | "other_cpu" | "cpu_frequency"
+            )
+        }) {
             match by_name.iter_mut().find(|(n, _)| *n == c.name) {
                 Some((_, figures)) => figures.push(&c.figure),
                 None => by_name.push((&c.name, vec![&c.figure])),

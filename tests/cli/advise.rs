@@ -225,17 +225,23 @@ fn recommended_qdiscs(f: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// A copy of the pogoplug box whose /proc/config.gz (made by gzip) has `config`.
-fn pogoplug_with_config(config: &str) -> tempfile::TempDir {
+/// A copy of the pogoplug box at `t` in a temporary directory.
+fn pogoplug_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let tree = dir.path().join("t");
     let st = std::process::Command::new("cp")
         .arg("-a")
         .arg(fixtures().join("boxes/pogoplug-v4"))
-        .arg(&tree)
+        .arg(dir.path().join("t"))
         .status()
         .unwrap();
     assert!(st.success());
+    dir
+}
+
+/// A copy of the pogoplug box whose /proc/config.gz (made by gzip) has `config`.
+fn pogoplug_with_config(config: &str) -> tempfile::TempDir {
+    let dir = pogoplug_copy();
+    let tree = dir.path().join("t");
     let plain = tree.join("proc/config");
     std::fs::write(&plain, config).unwrap();
     let st = std::process::Command::new("gzip")
@@ -350,4 +356,70 @@ fn tune_plan_refuses_a_default_qdisc_the_kernel_lacks() {
     );
     let o = plan("fq");
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// A copy of the pogoplug box whose USB stick (sdb, a Cruzer Fit) is made an
+/// Intenso Rainbow Line, a name no list of stick models holds, still claiming
+/// rotational=1 as usb-storage sticks do, with its partition at sector 63.
+fn pogoplug_with_unnamed_stick(removable: &str) -> tempfile::TempDir {
+    let dir = pogoplug_copy();
+    let tree = dir.path().join("t");
+    let sdb = std::fs::canonicalize(tree.join("sys/block/sdb")).unwrap();
+    let usb = tree.join("sys/devices/platform/soc/soc:internal-regs/f1050000.ehci/usb1/1-1");
+    for (file, text) in [
+        (sdb.join("device/vendor"), "Intenso \n"),
+        (sdb.join("device/model"), "Rainbow Line    \n"),
+        (sdb.join("removable"), removable),
+        (sdb.join("queue/rotational"), "1\n"),
+        (sdb.join("sdb1/start"), "63\n"),
+        (usb.join("manufacturer"), "Intenso\n"),
+        (usb.join("product"), "Rainbow Line\n"),
+    ] {
+        std::fs::write(&file, text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    }
+    dir
+}
+
+/// A stick reporting rotational=1 with a model no list knows is recognised as
+/// flash from its removable bit, size and missing SMART, and the finding says so.
+#[test]
+fn misaligned_stick_claiming_rotation_is_a_flash_finding_naming_the_evidence() {
+    let dir = pogoplug_with_unnamed_stick("1\n");
+    let v = advise_json(&dir.path().join("t"));
+    let f = finding(&v, "partition-misaligned-flash");
+    assert_eq!(
+        f["title"], "sdb1 starts at sector 63 on USB flash sdb, not at a 1 MiB boundary",
+        "{f}"
+    );
+    let evidence = f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["fact"] == "sdb flash evidence")
+        .unwrap_or_else(|| panic!("no flash evidence: {f}"));
+    let why = evidence["value"].as_str().unwrap();
+    assert!(
+        why.contains("removable=1")
+            && why.contains("14 GiB, stick-sized")
+            && why.contains("rotational=1 set aside"),
+        "{why}"
+    );
+    assert!(
+        f["rationale"]
+            .as_str()
+            .unwrap()
+            .contains("sdb is flash: removable=1"),
+        "{f}"
+    );
+    // The same stick reporting fixed media leaves only its missing SMART
+    // answer: not enough to call it flash, so no finding rather than a guess.
+    let dir = pogoplug_with_unnamed_stick("0\n");
+    let v = advise_json(&dir.path().join("t"));
+    let ids: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["rule_id"].as_str())
+        .collect();
+    assert!(!ids.contains(&"partition-misaligned-flash"), "{ids:?}");
 }

@@ -1,5 +1,6 @@
 //! Tests whose verdicts are timings: the path model's predictions against
-//! known truth, a trial's "no effect", and SMB encryption's measured cost. Their own test binary: cargo runs
+//! known truth, a trial's "no effect", SMB encryption's measured cost, and cipher
+//! speeds beside a busy loop. Their own test binary: cargo runs
 //! test binaries one after another, so no other test of ours loads the CPU
 //! they measure; within it they run one at a time.
 
@@ -44,5 +45,6 @@ mod net {
 }
 
 mod check_truth;
+mod crypto_contention;
 mod no_effect;
 mod smb_encryption;

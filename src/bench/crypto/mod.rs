@@ -96,13 +96,48 @@ pub struct CipherResult {
 }
 
 impl CipherResult {
-    /// Mean of encrypt and decrypt bytes/s at `size`, best over in-flight depths.
+    /// Whether the CPU does the work (user space, or a kernel driver that is not
+    /// a hardware engine): then its speed is stated per CPU-second.
+    pub fn cpu_bound(&self) -> bool {
+        self.driver.as_ref().and_then(|d| d.hardware) != Some(true)
+    }
+
+    /// Mean of encrypt and decrypt speed at `size` (per CPU-second when
+    /// [`Self::cpu_bound`]), best over in-flight depths.
     pub fn speed_at(&self, size: u32) -> Option<f64> {
+        let cpu = self.cpu_bound();
         self.points
             .iter()
             .filter(|p| p.request_bytes == size)
-            .map(|p| (p.encrypt.bytes_per_sec + p.decrypt.bytes_per_sec) / 2.0)
+            .map(|p| (p.encrypt.headline(cpu) + p.decrypt.headline(cpu)) / 2.0)
             .reduce(f64::max)
+    }
+}
+
+impl CryptoReport {
+    /// What the measuring threads got over every CPU-bound timed loop, for the
+    /// validity guard; `None` when nothing CPU-bound was measured.
+    pub fn measuring_thread(&self) -> Option<crate::bench::validity::MeasuringThread> {
+        let uses: Vec<measure::ThreadUse> = self
+            .kernel
+            .iter()
+            .chain(&self.user_space)
+            .filter(|c| c.cpu_bound())
+            .flat_map(|c| &c.points)
+            .flat_map(|p| [&p.encrypt, &p.decrypt])
+            .filter_map(Rate::thread_use)
+            .collect();
+        let worst = uses
+            .iter()
+            .filter_map(measure::ThreadUse::share)
+            .reduce(f64::min)?;
+        let all = measure::ThreadUse::sum(uses);
+        Some(crate::bench::validity::MeasuringThread {
+            cpu_secs: all.cpu_secs,
+            wanted_secs: all.wanted_secs,
+            worst_share: worst,
+            wait_known: all.wait_secs.is_some(),
+        })
     }
 }
 

@@ -387,6 +387,7 @@ pub fn run_test(
         validity::Outcome {
             own_device_bytes: w.direct.then_some(moved + total.warmup_bytes + verified),
             buffered_file_bytes: (!w.direct).then_some(b.target.size_bytes),
+            measuring_thread: None,
         },
     );
     let ios = total.read.ios + total.write.ios;

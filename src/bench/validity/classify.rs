@@ -8,6 +8,10 @@ use crate::report::format::bytes as bytes_iec;
 /// Other processes' CPU, in cores averaged over the run, above which they
 /// competed with the measurement (one busy loop is 1.0).
 pub const OTHER_CPU_CORES: f64 = 0.25;
+/// Share of a core below which the measuring thread was disturbed: a thread
+/// alone on an idle core gets 0.98-1.0 (interrupts and kernel threads take
+/// the rest), and 0.9 costs a wall-clock figure 10 %.
+pub const THREAD_CPU_SHARE: f64 = 0.9;
 /// Busy cores (all CPU time but idle and iowait) below which the box counts as
 /// idle while settling.
 pub const SETTLE_BUSY_CORES: f64 = 0.25;
@@ -48,6 +52,32 @@ pub fn classify(o: &Observations) -> Validity {
                     s.waited_s, s.busy_cores
                 ),
             )
+        });
+    }
+
+    if let Some(t) = &o.measuring_thread {
+        let share = t.share();
+        let wanted = if t.wait_known {
+            "CPU + run-queue wait"
+        } else {
+            "wall clock"
+        };
+        let figure = format!(
+            "{share:.2} of a core ({:.2} CPU-s of {:.2} s wanted, {wanted}; worst loop {:.2})",
+            t.cpu_secs, t.wanted_secs, t.worst_share
+        );
+        c.push(if share < THREAD_CPU_SHARE {
+            Condition::disturbed(
+                "thread_cpu",
+                figure,
+                format!(
+                    "the measuring thread got {share:.2} of a core (worst loop {:.2}): speeds \
+                     per wall-clock second are low by that share; speeds per CPU-second stand",
+                    t.worst_share
+                ),
+            )
+        } else {
+            Condition::clean("thread_cpu", figure)
         });
     }
 
@@ -381,6 +411,41 @@ mod tests {
         assert!(
             r[0].contains("2.00 cores") && r[0].contains("yes (pid 42) 1.00"),
             "{r:?}"
+        );
+    }
+
+    #[test]
+    fn a_measuring_thread_short_of_a_core_is_disturbed_with_its_share() {
+        let mut o = quiet();
+        o.measuring_thread = Some(super::super::MeasuringThread {
+            cpu_secs: 4.8,
+            wanted_secs: 5.0,
+            worst_share: 0.93,
+            wait_known: true,
+        });
+        assert!(reasons(&o).is_empty());
+        o.measuring_thread = Some(super::super::MeasuringThread {
+            cpu_secs: 1.0,
+            wanted_secs: 5.0,
+            worst_share: 0.15,
+            wait_known: false,
+        });
+        let v = classify(&o);
+        assert_eq!(v.reasons.len(), 1, "{:?}", v.reasons);
+        assert!(
+            v.reasons[0].starts_with("the measuring thread got 0.20 of a core (worst loop 0.15)"),
+            "{:?}",
+            v.reasons
+        );
+        let c = v
+            .conditions
+            .iter()
+            .find(|c| c.name == "thread_cpu")
+            .unwrap();
+        assert!(
+            c.figure.contains("1.00 CPU-s of 5.00 s wanted, wall clock"),
+            "{}",
+            c.figure
         );
     }
 

@@ -74,7 +74,7 @@ impl Verdict {
     }
 }
 
-/// One condition: `other_cpu`, `settle`, `swap`, `major_faults`,
+/// One condition: `thread_cpu`, `other_cpu`, `settle`, `swap`, `major_faults`,
 /// `memory_pressure`, `cpu_frequency`, `thermal`, `throttling`, `md_sync`,
 /// `ext4_lazyinit`, `target_io` or `page_cache`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -187,6 +187,7 @@ pub struct Observations {
     pub ext4_lazyinit: bool,
     pub devices: Vec<DeviceIo>,
     pub page_cache: Option<PageCache>,
+    pub measuring_thread: Option<MeasuringThread>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -265,6 +266,33 @@ pub struct PageCache {
     pub ram_bytes: u64,
 }
 
+/// What the thread(s) doing CPU-bound measured work got: the direct measure
+/// of CPU disturbance, where `other_cpu` (others' CPU over the whole box)
+/// only hints at it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeasuringThread {
+    /// CPU seconds the threads used in their timed loops.
+    pub cpu_secs: f64,
+    /// Seconds they wanted a CPU: CPU + run-queue wait, or the wall clock.
+    pub wanted_secs: f64,
+    /// The smallest share of a core one timed loop got.
+    pub worst_share: f64,
+    /// Whether the run-queue wait was measured (schedstat) rather than the
+    /// wall clock taken as the time wanted.
+    pub wait_known: bool,
+}
+
+impl MeasuringThread {
+    /// Share of a core the threads got over all their loops.
+    pub fn share(&self) -> f64 {
+        if self.wanted_secs > 0.0 {
+            (self.cpu_secs / self.wanted_secs).min(1.0)
+        } else {
+            1.0
+        }
+    }
+}
+
 /// What the bench tells the guard at the end.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Outcome {
@@ -272,6 +300,8 @@ pub struct Outcome {
     pub own_device_bytes: Option<u64>,
     /// Size of the file a buffered disk run used.
     pub buffered_file_bytes: Option<u64>,
+    /// What the measuring threads of a CPU-bound bench got.
+    pub measuring_thread: Option<MeasuringThread>,
 }
 
 /// A running guard: the "before" readings and the sampler thread.

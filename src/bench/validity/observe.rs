@@ -549,6 +549,7 @@ pub fn observations(
         ext4_lazyinit: plan.io && (before.ext4_lazyinit || after.ext4_lazyinit),
         devices,
         page_cache,
+        measuring_thread: outcome.measuring_thread,
     }
 }
 
