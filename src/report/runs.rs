@@ -377,6 +377,9 @@ pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
     let mut out = Vec::new();
     for r in runs {
         for t in r.docs.disks().flat_map(|d| &d.tests) {
+            // The direction tells a mixed test's two curves apart; a one-way
+            // test's name already says it ("SEQ1M Q8T1 read").
+            let both = t.read.is_some() && t.write.is_some();
             for (dir, result) in [("read", &t.read), ("write", &t.write)] {
                 let Some(clat) = result.as_ref().and_then(|d| d.clat_ns.as_ref()) else {
                     continue;
@@ -391,7 +394,11 @@ pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
                     continue;
                 }
                 out.push(LatencyCurve {
-                    name: format!("run {} {} [{dir}]", r.id, t.label()),
+                    name: if both {
+                        format!("run {} {} [{dir}]", r.id, t.label())
+                    } else {
+                        format!("run {} {}", r.id, t.label())
+                    },
                     points,
                 });
             }
