@@ -35,7 +35,7 @@ pub fn estimate_lines(e: &CpuEstimate) -> Vec<String> {
 /// A path's verdict in a few words with its deciding figure: `likely
 /// limited by the CPU (36.4-55.2 MB/s est.)`. The stage lines under it carry
 /// the other figures, each once.
-fn verdict_words(p: &PathAnalysis) -> String {
+pub fn verdict_words(p: &PathAnalysis) -> String {
     let stage = p.limiting_stage.map(|i| &p.stages[i]);
     let at = |s: &Stage| mb(s.ceiling_bytes_per_sec.unwrap_or(0.0));
     let est = p.cpu_estimate.as_ref().map(|e| {

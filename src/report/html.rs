@@ -154,7 +154,7 @@ fn bottleneck(h: &mut String, paths: &[runs::PathLimit]) {
     for p in paths {
         let _ = writeln!(
             h,
-            "<h3>{}</h3>\n<p>Limited by <b>{}</b>.</p>\n<table>\n<tr><th>stage</th><th>ceiling</th><th>how</th></tr>",
+            "<h3>{}</h3>\n<p><b>{}</b>.</p>\n<table>\n<tr><th>stage</th><th>ceiling</th><th>how</th></tr>",
             escape(&p.path),
             escape(&p.verdict)
         );

@@ -60,9 +60,15 @@ pub fn validity(runs: &[ReportRun]) -> Vec<RunValidity> {
                 headline: if clean {
                     super::validity_text::line(&v)
                 } else {
-                    "validity: DISTURBED".into()
+                    format!("validity: DISTURBED ({})", super::validity_text::RERUN)
                 },
-                reasons: if clean { Vec::new() } else { v.reasons.clone() },
+                // Each condition once: a suite's tests and check's phases
+                // hit the same ones (12 reasons for 3 conditions).
+                reasons: if clean {
+                    Vec::new()
+                } else {
+                    super::validity_text::disturbed_groups(&v)
+                },
             })
         })
         .collect()
@@ -223,20 +229,10 @@ fn path_limit(p: &PathAnalysis) -> PathLimit {
     };
     PathLimit {
         path: p.name.clone(),
-        verdict: match (
-            p.verdict
-                .as_ref()
-                .filter(|v| v.kind != VerdictKind::Stage && v.text != "nothing measured"),
-            p.limiting_stage,
-        ) {
-            (Some(v), _) => v.text.clone(),
-            (None, Some(i)) => format!(
-                "{} at {}",
-                p.stages[i].name,
-                ceiling(p.stages[i].ceiling_bytes_per_sec)
-            ),
-            (None, None) => "nothing measured on this path".into(),
-        },
+        // A whole phrase ("likely limited by the CPU (…)", "limited by
+        // storage (…)"): the page put "Limited by" in front of a verdict
+        // that already said it.
+        verdict: super::check_text::verdict_words(p),
         stages: p
             .stages
             .iter()

@@ -69,7 +69,7 @@ pub fn short(v: &Validity) -> String {
 /// and a suite's tests each disturb the same conditions (a busy box makes
 /// "other processes used N cores" six times over), so each condition is said
 /// once with its figures as a range, the runs it hit and its first reason.
-fn disturbed_groups(v: &Validity) -> Vec<String> {
+pub fn disturbed_groups(v: &Validity) -> Vec<String> {
     // (condition, figures, phases, first reason as given).
     let mut groups: Vec<(&str, Vec<&str>, Vec<&str>, &str)> = Vec::new();
     let mut unmatched: Vec<&str> = Vec::new();

@@ -578,3 +578,23 @@ fn the_cgroup2_mount_is_found_on_v2_only_and_hybrid_systems() {
     );
     assert_eq!(cgroup2_mount(&hybrid[..hybrid.find("26 ").unwrap()]), None);
 }
+
+/// The Pogoplug's check: the page says the verdict once as a phrase, not
+/// "Limited by likely limited by CPU (…)".
+#[test]
+fn report_says_a_hedged_bottleneck_verdict_once() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = crate::util::fixtures().join("boxes/pogoplug-v4");
+    ok(d.path(), &["check", "--root", tree.to_str().unwrap()]);
+    let html = ok(d.path(), &["report", "--html", "-"]);
+    assert!(
+        html.contains("<p><b>likely limited by the CPU (36.4-55.2 MB/s est.)</b>.</p>"),
+        "{html}"
+    );
+    assert!(!html.contains("Limited by"), "{html}");
+    let md = ok(d.path(), &["report", "--markdown", "-"]);
+    assert!(
+        md.contains("**write to /srv**: likely limited by the CPU (23.5-33.3 MB/s est.)\n"),
+        "{md}"
+    );
+}
