@@ -401,7 +401,7 @@ fn usb_ceiling(snapshot: &Snapshot, devices: &[&str]) -> Option<(f64, String)> {
 }
 
 fn mb(bytes_per_sec: f64) -> String {
-    format!("{:.1} MB/s", bytes_per_sec / 1e6)
+    crate::report::format::rate(bytes_per_sec)
 }
 
 /// The network's stage: measured goodput, else the fastest physical link's

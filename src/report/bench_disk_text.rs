@@ -20,7 +20,7 @@ pub fn latency(ns: u64) -> String {
 
 /// Bytes per second in MB/s (10^6, as disk vendors and CrystalDiskMark count).
 pub fn rate(bytes_per_sec: f64) -> String {
-    format!("{:.1} MB/s", bytes_per_sec / 1e6)
+    format::rate(bytes_per_sec)
 }
 
 fn row(out: &mut String, name: &str, dir: &str, d: &DirResult, cpu: Option<f64>) {

@@ -9,7 +9,7 @@ use crate::advise::cpu_estimate::{CpuEstimate, VerdictKind};
 use crate::store::RunId;
 
 fn mb(v: f64) -> String {
-    format!("{:.1} MB/s", v / 1e6)
+    crate::report::format::rate(v)
 }
 
 /// The CPU's estimate as a stage line, what it counted and what it rests on.

@@ -7,8 +7,6 @@ use crate::bench::crypto::kat::{KatOutcome, Verdict};
 use crate::bench::crypto::{CipherResult, CryptoReport, KdfResults};
 use crate::probe::Outcome;
 
-const MIB: f64 = 1024.0 * 1024.0;
-
 fn request(bytes: u32) -> String {
     if bytes >= 1024 && bytes.is_multiple_of(1024) {
         format!("{} KiB", bytes / 1024)
@@ -17,8 +15,8 @@ fn request(bytes: u32) -> String {
     }
 }
 
-fn mib_s(bytes_per_sec: f64) -> String {
-    format!("{:.1} MiB/s", bytes_per_sec / MIB)
+fn mb_s(bytes_per_sec: f64) -> String {
+    super::format::rate(bytes_per_sec)
 }
 
 fn header(out: &mut String) {
@@ -52,8 +50,8 @@ fn cipher_lines(out: &mut String, r: &CipherResult) {
             r.key_bits,
             request(p.request_bytes),
             p.in_flight,
-            mib_s(p.encrypt.bytes_per_sec),
-            mib_s(p.decrypt.bytes_per_sec),
+            mb_s(p.encrypt.bytes_per_sec),
+            mb_s(p.decrypt.bytes_per_sec),
             format!(
                 "{:.2}/{:.2}",
                 p.encrypt.cpu_secs_per_gib, p.decrypt.cpu_secs_per_gib
@@ -219,7 +217,7 @@ mod tests {
         assert_eq!(request(512), "512 B");
         assert_eq!(request(4096), "4 KiB");
         assert_eq!(request(65536), "64 KiB");
-        assert_eq!(mib_s(1.5 * MIB), "1.5 MiB/s");
+        assert_eq!(mb_s(1.5e6), "1.5 MB/s");
     }
 
     #[test]

@@ -182,7 +182,7 @@ pub struct PathLimit {
 /// The path model in sentences: the limit, predicted against measured, and
 /// each what-if (labelled as a prediction).
 pub fn model_lines(m: &crate::advise::bottleneck::PathModel) -> Vec<String> {
-    let mb = |v: f64| format!("{:.1} MB/s", v / 1e6);
+    let mb = super::format::rate;
     let limit = m.limit.map_or("unknown", |l| l.name());
     let mut out = vec![
         match (m.predicted_bytes_per_sec, m.measured_bytes_per_sec) {
@@ -224,9 +224,7 @@ pub fn model_lines(m: &crate::advise::bottleneck::PathModel) -> Vec<String> {
 }
 
 fn path_limit(p: &PathAnalysis) -> PathLimit {
-    let ceiling = |c: Option<f64>| {
-        c.map_or_else(|| "not measured".into(), |v| format!("{:.1} MB/s", v / 1e6))
-    };
+    let ceiling = |c: Option<f64>| c.map_or_else(|| "not measured".into(), super::format::rate);
     PathLimit {
         path: p.name.clone(),
         // A whole phrase ("likely limited by the CPU (…)", "limited by
