@@ -403,7 +403,7 @@ fn usb_ceiling(snapshot: &Snapshot, devices: &[&str]) -> Option<(f64, String)> {
 }
 
 fn mb(bytes_per_sec: f64) -> String {
-    format!("{:.1} MB/s", bytes_per_sec / 1e6)
+    crate::report::format::rate(bytes_per_sec)
 }
 
 /// The network's stage: measured goodput, else the fastest physical link's
@@ -729,7 +729,7 @@ fn analyse_path(
         model_of(s, write, &stages, cpu.clone(), what_ifs)
     });
     PathAnalysis {
-        name: format!("{} {mount}", if write { "write to" } else { "read from" }),
+        name: path_name(snapshot, m, mount, write),
         mount_point: mount.to_string(),
         limit_bytes_per_sec,
         limiting_stage,
@@ -738,6 +738,34 @@ fn analyse_path(
         model,
         verdict: Some(verdict),
         cpu_estimate,
+    }
+}
+
+/// `read from /srv` when a client reaches the mount through a share (Samba,
+/// NFS or a file service measured here), else `local disk / (read)`: a
+/// filesystem nothing shares is read by programs on the box itself, and
+/// "read from /" made it look like a share a client reads.
+fn path_name(snapshot: &Snapshot, m: &Measurements, mount: &str, write: bool) -> String {
+    let on_mount = |p: &str| holder_of(snapshot, p).as_deref() == Some(mount);
+    let fs = snapshot.file_services.data();
+    let samba = fs.and_then(|f| f.samba.as_ref()).is_some_and(|s| {
+        s.shares
+            .iter()
+            .filter_map(|sh| sh.path.as_deref())
+            .any(on_mount)
+    });
+    let nfs = fs
+        .and_then(|f| f.nfs.as_ref())
+        .is_some_and(|n| n.exports.iter().any(|e| on_mount(&e.path)));
+    let service = m
+        .services
+        .iter()
+        .any(|s| s.server_local && share_mount(snapshot, s).as_deref() == Some(mount));
+    match (samba || nfs || service, write) {
+        (true, false) => format!("read from {mount}"),
+        (true, true) => format!("write to {mount}"),
+        (false, false) => format!("local disk {mount} (read)"),
+        (false, true) => format!("local disk {mount} (write)"),
     }
 }
 
@@ -994,6 +1022,26 @@ mod tests {
             write.stages
         );
         assert!(write.missing.iter().any(|s| s.contains("bench disk /srv")));
+    }
+
+    #[test]
+    fn a_mount_no_share_holds_is_named_a_local_disk_not_a_read_from() {
+        // rpi4-usb shares nothing: its /srv is a disk programs on the box use.
+        let names = |box_name| -> Vec<String> {
+            analyse(&snapshot_of(box_name), &Measurements::default())
+                .into_iter()
+                .map(|p| p.name)
+                .collect()
+        };
+        assert_eq!(
+            names("rpi4-usb"),
+            vec!["local disk /srv (read)", "local disk /srv (write)"]
+        );
+        // rk3399-raid5's smb.conf shares a path on /srv: clients read from it.
+        assert_eq!(
+            names("rk3399-raid5"),
+            vec!["read from /srv", "write to /srv"]
+        );
     }
 
     #[test]

@@ -531,7 +531,7 @@ pub struct Verdict {
 }
 
 fn mb(v: f64) -> String {
-    format!("{:.1} MB/s", v / 1e6)
+    crate::report::format::rate(v)
 }
 
 fn mb_range(e: &CpuEstimate) -> String {

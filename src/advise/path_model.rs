@@ -63,7 +63,7 @@ pub struct Share {
 }
 
 fn mb(bytes_per_sec: f64) -> String {
-    format!("{:.1} MB/s", bytes_per_sec / 1e6)
+    crate::report::format::rate(bytes_per_sec)
 }
 
 /// The cores a path may use and, when read from the processes' affinity,

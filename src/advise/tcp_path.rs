@@ -9,7 +9,7 @@ use super::what_if;
 use crate::probe::Snapshot;
 
 fn mb(bytes_per_sec: f64) -> String {
-    format!("{:.1} MB/s", bytes_per_sec / 1e6)
+    crate::report::format::rate(bytes_per_sec)
 }
 
 /// One path per direction measured (the newest figure of each).

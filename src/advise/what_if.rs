@@ -120,7 +120,7 @@ pub fn what_ifs(p: &Path) -> Vec<WhatIf> {
 }
 
 fn mb(bytes_per_sec: f64) -> String {
-    format!("{:.1} MB/s", bytes_per_sec / 1e6)
+    crate::report::format::rate(bytes_per_sec)
 }
 
 /// The lowest known ceiling among `stages`.

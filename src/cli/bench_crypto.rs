@@ -12,10 +12,10 @@ Kernel ciphers are measured through AF_ALG, the same kernel crypto API dm-crypt 
 aes-xts-plain64 (256- and 512-bit keys), aes-cbc-essiv:sha256 (128/256), Adiantum and \
 serpent/twofish-xts where the kernel has them; at dm-crypt's request sizes, one request at a \
 time and with --depth requests in flight (one thread and op socket per request, so \
-asynchronous engines such as Marvell CESA get a queue). Each line shows MiB/s (2^20 bytes) \
+asynchronous engines such as Marvell CESA get a queue). Each line shows MB/s (10^6 bytes) \
 for encryption and decryption per CPU-second of the measuring thread (what the cipher costs, \
 which other load on the box does not lower; hardware engines per wall-clock second), the \
-wall-clock MiB/s beside them, the share of a core the thread got, process CPU seconds per \
+wall-clock MB/s beside them, the share of a core the thread got, process CPU seconds per \
 GiB, and the driver that served it (from /proc/crypto). A thread that got less than 0.9 of a \
 core makes the run disturbed, with its share. When AF_ALG is missing the report says why and still shows the \
 user-space figures: AES-XTS (nastune's own VAES-512 or AES-NI loop, RustCrypto without AES \

@@ -14,7 +14,8 @@ error counter increased 3 times within 24 h.\n\nExamples:\n  nastune watch\n  na
 --json --interval 60 --metrics-listen 127.0.0.1:9109\n  nastune watch --exec 'logger -t nastune'\n  \
 nastune watch --replay day1/t00 day1/t02 day1/t04   # captured trees, one sample each\n\n\
 Each watch is a run in the store: every --persist-every seconds the counters that moved are \
-written as one point each (increase, peak rate, wraps and resets), so 'nastune report RUN \
+written as one point per sample they moved in (increase, peak rate, wraps and resets; at \
+most 60 a series per write, neighbours merged pairwise past that), so 'nastune report RUN \
 --html' draws them over time. Points older than --keep-days and baselines of series not \
 seen for as long are dropped, and the store keeps at most 200000 points (the oldest go \
 first). Ctrl-C or SIGTERM ends the watch cleanly (exit 0) after a last write.";

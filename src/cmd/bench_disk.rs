@@ -22,6 +22,7 @@ fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     };
     let interrupted = doc.interrupted;
     let disturbed = args.guard.strict && doc.validity.as_ref().is_some_and(|v| !v.is_clean());
+    let mut stored = None;
     if let Some(store) = &store {
         let run = store.begin_run(
             crate::store::RunKind::BenchDisk,
@@ -31,11 +32,12 @@ fn run(args: &DiskArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         store.save(run, &doc)?;
         super::save_snapshot(store, run, &crate::root::Root::live())?;
         store.finish_run(run, if interrupted { "interrupted" } else { "ok" })?;
+        stored = Some(run);
     }
     let out = if args.json {
         crate::output::json_line(&doc)?
     } else {
-        crate::report::bench_disk_text::render(&doc)
+        crate::report::bench_disk_text::render(&doc, stored)
     };
     let failed = doc
         .tests

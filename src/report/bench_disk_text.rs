@@ -6,6 +6,7 @@ use crate::bench::disk::shared::{SCALING_THRESHOLD, totals};
 use crate::bench::disk::stack::LayerRun;
 use crate::bench::disk::{DirResult, DiskBench, TestResult, TestStatus};
 use crate::report::format;
+use crate::store::RunId;
 
 /// Nanoseconds as `850 ns`, `85.2 µs`, `12.3 ms`, `1.50 s`.
 pub fn latency(ns: u64) -> String {
@@ -19,7 +20,7 @@ pub fn latency(ns: u64) -> String {
 
 /// Bytes per second in MB/s (10^6, as disk vendors and CrystalDiskMark count).
 pub fn rate(bytes_per_sec: f64) -> String {
-    format!("{:.1} MB/s", bytes_per_sec / 1e6)
+    format::rate(bytes_per_sec)
 }
 
 fn row(out: &mut String, name: &str, dir: &str, d: &DirResult, cpu: Option<f64>) {
@@ -148,7 +149,8 @@ fn test(out: &mut String, t: &TestResult, each_validity: bool) {
         .as_ref()
         .filter(|v| each_validity && !v.is_clean())
     {
-        detail.push(super::validity_text::line(v));
+        // The reasons are the run's, said once under the table.
+        detail.push(super::validity_text::short(v));
     }
     for d in detail {
         let _ = writeln!(out, "    {d}");
@@ -246,7 +248,8 @@ fn stack(out: &mut String, rows: &[LayerRun]) {
     }
 }
 
-pub fn render(doc: &DiskBench) -> String {
+/// `run` is the stored run's id, `None` with `--no-store`.
+pub fn render(doc: &DiskBench, run: Option<RunId>) -> String {
     let mut out = String::new();
     let t = &doc.target;
     let _ = writeln!(
@@ -297,6 +300,13 @@ pub fn render(doc: &DiskBench) -> String {
     if doc.interrupted {
         let _ = writeln!(out, "\ninterrupted: results above are partial");
     }
+    let _ = match run {
+        Some(id) => writeln!(
+            out,
+            "\nstored as run {id}; 'nastune history show {id}' shows it"
+        ),
+        None => writeln!(out, "\nnot stored (--no-store)"),
+    };
     out
 }
 
@@ -367,7 +377,7 @@ pub(crate) mod tests {
     #[test]
     fn several_targets_show_alone_together_and_the_ceiling() {
         let (d, s) = shared_and_stack();
-        let text = render(&d);
+        let text = render(&d, None);
         let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
         let lines: Vec<String> = text.lines().map(words).collect();
         assert!(
@@ -384,10 +394,50 @@ pub(crate) mod tests {
             ),
             "{text}"
         );
-        let text = render(&s);
+        let text = render(&s, None);
         assert!(text.contains("  loop0"), "{text}");
         assert!(text.contains("90.0 MB/s"), "{text}");
         assert!(text.contains("10.0 %"), "{text}");
+    }
+
+    /// A suite on a busy box: every test disturbed by the same condition.
+    /// Its reason is said once, under the table, with the run's id.
+    #[test]
+    fn a_disturbed_suite_says_each_reason_once_and_its_run() {
+        use crate::bench::validity::{Condition, Validity, Verdict};
+        let mut d = doc();
+        let t = d.tests[0].clone();
+        d.tests = ["1.18", "1.37"]
+            .iter()
+            .map(|cores| {
+                let reason = format!("other processes used {cores} cores during the run: rustc");
+                let mut t = at(&t, 50e6);
+                t.validity = Some(Validity {
+                    verdict: Verdict::Disturbed,
+                    reasons: vec![reason.clone()],
+                    conditions: vec![Condition {
+                        name: "other_cpu".into(),
+                        figure: format!("{cores} cores"),
+                        verdict: Verdict::Disturbed,
+                        reason: Some(reason),
+                    }],
+                });
+                t
+            })
+            .collect();
+        d.validity = Validity::worst(d.tests.iter().filter_map(|t| t.validity.as_ref()));
+        let text = render(&d, Some(7));
+        assert_eq!(text.matches("other processes used").count(), 1, "{text}");
+        assert!(
+            text.contains("validity: disturbed (other cpu 1.37 cores)"),
+            "{text}"
+        );
+        assert!(text.contains("rerun when the box is idle"), "{text}");
+        assert!(
+            text.contains("stored as run 7; 'nastune history show 7' shows it"),
+            "{text}"
+        );
+        assert!(render(&d, None).contains("not stored (--no-store)"));
     }
 
     #[test]

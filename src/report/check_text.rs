@@ -3,12 +3,13 @@
 use std::fmt::Write;
 
 use crate::advise::Severity;
+use crate::advise::bottleneck::{PathAnalysis, Stage};
 use crate::advise::check::CheckDoc;
 use crate::advise::cpu_estimate::{CpuEstimate, VerdictKind};
 use crate::store::RunId;
 
 fn mb(v: f64) -> String {
-    format!("{:.1} MB/s", v / 1e6)
+    crate::report::format::rate(v)
 }
 
 /// The CPU's estimate as a stage line, what it counted and what it rests on.
@@ -31,9 +32,71 @@ pub fn estimate_lines(e: &CpuEstimate) -> Vec<String> {
     out
 }
 
+/// A path's verdict in a few words with its deciding figure: `likely
+/// limited by the CPU (36.4-55.2 MB/s est.)`. The stage lines under it carry
+/// the other figures, each once.
+pub fn verdict_words(p: &PathAnalysis) -> String {
+    let stage = p.limiting_stage.map(|i| &p.stages[i]);
+    let at = |s: &Stage| mb(s.ceiling_bytes_per_sec.unwrap_or(0.0));
+    let est = p.cpu_estimate.as_ref().map(|e| {
+        format!(
+            "{:.1}-{:.1} MB/s est.",
+            e.low_bytes_per_sec / 1e6,
+            e.high_bytes_per_sec / 1e6
+        )
+    });
+    match (p.verdict.as_ref().map(|v| v.kind), stage, est) {
+        (Some(VerdictKind::LikelyCpu), _, Some(est)) => {
+            format!("likely limited by the CPU ({est})")
+        }
+        (Some(VerdictKind::StageOrCpu), Some(s), Some(est)) => {
+            format!("limited by {} ({}) or the CPU ({est})", s.name, at(s))
+        }
+        (Some(VerdictKind::Unknown), _, _) => p
+            .verdict
+            .as_ref()
+            .map_or_else(String::new, |v| v.text.clone()),
+        (_, Some(s), _) => format!("limited by {} ({})", s.name, at(s)),
+        (_, None, _) => "nothing measured".into(),
+    }
+}
+
+/// The one line a newcomer reads first: the first path's verdict, the
+/// findings that need action, and whether the figures can be trusted.
+fn headline(doc: &CheckDoc) -> String {
+    let mut parts = vec![match doc.paths.first() {
+        Some(p) => format!("{} is {}", p.name, verdict_words(p)),
+        None => "no data filesystem or share found to analyse".into(),
+    }];
+    let count = |sev: Severity, one: &str, many: &str| {
+        let n = doc.findings.iter().filter(|f| f.severity == sev).count();
+        (n > 0).then(|| format!("{n} {}", if n == 1 { one } else { many }))
+    };
+    let counts: Vec<String> = [
+        count(Severity::Critical, "critical finding", "critical findings"),
+        count(Severity::Warning, "warning", "warnings"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    parts.push(if counts.is_empty() {
+        "no warnings".into()
+    } else {
+        counts.join(", ")
+    });
+    if doc.validity.as_ref().is_some_and(|v| !v.is_clean()) {
+        parts.push(format!(
+            "measurements disturbed: {}",
+            super::validity_text::RERUN
+        ));
+    }
+    format!("Verdict: {}", parts.join("; "))
+}
+
 /// `run` is the stored run's id, `None` with `--no-store`.
 pub fn render(doc: &CheckDoc, run: Option<RunId>) -> String {
     let mut out = String::new();
+    let _ = writeln!(out, "{}\n", headline(doc));
     let _ = writeln!(out, "Bottlenecks");
     if doc.paths.is_empty() {
         let _ = writeln!(out, "  no data filesystem or share found to analyse");
@@ -46,20 +109,33 @@ pub fn render(doc: &CheckDoc, run: Option<RunId>) -> String {
             .as_ref()
             .filter(|v| v.kind != VerdictKind::Stage && v.text != "nothing measured");
         let shown = match (hedged, p.limiting_stage) {
-            (Some(v), _) => {
-                let _ = writeln!(out, "  {:<28} {}", p.name, v.text);
+            (Some(_), _) => {
+                // The figures are the stage lines' and the estimate's below.
+                let words = match p.verdict.as_ref().map(|v| v.kind) {
+                    Some(VerdictKind::LikelyCpu) => "likely limited by the CPU".to_string(),
+                    Some(VerdictKind::StageOrCpu) => p.limiting_stage.map_or_else(
+                        || "limited by the CPU or a stage".to_string(),
+                        |i| format!("limited by {} or the CPU", p.stages[i].name),
+                    ),
+                    _ => verdict_words(p),
+                };
+                let _ = writeln!(out, "  {:<28} {words}", p.name);
                 None
             }
             (None, Some(i)) => {
                 let s = &p.stages[i];
-                let _ = writeln!(
-                    out,
-                    "  {:<28} limited by {} at {} ({})",
-                    p.name,
-                    s.name,
-                    mb(s.ceiling_bytes_per_sec.unwrap_or(0.0)),
-                    s.basis
-                );
+                let figure = mb(s.ceiling_bytes_per_sec.unwrap_or(0.0));
+                // The basis mostly ends in the figure ("… = 40.2 MB/s"):
+                // then it is said there only.
+                let _ = if s.basis.contains(&figure) {
+                    writeln!(out, "  {:<28} limited by {}: {}", p.name, s.name, s.basis)
+                } else {
+                    writeln!(
+                        out,
+                        "  {:<28} limited by {} at {figure} ({})",
+                        p.name, s.name, s.basis
+                    )
+                };
                 Some(i)
             }
             (None, None) => {

@@ -7,8 +7,6 @@ use crate::bench::crypto::kat::{KatOutcome, Verdict};
 use crate::bench::crypto::{CipherResult, CryptoReport, KdfResults};
 use crate::probe::Outcome;
 
-const MIB: f64 = 1024.0 * 1024.0;
-
 fn request(bytes: u32) -> String {
     if bytes >= 1024 && bytes.is_multiple_of(1024) {
         format!("{} KiB", bytes / 1024)
@@ -17,8 +15,8 @@ fn request(bytes: u32) -> String {
     }
 }
 
-fn mib_s(bytes_per_sec: f64) -> String {
-    format!("{:.1} MiB/s", bytes_per_sec / MIB)
+fn mb_s(bytes_per_sec: f64) -> String {
+    super::format::rate(bytes_per_sec)
 }
 
 fn header(out: &mut String) {
@@ -67,12 +65,12 @@ fn cipher_lines(out: &mut String, r: &CipherResult) {
             r.key_bits,
             request(p.request_bytes),
             p.in_flight,
-            mib_s(p.encrypt.headline(cpu)),
-            mib_s(p.decrypt.headline(cpu)),
+            mb_s(p.encrypt.headline(cpu)),
+            mb_s(p.decrypt.headline(cpu)),
             format!(
                 "{:.1}/{:.1}",
-                p.encrypt.bytes_per_sec / MIB,
-                p.decrypt.bytes_per_sec / MIB
+                p.encrypt.bytes_per_sec / 1e6,
+                p.decrypt.bytes_per_sec / 1e6
             ),
             share,
             format!(
@@ -132,13 +130,13 @@ pub fn render(r: &CryptoReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# Tests are approximate, in memory only (no storage I/O); MiB = 2^20 bytes; {:.2} s per point.",
+        "# Tests are approximate, in memory only (no storage I/O); MB = 10^6 bytes; {:.2} s per point.",
         r.duration_secs_per_point
     );
     let _ = writeln!(
         out,
         "# Speeds of ciphers the CPU runs are per CPU-second of the measuring thread (per core \
-         with Queue > 1), which other load does not lower; wall-clock MiB/s beside them, and \
+         with Queue > 1), which other load does not lower; wall-clock MB/s beside them, and \
          the share of a core the thread got (core). Hardware engines: wall-clock."
     );
     let aes = match r.cpu.has_aes {
@@ -246,7 +244,7 @@ mod tests {
         assert_eq!(request(512), "512 B");
         assert_eq!(request(4096), "4 KiB");
         assert_eq!(request(65536), "64 KiB");
-        assert_eq!(mib_s(1.5 * MIB), "1.5 MiB/s");
+        assert_eq!(mb_s(1.5e6), "1.5 MB/s");
     }
 
     #[test]

@@ -98,6 +98,13 @@ pub fn bytes(n: u64) -> String {
     format!("{v:.1} {}", UNITS[unit])
 }
 
+/// A data rate in decimal megabytes a second, `189.3 MB/s`: the one unit
+/// every text and page gives a rate in, as fio, iperf3 and disk vendors
+/// count (10^6 bytes). `--json` keeps bytes per second.
+pub fn rate(bytes_per_sec: f64) -> String {
+    format!("{:.1} MB/s", bytes_per_sec / 1e6)
+}
+
 /// Seconds as `3d 4h 5m`.
 pub fn duration(secs: f64) -> String {
     let s = secs.max(0.0) as u64;
@@ -166,6 +173,8 @@ mod tests {
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(bytes(128 * 1024 * 1024), "128.0 MiB");
         assert_eq!(duration(90061.0), "1d 1h 1m");
+        assert_eq!(rate(189_300_000.0), "189.3 MB/s");
+        assert_eq!(rate(1_742_900_000.0), "1742.9 MB/s");
         assert_eq!(khz(800_000), "800 MHz");
         assert_eq!(khz(1_800_000), "1.80 GHz");
     }

@@ -80,7 +80,7 @@ pub fn render_documents(run: &RunRecord, docs: &RunDocs) -> String {
             Doc::Check(c) => super::check_text::render(c, Some(run.id)),
             _ if check => continue,
             Doc::Findings(f) => super::advise_text::render_findings(&f.findings),
-            Doc::Disk(d) => super::bench_disk_text::render(d),
+            Doc::Disk(d) => super::bench_disk_text::render(d, Some(run.id)),
             Doc::Crypto(c) => super::crypto_text::render(c),
             Doc::Net(n) => super::net_text::summary(n),
             Doc::Http(h) => super::http_text::render(h),

@@ -122,16 +122,15 @@ pub fn render(runs: &[ReportRun]) -> String {
             .iter()
             .map(|p| (nines(*p), format!("p{p}")))
             .collect();
-        let fmt = |v: f64| super::compare_text::value(v, "ns");
         let _ = writeln!(
             h,
             "<figure>{}</figure>",
             svg::line_chart(
                 "Latency by percentile (disk completion, network request/response)",
-                "percentile (log scale of 1 - p)",
+                "percentile (log scale of 1 - p); latency on a log scale",
                 &lines,
                 &ticks,
-                &fmt
+                &svg::duration_ns
             )
         );
     }
@@ -155,7 +154,7 @@ fn bottleneck(h: &mut String, paths: &[runs::PathLimit]) {
     for p in paths {
         let _ = writeln!(
             h,
-            "<h3>{}</h3>\n<p>Limited by <b>{}</b>.</p>\n<table>\n<tr><th>stage</th><th>ceiling</th><th>how</th></tr>",
+            "<h3>{}</h3>\n<p><b>{}</b>.</p>\n<table>\n<tr><th>stage</th><th>ceiling</th><th>how</th></tr>",
             escape(&p.path),
             escape(&p.verdict)
         );
@@ -239,18 +238,24 @@ fn counters(h: &mut String, r: &ReportRun) {
     for c in &r.counters {
         let title = format!(
             "{}: +{}{}",
-            c.series,
+            c.title(),
             c.format(c.total as f64),
             runs::counter_events(c)
         );
-        let fmt = |v: f64| c.format(v);
+        let (divisor, unit) = c.axis_unit();
+        let points: Vec<(f64, f64)> = c.points.iter().map(|(t, v)| (*t, v / divisor)).collect();
+        let fmt = |v: f64| {
+            let n = format!("{v:.2}");
+            let n = n.trim_end_matches('0').trim_end_matches('.');
+            format!("{n} {unit}").trim_end().to_string()
+        };
         let _ = writeln!(
             h,
             "<figure>{}</figure>",
             svg::time_chart(
                 &title,
                 "increase since the first sample (UTC time)",
-                &c.points,
+                &points,
                 &c.events,
                 &fmt
             )

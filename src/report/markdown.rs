@@ -45,12 +45,7 @@ pub fn render(runs: &[ReportRun]) -> String {
             m.push_str("No data filesystem or share found to analyse.\n");
         }
         for p in &paths {
-            let _ = writeln!(
-                m,
-                "**{}**: limited by {}\n",
-                cell(&p.path),
-                cell(&p.verdict)
-            );
+            let _ = writeln!(m, "**{}**: {}\n", cell(&p.path), cell(&p.verdict));
             m.push_str("| stage | ceiling | how |\n|---|---:|---|\n");
             for (i, (stage, ceiling, basis)) in p.stages.iter().enumerate() {
                 let mark = if p.limiting == Some(i) {

@@ -60,9 +60,15 @@ pub fn validity(runs: &[ReportRun]) -> Vec<RunValidity> {
                 headline: if clean {
                     super::validity_text::line(&v)
                 } else {
-                    "validity: DISTURBED".into()
+                    format!("validity: DISTURBED ({})", super::validity_text::RERUN)
                 },
-                reasons: if clean { Vec::new() } else { v.reasons.clone() },
+                // Each condition once: a suite's tests and check's phases
+                // hit the same ones (12 reasons for 3 conditions).
+                reasons: if clean {
+                    Vec::new()
+                } else {
+                    super::validity_text::disturbed_groups(&v)
+                },
             })
         })
         .collect()
@@ -176,7 +182,7 @@ pub struct PathLimit {
 /// The path model in sentences: the limit, predicted against measured, and
 /// each what-if (labelled as a prediction).
 pub fn model_lines(m: &crate::advise::bottleneck::PathModel) -> Vec<String> {
-    let mb = |v: f64| format!("{:.1} MB/s", v / 1e6);
+    let mb = super::format::rate;
     let limit = m.limit.map_or("unknown", |l| l.name());
     let mut out = vec![
         match (m.predicted_bytes_per_sec, m.measured_bytes_per_sec) {
@@ -218,25 +224,13 @@ pub fn model_lines(m: &crate::advise::bottleneck::PathModel) -> Vec<String> {
 }
 
 fn path_limit(p: &PathAnalysis) -> PathLimit {
-    let ceiling = |c: Option<f64>| {
-        c.map_or_else(|| "not measured".into(), |v| format!("{:.1} MB/s", v / 1e6))
-    };
+    let ceiling = |c: Option<f64>| c.map_or_else(|| "not measured".into(), super::format::rate);
     PathLimit {
         path: p.name.clone(),
-        verdict: match (
-            p.verdict
-                .as_ref()
-                .filter(|v| v.kind != VerdictKind::Stage && v.text != "nothing measured"),
-            p.limiting_stage,
-        ) {
-            (Some(v), _) => v.text.clone(),
-            (None, Some(i)) => format!(
-                "{} at {}",
-                p.stages[i].name,
-                ceiling(p.stages[i].ceiling_bytes_per_sec)
-            ),
-            (None, None) => "nothing measured on this path".into(),
-        },
+        // A whole phrase ("likely limited by the CPU (…)", "limited by
+        // storage (…)"): the page put "Limited by" in front of a verdict
+        // that already said it.
+        verdict: super::check_text::verdict_words(p),
         stages: p
             .stages
             .iter()
@@ -377,6 +371,9 @@ pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
     let mut out = Vec::new();
     for r in runs {
         for t in r.docs.disks().flat_map(|d| &d.tests) {
+            // The direction tells a mixed test's two curves apart; a one-way
+            // test's name already says it ("SEQ1M Q8T1 read").
+            let both = t.read.is_some() && t.write.is_some();
             for (dir, result) in [("read", &t.read), ("write", &t.write)] {
                 let Some(clat) = result.as_ref().and_then(|d| d.clat_ns.as_ref()) else {
                     continue;
@@ -391,7 +388,11 @@ pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
                     continue;
                 }
                 out.push(LatencyCurve {
-                    name: format!("run {} {} [{dir}]", r.id, t.label()),
+                    name: if both {
+                        format!("run {} {} [{dir}]", r.id, t.label())
+                    } else {
+                        format!("run {} {}", r.id, t.label())
+                    },
                     points,
                 });
             }

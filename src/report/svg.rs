@@ -121,25 +121,28 @@ pub fn line_chart(
         .flat_map(|l| l.points.iter().map(|p| p.0))
         .chain(x_ticks.iter().map(|t| t.0));
     let (xmin, xmax) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
-    let ymax = lines
+    // y on a log scale between whole decades: latencies span 100 µs at p50
+    // to 50 ms at p99.99, and a linear axis drew p50 flat on the floor.
+    let ys = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.1))
-        .fold(0.0_f64, f64::max);
+        .filter(|y| *y > 0.0);
+    let (ymin, ymax) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
+    let (lo, hi) = if ymax >= ymin {
+        let lo = ymin.log10().floor();
+        (lo, ymax.log10().ceil().max(lo + 1.0))
+    } else {
+        (0.0, 1.0)
+    };
     let xspan = if xmax > xmin { xmax - xmin } else { 1.0 };
-    let ymax = if ymax > 0.0 { ymax } else { 1.0 };
     let px = |x: f64| left + (x - xmin) / xspan * (right - left);
-    let py = |y: f64| top + plot_h - y / ymax * plot_h;
+    let py = |y: f64| top + plot_h - (y.max(10f64.powf(lo)).log10() - lo) / (hi - lo) * plot_h;
     let mut s = open(title, height);
     legend_rows(&mut s, lines.iter().map(|l| l.name.as_str()), 40.0);
-    axes(&mut s, (left, right), (top, plot_h), ymax, 4, fmt_y);
-    for (x, label) in x_ticks {
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="value">{}</text>"#,
-            px(*x),
-            top + plot_h + 16.0,
-            escape(label)
-        );
+    let decades: Vec<f64> = (lo as i32..=hi as i32).map(|e| 10f64.powi(e)).collect();
+    axes(&mut s, (left, right), (top, plot_h), &decades, &py, fmt_y);
+    for (i, (x, label)) in x_ticks.iter().enumerate() {
+        x_label(&mut s, px(*x), top + plot_h + 16.0, label, i, x_ticks.len());
     }
     let _ = write!(
         s,
@@ -189,21 +192,22 @@ pub fn time_chart(
     let ts = points.iter().map(|p| p.0).chain(events.iter().map(|e| e.0));
     let (tmin, tmax) = ts.fold((f64::MAX, f64::MIN), |(a, b), t| (a.min(t), b.max(t)));
     let span = if tmax > tmin { tmax - tmin } else { 1.0 };
-    let ymax = points.iter().map(|p| p.1).fold(0.0_f64, f64::max);
-    let ymax = if ymax > 0.0 { ymax } else { 1.0 };
+    let ticks = nice_ticks(points.iter().map(|p| p.1).fold(0.0_f64, f64::max), 4);
+    let ymax = ticks.last().copied().unwrap_or(1.0);
     let px = |t: f64| left + (t - tmin) / span * (right - left);
     let py = |y: f64| top + plot_h - y / ymax * plot_h;
     let mut s = open(title, height);
-    axes(&mut s, (left, right), (top, plot_h), ymax, 2, fmt_y);
+    axes(&mut s, (left, right), (top, plot_h), &ticks, &py, fmt_y);
     if tmax >= tmin {
-        for i in 0..=4 {
+        for i in 0..=4u32 {
             let t = tmin + span * f64::from(i) / 4.0;
-            let _ = write!(
-                s,
-                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="value">{}</text>"#,
+            x_label(
+                &mut s,
                 px(t),
                 top + plot_h + 16.0,
-                escape(&time_label(t, span))
+                &time_label(t, span),
+                i as usize,
+                5,
             );
         }
     }
@@ -244,13 +248,14 @@ fn time_label(t: f64, span: f64) -> String {
     full.get(5..cut).unwrap_or(&full).replace('T', " ")
 }
 
-/// The x and y axis lines and `steps + 1` value labels on y, from 0 to `ymax`.
+/// The x and y axis lines and a label at each of `ticks` (values), placed
+/// by `py`.
 fn axes(
     s: &mut String,
     (left, right): (f64, f64),
     (top, plot_h): (f64, f64),
-    ymax: f64,
-    steps: u32,
+    ticks: &[f64],
+    py: &dyn Fn(f64) -> f64,
     fmt_y: &dyn Fn(f64) -> String,
 ) {
     let bottom = top + plot_h;
@@ -258,16 +263,63 @@ fn axes(
         s,
         r##"<line x1="{left}" y1="{bottom:.1}" x2="{right}" y2="{bottom:.1}" class="axis" stroke="#888"/><line x1="{left}" y1="{top:.1}" x2="{left}" y2="{bottom:.1}" class="axis" stroke="#888"/>"##
     );
-    for i in 0..=steps {
-        let y = ymax * f64::from(i) / f64::from(steps);
+    for y in ticks {
         let _ = write!(
             s,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="end" class="value">{}</text>"#,
             left - 6.0,
-            bottom - y / ymax * plot_h + 4.0,
-            escape(&fmt_y(y))
+            py(*y) + 4.0,
+            escape(&fmt_y(*y))
         );
     }
+}
+
+/// An x-axis label: the first starts at its tick and the last ends at it,
+/// so neither runs past the picture's edge (a centred last time label was
+/// cut off at the right).
+fn x_label(s: &mut String, x: f64, y: f64, label: &str, i: usize, n: usize) {
+    let anchor = match i {
+        0 => "start",
+        i if i + 1 == n => "end",
+        _ => "middle",
+    };
+    let _ = write!(
+        s,
+        r#"<text x="{x:.1}" y="{y:.1}" text-anchor="{anchor}" class="value">{}</text>"#,
+        escape(label)
+    );
+}
+
+/// Ticks from 0 to at least `max` in steps of 1, 2 or 5 times a power of
+/// ten, about `n` of them: 0, 10 000, 20 000, 30 000 for a maximum of 27 615
+/// instead of 0, 13 808, 27 615.
+pub fn nice_ticks(max: f64, n: u32) -> Vec<f64> {
+    if !(max.is_finite() && max > 0.0) {
+        return vec![0.0, 1.0];
+    }
+    let raw = max / f64::from(n.max(1));
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * magnitude);
+    let steps = (max / step - 1e-9).ceil().max(1.0) as u32;
+    (0..=steps).map(|i| step * f64::from(i)).collect()
+}
+
+/// A duration in nanoseconds with the unit its size calls for, no needless
+/// decimals: `100 µs`, `1 ms`, `2.5 s`.
+pub fn duration_ns(ns: f64) -> String {
+    let (v, unit) = match ns.abs() {
+        a if a >= 1e9 => (ns / 1e9, "s"),
+        a if a >= 1e6 => (ns / 1e6, "ms"),
+        a if a >= 1e3 => (ns / 1e3, "µs"),
+        _ => (ns, "ns"),
+    };
+    let text = format!("{v:.2}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {unit}")
 }
 
 fn open(title: &str, height: f64) -> String {
@@ -410,5 +462,88 @@ mod tests {
             svg.contains(">09-21 14:13<"),
             "x labels are UTC times: {svg}"
         );
+    }
+
+    /// (x, y, anchor, text) of every text element.
+    fn texts(svg: &str) -> Vec<(f64, f64, String, String)> {
+        let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+        doc.descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .map(|n| {
+                let num = |a: &str| n.attribute(a).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+                (
+                    num("x"),
+                    num("y"),
+                    n.attribute("text-anchor").unwrap_or("start").to_string(),
+                    n.text().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    /// The watch chart of a counter at 27 615: ticks at round values from
+    /// 0, and the last time label ends inside the picture.
+    #[test]
+    fn time_chart_ticks_are_round_and_labels_stay_inside() {
+        let points: Vec<(f64, f64)> = [0.0, 9000.0, 12000.0, 20000.0, 27615.0]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (1_790_000_000.0 + i as f64, *v))
+            .collect();
+        let svg = time_chart("x", "increase", &points, &[], &|v| format!("{v}"));
+        let t = texts(&svg);
+        let y_labels: Vec<&str> = t
+            .iter()
+            .filter(|(x, ..)| *x == 84.0)
+            .map(|(.., s)| s.as_str())
+            .collect();
+        assert_eq!(y_labels, ["0", "10000", "20000", "30000"], "{svg}");
+        let times: Vec<&(f64, f64, String, String)> =
+            t.iter().filter(|(.., s)| s.starts_with("09-21")).collect();
+        assert_eq!(times.len(), 5, "{svg}");
+        assert_eq!(times[0].2, "start");
+        let last = times.last().unwrap();
+        assert_eq!((last.0, last.2.as_str()), (WIDTH - 30.0, "end"), "{svg}");
+    }
+
+    /// Latencies from 200 µs at p50 to 47 ms at p99.99 on a log axis: p50
+    /// is well off the floor, and the ticks are whole decades in one word.
+    #[test]
+    fn latency_axis_is_logarithmic_with_decade_ticks() {
+        let line = Line {
+            name: "run 1 RND4K Q32T1 read".into(),
+            points: vec![(0.3, 210_000.0), (1.0, 280_000.0), (4.0, 47_000_000.0)],
+        };
+        let svg = line_chart("lat", "p", &[line], &[(0.3, "p50".into())], &duration_ns);
+        let t = texts(&svg);
+        let ticks: Vec<&str> = t
+            .iter()
+            .filter(|(x, _, a, _)| *x == 84.0 && a == "end")
+            .map(|(.., s)| s.as_str())
+            .collect();
+        assert_eq!(ticks, ["100 µs", "1 ms", "10 ms", "100 ms"], "{svg}");
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let ys: Vec<f64> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("circle"))
+            .map(|n| n.attribute("cy").unwrap().parse().unwrap())
+            .collect();
+        // The plot's floor is at 60 + 260: on a linear axis to 47 ms, p50
+        // sat 1.2 px above it and p90 0.4 px higher; on the log one p50 is
+        // 28 px up and p90 11 px above that.
+        let floor = 60.0 + 260.0;
+        assert!(floor - ys[0] > 20.0 && ys[0] - ys[1] > 5.0, "{ys:?}");
+    }
+
+    #[test]
+    fn nice_ticks_and_durations() {
+        assert_eq!(nice_ticks(27_615.0, 4), [0.0, 10_000.0, 20_000.0, 30_000.0]);
+        assert_eq!(nice_ticks(396.0, 4), [0.0, 100.0, 200.0, 300.0, 400.0]);
+        assert_eq!(nice_ticks(7.0, 4), [0.0, 2.0, 4.0, 6.0, 8.0]);
+        assert_eq!(nice_ticks(0.0, 4), [0.0, 1.0]);
+        assert_eq!(duration_ns(0.0), "0 ns");
+        assert_eq!(duration_ns(100_000.0), "100 µs");
+        assert_eq!(duration_ns(23_680_000.0), "23.68 ms");
+        assert_eq!(duration_ns(1e9), "1 s");
     }
 }

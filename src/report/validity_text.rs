@@ -1,6 +1,6 @@
 //! The validity guard's verdict in text: one line a run, next to the figures.
 
-use crate::bench::validity::Validity;
+use crate::bench::validity::{Validity, Verdict};
 
 /// `validity: clean (…figures…)`, `validity: DISTURBED: reason`, or for
 /// several reasons (check's phases each add theirs) one indented line each,
@@ -30,16 +30,107 @@ pub fn line(v: &Validity) -> String {
         } else {
             format!("validity: clean ({})", figures.join(", "))
         }
-    } else if let [one] = v.reasons.as_slice() {
-        format!("validity: DISTURBED: {one}")
     } else {
-        let mut out = String::from("validity: DISTURBED:");
-        for r in &v.reasons {
-            out.push_str("\n  - ");
-            out.push_str(r);
+        let groups = disturbed_groups(v);
+        if let [one] = groups.as_slice() {
+            format!("validity: DISTURBED: {one}; {RERUN}")
+        } else {
+            let mut out = format!("validity: DISTURBED ({RERUN}):");
+            for g in &groups {
+                out.push_str("\n  - ");
+                out.push_str(g);
+            }
+            out
         }
-        out
     }
+}
+
+/// What a disturbed run's reader should do: its figures measured the box's
+/// other work as much as the box.
+pub const RERUN: &str = "rerun when the box is idle";
+
+/// A disturbed run in one line, without the reasons: the conditions that
+/// failed with their figures (`other cpu 1.18 cores, other io 554.0 MiB/s`),
+/// for a test of a suite whose reasons the run's own line gives once.
+pub fn short(v: &Validity) -> String {
+    let failed: Vec<String> = v
+        .conditions
+        .iter()
+        .filter(|c| c.verdict == Verdict::Disturbed)
+        .map(|c| format!("{} {}", c.name.replace('_', " "), c.figure))
+        .collect();
+    if failed.is_empty() {
+        format!("validity: disturbed ({} reasons)", v.reasons.len())
+    } else {
+        format!("validity: disturbed ({})", failed.join(", "))
+    }
+}
+
+/// The reasons of a disturbed run, one entry per condition: check's phases
+/// and a suite's tests each disturb the same conditions (a busy box makes
+/// "other processes used N cores" six times over), so each condition is said
+/// once with its figures as a range, the runs it hit and its first reason.
+pub fn disturbed_groups(v: &Validity) -> Vec<String> {
+    // (condition, figures, phases, first reason as given).
+    let mut groups: Vec<(&str, Vec<&str>, Vec<&str>, &str)> = Vec::new();
+    let mut unmatched: Vec<&str> = Vec::new();
+    let mut used = vec![false; v.conditions.len()];
+    for r in &v.reasons {
+        // check names the phase in front of a reason: `disk: other processes…`.
+        let (phase, bare) = match r.split_once(": ") {
+            Some((p, rest)) if !p.contains(' ') => (Some(p), rest),
+            _ => (None, r.as_str()),
+        };
+        let found = v.conditions.iter().enumerate().find(|(i, c)| {
+            !used[*i] && c.reason.as_deref().is_some_and(|cr| cr == bare || cr == r)
+        });
+        let Some((i, c)) = found else {
+            if !unmatched.contains(&r.as_str()) {
+                unmatched.push(r);
+            }
+            continue;
+        };
+        used[i] = true;
+        match groups.iter_mut().find(|g| g.0 == c.name) {
+            Some(g) => {
+                g.1.push(&c.figure);
+                g.2.extend(phase);
+            }
+            None => groups.push((&c.name, vec![&c.figure], phase.into_iter().collect(), r)),
+        }
+    }
+    let mut out: Vec<String> = groups
+        .iter()
+        .map(|(name, figures, phases, first)| {
+            if figures.len() == 1 {
+                return (*first).to_string();
+            }
+            let mut counted: Vec<String> = Vec::new();
+            for p in phases {
+                if counted.iter().any(|c| c.split(' ').next() == Some(*p)) {
+                    continue;
+                }
+                let n = phases.iter().filter(|q| *q == p).count();
+                counted.push(if n > 1 {
+                    format!("{p} x{n}")
+                } else {
+                    (*p).to_string()
+                });
+            }
+            let runs = if counted.is_empty() {
+                format!("{} runs", figures.len())
+            } else {
+                format!("{} runs: {}", figures.len(), counted.join(", "))
+            };
+            format!(
+                "{} {} in {runs}; first: {first}",
+                name.replace('_', " "),
+                range(figures)
+            )
+        })
+        .collect();
+    out.extend(unmatched.into_iter().map(str::to_string));
+    out
 }
 
 /// Figures of one condition: the one figure, or `low–high unit` when they
@@ -80,7 +171,7 @@ fn range(figures: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::validity::{Condition, Verdict};
+    use crate::bench::validity::Condition;
 
     #[test]
     fn clean_shows_figures_and_disturbed_the_reasons() {
@@ -122,11 +213,62 @@ mod tests {
             reasons: vec!["a".into(), "b".into()],
             conditions: vec![],
         };
-        assert_eq!(line(&bad), "validity: DISTURBED:\n  - a\n  - b");
+        assert_eq!(
+            line(&bad),
+            "validity: DISTURBED (rerun when the box is idle):\n  - a\n  - b"
+        );
         let one = Validity {
             reasons: vec!["a".into()],
             ..bad
         };
-        assert_eq!(line(&one), "validity: DISTURBED: a");
+        assert_eq!(
+            line(&one),
+            "validity: DISTURBED: a; rerun when the box is idle"
+        );
+    }
+
+    /// check's three phases, each disturbed by other processes' CPU: the
+    /// condition once with its range and phases, not three lines of it.
+    #[test]
+    fn a_condition_disturbing_several_runs_is_said_once() {
+        let busy = |cores: &str| Condition {
+            name: "other_cpu".into(),
+            figure: format!("{cores} cores"),
+            verdict: Verdict::Disturbed,
+            reason: Some(format!(
+                "other processes used {cores} cores during the run: rustc"
+            )),
+        };
+        let swap = Condition {
+            name: "swap".into(),
+            figure: "9 in, 0 out (pages)".into(),
+            verdict: Verdict::Disturbed,
+            reason: Some("the box swapped 9 pages".into()),
+        };
+        let phases = [("disk", "1.18"), ("disk", "1.37"), ("net", "0.78")];
+        let mut v = Validity {
+            verdict: Verdict::Disturbed,
+            reasons: phases
+                .iter()
+                .map(|(p, c)| format!("{p}: {}", busy(c).reason.unwrap()))
+                .collect(),
+            conditions: phases.iter().map(|(_, c)| busy(c)).collect(),
+        };
+        v.reasons.push("net: the box swapped 9 pages".into());
+        v.conditions.push(swap);
+        let text = line(&v);
+        assert_eq!(
+            text,
+            "validity: DISTURBED (rerun when the box is idle):\n  \
+             - other cpu 0.78–1.37 cores in 3 runs: disk x2, net; first: disk: other processes \
+             used 1.18 cores during the run: rustc\n  \
+             - net: the box swapped 9 pages"
+        );
+        assert_eq!(text.matches("other processes used").count(), 1, "{text}");
+        assert_eq!(
+            short(&v),
+            "validity: disturbed (other cpu 1.18 cores, other cpu 1.37 cores, other cpu 0.78 \
+             cores, swap 9 in, 0 out (pages))"
+        );
     }
 }

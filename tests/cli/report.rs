@@ -471,7 +471,7 @@ fn report_draws_the_counters_of_a_watch_run() {
     assert!(page.contains("10 samples (replayed trees)"), "{page}");
     // rx_bytes: the first sample at 0, then one point per sample that changed
     // it (sample 3 had no eth0): 1 + 8 points, rising except at the new NIC.
-    let bytes = chart_points(&page, "net_rx_bytes{device=\"eth0\"}");
+    let bytes = chart_points(&page, "eth0: bytes received");
     assert_eq!(bytes.len(), 1, "one chart for rx_bytes");
     assert_eq!(bytes[0].len(), 9, "{:?}", bytes[0]);
     assert!(
@@ -479,18 +479,18 @@ fn report_draws_the_counters_of_a_watch_run() {
             .windows(2)
             .all(|w| w[0].0 < w[1].0 && w[0].1 >= w[1].1)
     );
-    let title = "net_rx_bytes{device=&quot;eth0&quot;}: +4.0 GiB, 2 wraps, 1 reset, 1 reboot, 1 new identity";
+    // The series in words, not its key.
+    assert!(!page.contains("net_rx_bytes{"), "{page}");
+    let title = "eth0: bytes received: +4.0 GiB, 2 wraps, 1 reset, 1 reboot, 1 new identity";
     assert!(page.contains(title), "{page}");
     assert_eq!(page.matches("wrap at 2026-").count(), 2);
     // rx_dropped: the start, a reset (sample 2), +7 (4), +10 after the reboot
     // (7), the new NIC (8), and flat to the last sample (9).
-    let drops = chart_points(&page, "net_rx_dropped{device=\"eth0\"}");
+    let drops = chart_points(&page, "eth0: received packets dropped");
     assert_eq!(drops.len(), 1);
     assert_eq!(drops[0].len(), 6, "{drops:?}");
     assert!(
-        page.contains(
-            "net_rx_dropped{device=&quot;eth0&quot;}: +17, 1 reset, 1 reboot, 1 new identity"
-        ),
+        page.contains("eth0: received packets dropped: +17, 1 reset, 1 reboot, 1 new identity"),
         "{page}"
     );
     // Counters that never moved get no chart.
@@ -522,7 +522,7 @@ fn watch_points_age_out_with_keep_days() {
     // are young enough to keep.
     watch_replay(d.path(), &steps, &["--keep-days", "0.2"]);
     let html = ok(d.path(), &["report", "1", "--html", "-"]);
-    let bytes = chart_points(&html, "net_rx_bytes{device=\"eth0\"}");
+    let bytes = chart_points(&html, "eth0: bytes received");
     // The start of the run, then the three kept points.
     assert_eq!(bytes[0].len(), 1 + 3, "{bytes:?}");
     let o = run_with_db(d.path(), &["watch", "--keep-days", "0", "--replay", "/"]);
@@ -577,4 +577,24 @@ fn the_cgroup2_mount_is_found_on_v2_only_and_hybrid_systems() {
         Some(PathBuf::from("/sys/fs/cgroup/unified"))
     );
     assert_eq!(cgroup2_mount(&hybrid[..hybrid.find("26 ").unwrap()]), None);
+}
+
+/// The Pogoplug's check: the page says the verdict once as a phrase, not
+/// "Limited by likely limited by CPU (…)".
+#[test]
+fn report_says_a_hedged_bottleneck_verdict_once() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = crate::util::fixtures().join("boxes/pogoplug-v4");
+    ok(d.path(), &["check", "--root", tree.to_str().unwrap()]);
+    let html = ok(d.path(), &["report", "--html", "-"]);
+    assert!(
+        html.contains("<p><b>likely limited by the CPU (36.4-55.2 MB/s est.)</b>.</p>"),
+        "{html}"
+    );
+    assert!(!html.contains("Limited by"), "{html}");
+    let md = ok(d.path(), &["report", "--markdown", "-"]);
+    assert!(
+        md.contains("**write to /srv**: likely limited by the CPU (23.5-33.3 MB/s est.)\n"),
+        "{md}"
+    );
 }

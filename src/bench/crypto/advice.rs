@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 
 use super::CipherResult;
 
-const MIB: f64 = 1024.0 * 1024.0;
 /// dm-crypt's usual request: one 4 KiB page (LUKS2 picks 4096-byte sectors).
 const DM_CRYPT_REQUEST: u32 = 4096;
 
@@ -40,8 +39,8 @@ fn compare_size(results: &[CipherResult]) -> Option<u32> {
     }
 }
 
-fn mib(bytes_per_sec: f64) -> String {
-    format!("{:.1} MiB/s", bytes_per_sec / MIB)
+fn mb(bytes_per_sec: f64) -> String {
+    crate::report::format::rate(bytes_per_sec)
 }
 
 fn xts(reason: String, basis: &str, notes: Vec<String>) -> Recommendation {
@@ -102,8 +101,8 @@ pub fn recommend(
             notes.push(format!(
                     "aes-cbc-essiv:sha256 (256-bit) runs at {} against {} for XTS: faster here, but CBC \
 is malleable and LUKS2's default is XTS; choose it only if throughput matters more",
-                    mib(e),
-                    mib(x)
+                    mb(e),
+                    mb(x)
                 ));
         }
         match (best_xts, adi) {
@@ -112,8 +111,8 @@ is malleable and LUKS2's default is XTS; choose it only if throughput matters mo
                     format!(
                         "in the kernel at {size}-byte requests Adiantum runs at {} against {} for \
 aes-xts-plain64: this CPU has no fast AES, and Adiantum needs only one AES block per sector",
-                        mib(a),
-                        mib(x)
+                        mb(a),
+                        mb(x)
                     ),
                     "kernel",
                     notes,
@@ -123,16 +122,16 @@ aes-xts-plain64: this CPU has no fast AES, and Adiantum needs only one AES block
                 if let (Some(x512), Some(x256)) = (xts_512, xts_256) {
                     notes.push(format!(
                         "a 256-bit key (AES-128) runs at {} against {} for 512-bit",
-                        mib(x256),
-                        mib(x512)
+                        mb(x256),
+                        mb(x512)
                     ));
                 }
-                let vs = a.map_or(String::new(), |a| format!(" (Adiantum: {})", mib(a)));
+                let vs = a.map_or(String::new(), |a| format!(" (Adiantum: {})", mb(a)));
                 return xts(
                     format!(
                         "in the kernel at {size}-byte requests aes-xts-plain64 runs at {}{vs}; it is \
 LUKS2's default and the fastest measured here",
-                        mib(x)
+                        mb(x)
                     ),
                     "kernel",
                     notes,
@@ -142,7 +141,7 @@ LUKS2's default and the fastest measured here",
                 return adiantum(
                     format!(
                         "the kernel offers no usable aes-xts here; Adiantum runs at {} at {size}-byte requests",
-                        mib(a)
+                        mb(a)
                     ),
                     "kernel",
                     notes,
@@ -164,13 +163,13 @@ own speed may differ (see the kernel driver in /proc/crypto)"
     let measured = user_xts.map_or(String::new(), |x| {
         format!(
             "; aes-xts-plain64 (512-bit) runs at {} in user space",
-            mib(x)
+            mb(x)
         )
     });
     match has_aes {
         Some(false) => {
             let chacha = user_chacha.map_or(String::new(), |c| {
-                format!(" while ChaCha20-Poly1305 runs at {}", mib(c))
+                format!(" while ChaCha20-Poly1305 runs at {}", mb(c))
             });
             adiantum(
                 format!(
@@ -203,8 +202,8 @@ mod tests {
     use super::super::{CipherResult, Point};
     use super::*;
 
-    fn result(cipher: &str, bits: u32, mib_s: f64, driver: Option<(&str, &str)>) -> CipherResult {
-        let rate = Rate::new((mib_s * MIB) as u64, 1.0, 0.5);
+    fn result(cipher: &str, bits: u32, mb_s: f64, driver: Option<(&str, &str)>) -> CipherResult {
+        let rate = Rate::new((mb_s * 1e6) as u64, 1.0, 0.5);
         CipherResult {
             cipher: cipher.into(),
             key_bits: bits,
@@ -236,7 +235,7 @@ mod tests {
         assert_eq!(r.cipher, "xchacha12,aes-adiantum-plain64");
         assert_eq!(r.basis, "kernel");
         assert!(
-            r.reason.contains("48.0 MiB/s") && r.reason.contains("14.6 MiB/s"),
+            r.reason.contains("48.0 MB/s") && r.reason.contains("14.6 MB/s"),
             "{}",
             r.reason
         );
@@ -273,7 +272,7 @@ mod tests {
         let r = recommend(&[], &u, Some(false));
         assert_eq!(r.cipher, "xchacha12,aes-adiantum-plain64");
         assert_eq!(r.basis, "cpu_flags");
-        assert!(r.reason.contains("20.0 MiB/s"), "{}", r.reason);
+        assert!(r.reason.contains("20.0 MB/s"), "{}", r.reason);
         let r = recommend(&[], &u, Some(true));
         assert_eq!(r.cipher, "aes-xts-plain64");
         assert!(r.notes.iter().any(|n| n.contains("user-space figures")));
