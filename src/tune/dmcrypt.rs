@@ -307,7 +307,8 @@ impl Control {
         use std::os::fd::AsRawFd;
         // SAFETY: buf is BUF_LEN bytes, starts with a dm_ioctl whose data_size
         // says so; the kernel writes within data_size.
-        let rc = unsafe { libc::ioctl(self.0.as_raw_fd(), request, buf.bytes().as_mut_ptr()) };
+        // `as _`: glibc declares the request c_ulong, musl c_int (the static builds).
+        let rc = unsafe { libc::ioctl(self.0.as_raw_fd(), request as _, buf.bytes().as_mut_ptr()) };
         if rc != 0 {
             let e = io::Error::last_os_error();
             return Err(match e.raw_os_error() {

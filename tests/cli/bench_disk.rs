@@ -696,3 +696,37 @@ fn a_fuse_mount_is_measured_as_a_file_service() {
     assert!(text.contains("file service: fuse"), "{text}");
     assert!(leftover_files(&mnt).is_empty(), "temporary file removed");
 }
+
+/// The offset of the first data at or after `from` in `path` (SEEK_DATA), None past the last.
+fn next_data(path: &Path, from: u64) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    // SAFETY: a valid descriptor; lseek only moves its offset.
+    let at = unsafe { libc::lseek(f.as_raw_fd(), from as libc::off_t, libc::SEEK_DATA) };
+    (at >= 0).then_some(at as u64)
+}
+
+/// Offsets and sizes past 4 GiB, which a 32-bit usize or off_t would wrap: random
+/// 64 KiB writes over the first 8 GiB of a sparse 9 GiB file land above 4 GiB too
+/// (half of them, some hundreds even under qemu-user) and none beyond 8 GiB.
+/// dist/smoke runs this against the armv7 and armv5te binaries (NASTUNE_TEST_BIN).
+#[test]
+fn random_writes_reach_offsets_past_4_gib_of_a_sparse_file() {
+    const GIB: u64 = 1 << 30;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sparse.img");
+    std::fs::File::create(&file)
+        .unwrap()
+        .set_len(9 * GIB)
+        .unwrap();
+    let v = json(&bench_spec(
+        "--rw randwrite --bs 64k --size 8G --runtime 1 --end-fsync --json",
+        file.to_str().unwrap(),
+    ));
+    assert_eq!(v["target"]["size_bytes"], 8 * GIB, "{}", v["target"]);
+    assert!(v["tests"][0]["write"]["total_ios"].as_u64().unwrap() > 0);
+    let above = next_data(&file, 4 * GIB).expect("no write landed past 4 GiB");
+    assert!(above < 8 * GIB, "data at {above}, past --size 8G");
+    assert_eq!(next_data(&file, 8 * GIB), None, "a write past --size 8G");
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 9 * GIB);
+}

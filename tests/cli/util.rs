@@ -6,8 +6,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+/// The binary under test: this build's, or NASTUNE_TEST_BIN (an executable: dist/smoke
+/// points it at a wrapper that runs an ARM build under qemu-user, so the same tests
+/// check 32-bit counters, sizes and times on the binaries that ship).
 pub fn nastune() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nastune"));
+    let bin = std::env::var_os("NASTUNE_TEST_BIN");
+    let mut c = Command::new(
+        bin.as_deref()
+            .unwrap_or(env!("CARGO_BIN_EXE_nastune").as_ref()),
+    );
     c.env("NO_COLOR", "1");
     c
 }

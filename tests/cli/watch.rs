@@ -145,6 +145,37 @@ fn watch_replay_alerts_on_one_drop_every_two_hours() {
     assert!(alerts(&out, RX_DROPPED).is_empty());
 }
 
+/// 2040-01-01T00:00:00Z: past the 32-bit time_t limit (2038-01-19).
+const T2040: u64 = 2_208_988_800;
+
+/// A 10 GbE link's 64-bit byte counter after 2038: 10 GB a second, more than a
+/// 32-bit rate or size can hold, at times a 32-bit time_t cannot. dist/smoke runs
+/// this against the armv7 and armv5te binaries (NASTUNE_TEST_BIN) under qemu-user.
+#[test]
+fn watch_replay_rates_above_4_gb_per_s_after_2038() {
+    let d = tempfile::tempdir().unwrap();
+    let steps = leak_steps(d.path(), 3, 0, |_| 10);
+    for (i, s) in steps.iter().enumerate() {
+        s.time(T2040 + i as u64)
+            .stat("rx_bytes", 5_000_000_000 + i as u64 * 10_000_000_000);
+    }
+    let out = lines(&replay(&steps, &["--no-store"]));
+    let samples: Vec<&Value> = out.iter().filter(|l| l["type"] == "sample").collect();
+    assert_eq!(samples.len(), 3);
+    for (i, s) in samples.iter().enumerate().skip(1) {
+        let c = change(s, RX_BYTES).unwrap_or_else(|| panic!("sample {i}: no rx_bytes change"));
+        assert_eq!(c["step"], "increase", "sample {i}: {c}");
+        assert_eq!(c["delta"], 10_000_000_000u64, "sample {i}: {c}");
+        assert_eq!(c["rate_per_sec"], 1e10, "sample {i}: {c}");
+    }
+    assert_eq!(
+        change(samples[2], RX_BYTES).unwrap()["total"],
+        20_000_000_000u64
+    );
+    let t = |i: usize| samples[i]["time_unix_s"].as_f64();
+    assert_eq!((t(0), t(2)), (Some(T2040 as f64), Some(T2040 as f64 + 2.0)));
+}
+
 /// Ten samples two hours apart: eth0's rx_bytes wraps at 32 bits twice, eth0
 /// is gone for one sample, the box reboots, another NIC takes the name and
 /// then resets; rx_dropped resets (a driver reload) at sample 2.
