@@ -30,10 +30,10 @@ pub fn process_cpu_secs() -> f64 {
 
 /// CPU seconds (user + system) the calling thread has used so far.
 pub fn thread_cpu_secs() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    // Not a struct literal: 32-bit musl's timespec has private padding fields
+    // (64-bit time_t), so only zeroed memory builds on every target.
+    // SAFETY: zero is a valid timespec.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
     // SAFETY: clock_gettime writes one `timespec` we own; the clock id is a constant.
     if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
         return 0.0;
