@@ -301,7 +301,7 @@ fn without_the_feature_is_a_clear_error() {
 /// `check --smb` against a share on this box: the share's path is found from
 /// the running smbd's own configuration, the copy's per-byte costs give the
 /// path a shared-CPU stage, and the model sets its prediction next to what
-/// the copy measured, with what-ifs (issue 19's end-to-end check).
+/// the copy measured, with what-ifs: the model checked end to end on a real smbd.
 #[test]
 fn check_with_smb_models_the_share_path_against_the_copy() {
     let Some(s) = Smbd::start("") else { return };

@@ -307,7 +307,8 @@ fn plan_shows_old_new_why_risk_and_skip_reasons() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("'no-such-rule' matches no finding"));
     // A value the kernel would reject is refused before anything is written;
-    // with every --set refused the command fails (issue 16).
+    // with every --set refused the command fails, so a script sees exit 2
+    // rather than an empty plan.
     let v = run_with_db(
         t.path(),
         &[
