@@ -10,6 +10,8 @@ pub mod capture;
 pub mod cli;
 pub mod cmd;
 pub mod compare;
+pub mod escape;
+pub mod json;
 pub mod net;
 pub mod output;
 pub mod probe;

@@ -31,11 +31,7 @@ impl Progress {
             return;
         }
         let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r{}",
-            line(&crate::report::format::shown(label), fraction)
-        );
+        let _ = write!(err, "\r{}", line(&crate::escape::shown(label), fraction));
         let _ = err.flush();
         self.drawn = true;
     }

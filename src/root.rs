@@ -413,7 +413,7 @@ impl Root {
         };
         // Straight into T, not through a serde_json::Value: a value tree takes
         // 10 to 30 times the text's size, T a few.
-        let stored: Captured<T> = crate::store::doc::from_json(&text).map_err(|e| {
+        let stored: Captured<T> = crate::json::from_json(&text).map_err(|e| {
             format!("'{rel}' in the captured tree is not valid JSON of the right shape: {e}")
         })?;
         match stored {

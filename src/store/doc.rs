@@ -109,15 +109,7 @@ fn body<D: Document>(version: u32, json: &str) -> Result<D, DecodeError> {
     })
 }
 
-/// Decodes `text` into `T`; the error says where in the document it is
-/// (`findings[2].severity: unknown variant …`), which serde_json alone does not
-/// for a field of a tagged enum (its content is buffered before it is read).
-pub fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| e.to_string())?;
-    de.end().map_err(|e| e.to_string())?;
-    Ok(value)
-}
+pub use crate::json::from_json;
 
 /// The documents of one run, decoded, with typed accessors.
 #[derive(Debug, Clone, Default)]
