@@ -561,14 +561,19 @@ impl Worker<'_> {
         let phase = self.in_flight(i)?.doing();
         let (addr, secs, received) = (self.plan.addr, self.plan.timeout.as_secs_f64(), c.received);
         let limit = self.plan.timeout;
-        if now.duration_since(c.last_progress) >= limit {
+        // Connecting and sending are progress too, so a server that never
+        // answers reaches the whole-request limit (or the pre-flight's end,
+        // --timeout after its start) a few milliseconds before the silence
+        // limit: with no byte of the response that is still silence.
+        let over = at_end || now.duration_since(c.busy_since) >= limit;
+        if now.duration_since(c.last_progress) >= limit || (received == 0 && over) {
             Some(ConnError::Timeout {
                 addr,
                 phase,
                 secs,
                 received,
             })
-        } else if at_end || now.duration_since(c.busy_since) >= limit {
+        } else if over {
             Some(ConnError::Deadline {
                 addr,
                 phase,
