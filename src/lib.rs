@@ -6,11 +6,13 @@
 
 pub mod advise;
 pub mod bench;
-pub mod capture;
 pub mod cli;
 pub mod cmd;
 pub mod compare;
+pub mod doc;
 pub mod escape;
+pub mod format;
+pub mod histogram;
 pub mod json;
 pub mod net;
 pub mod output;
@@ -18,9 +20,13 @@ pub mod probe;
 pub mod progress;
 pub mod report;
 pub mod root;
+pub mod runs;
 pub mod smb;
 pub mod stats;
 pub mod store;
 pub mod time;
 pub mod tune;
 pub mod watch;
+
+#[cfg(test)]
+mod tests;

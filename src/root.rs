@@ -10,6 +10,7 @@
 //! through [`Root::captured`]: live, they are computed and remembered; in a tree,
 //! they are read back from `.nastune/<name>.json`.
 
+pub mod capture;
 mod inroot;
 
 pub use inroot::Place;
@@ -21,7 +22,7 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::capture::{Event, Recorder};
+use capture::{Event, Recorder};
 
 /// Largest file a probe reads whole. /proc and /sys files are small; a bigger one
 /// means we were pointed at the wrong tree, and bounded memory matters on 128 MiB.
@@ -145,7 +146,7 @@ impl Root {
         Ok(root)
     }
 
-    /// Remember every read so that [`crate::capture`] can copy it afterwards.
+    /// Remember every read so that [`capture`] can copy it afterwards.
     pub fn with_recorder(mut self) -> Self {
         self.recorder = Some(Mutex::new(Recorder::default()));
         self

@@ -13,12 +13,12 @@ use crate::bench::crypto::CryptoReport;
 use crate::bench::disk::DiskBench;
 use crate::bench::disk::workload::Rw;
 use crate::net::doc::NetReport;
-use crate::store::RunDocs;
 
 use super::cpu_estimate::{self, CpuEstimate, Verdict, VerdictKind};
 pub use super::measured::MeasuredBy;
 use super::path_model::{self, Binding, CpuCeiling, ServiceFigure};
 
+use crate::format::rate as mb;
 use crate::probe::Snapshot;
 use crate::probe::storage::Chain;
 
@@ -89,28 +89,7 @@ fn four_kib() -> u32 {
     4096
 }
 
-/// Reads the figures this analysis needs from a run's bench documents (`disk`,
-/// `crypto`, `net`).
-pub fn measurements_from(docs: &RunDocs) -> Measurements {
-    let mut m = Measurements::default();
-    m.disk.extend(docs.disks().map(disk_figure));
-    m.shared_disks.extend(
-        docs.disks()
-            .filter_map(crate::advise::buses::together_figure),
-    );
-    for c in docs.cryptos() {
-        m.crypto.extend(cipher_figures(c));
-    }
-    for n in docs.nets() {
-        read_net(n, &mut m);
-    }
-    m.tcp.extend(docs.nets().filter_map(path_model::tcp_figure));
-    m.services
-        .extend(docs.smbs().filter_map(super::path_model::smb_figures));
-    m
-}
-
-fn disk_figure(doc: &DiskBench) -> DiskFigure {
+pub fn disk_figure(doc: &DiskBench) -> DiskFigure {
     let mut fig = DiskFigure {
         path: doc.target.path.to_string_lossy().into_owned(),
         device: doc.target.device.clone(),
@@ -141,7 +120,7 @@ fn disk_figure(doc: &DiskBench) -> DiskFigure {
     fig
 }
 
-fn cipher_figures(doc: &CryptoReport) -> Vec<CipherFigure> {
+pub fn cipher_figures(doc: &CryptoReport) -> Vec<CipherFigure> {
     let mut out = Vec::new();
     for (list, path) in [(&doc.kernel, "kernel"), (&doc.user_space, "user space")] {
         for c in list {
@@ -169,7 +148,7 @@ fn cipher_figures(doc: &CryptoReport) -> Vec<CipherFigure> {
     out
 }
 
-fn read_net(doc: &NetReport, m: &mut Measurements) {
+pub fn read_net(doc: &NetReport, m: &mut Measurements) {
     let bps = doc
         .end
         .sum_received
@@ -400,10 +379,6 @@ fn usb_ceiling(snapshot: &Snapshot, devices: &[&str]) -> Option<(f64, String)> {
             ))
         })
         .min_by(|a, b| a.0.total_cmp(&b.0))
-}
-
-fn mb(bytes_per_sec: f64) -> String {
-    crate::report::format::rate(bytes_per_sec)
 }
 
 /// The network's stage: measured goodput, else the fastest physical link's

@@ -26,8 +26,8 @@ pub struct CheckDoc {
     pub validity: Option<crate::bench::validity::Validity>,
 }
 
-impl crate::store::Document for CheckDoc {
-    const KIND: crate::store::DocKind = crate::store::DocKind::Check;
+impl crate::doc::Document for CheckDoc {
+    const KIND: crate::doc::DocKind = crate::doc::DocKind::Check;
     const VERSION: u32 = SCHEMA_VERSION;
 
     fn validity(&self) -> Option<&crate::bench::validity::Validity> {

@@ -17,6 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::path_model::{self, CpuCeiling, CpuCost};
+use crate::format::rate as mb;
 use crate::probe::cpu::Cpu;
 
 /// A published figure the costs below rest on, or are checked against.
@@ -528,10 +529,6 @@ pub struct Verdict {
     pub kind: VerdictKind,
     /// "likely limited by CPU (estimate 23.5-33.3 MB/s, ...)".
     pub text: String,
-}
-
-fn mb(v: f64) -> String {
-    crate::report::format::rate(v)
 }
 
 fn mb_range(e: &CpuEstimate) -> String {

@@ -9,8 +9,6 @@
 mod boards_netvm;
 pub mod bottleneck;
 pub mod buses;
-#[cfg(test)]
-mod change_json;
 pub mod check;
 mod cpu;
 pub mod cpu_estimate;
@@ -184,8 +182,8 @@ pub struct FindingsDoc {
     pub findings: Vec<Finding>,
 }
 
-impl crate::store::Document for FindingsDoc {
-    const KIND: crate::store::DocKind = crate::store::DocKind::Findings;
+impl crate::doc::Document for FindingsDoc {
+    const KIND: crate::doc::DocKind = crate::doc::DocKind::Findings;
     const VERSION: u32 = SCHEMA_VERSION;
 }
 

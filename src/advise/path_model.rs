@@ -6,6 +6,7 @@
 //! single-threaded stage (one smbd per client, one flow's softirq) can never
 //! use more than one core. Pure: the figures come from the benches' documents.
 
+use crate::format::rate as mb;
 use serde::{Deserialize, Serialize};
 
 /// One stage's CPU cost per byte moved.
@@ -60,10 +61,6 @@ impl CpuCeiling {
 pub struct Share {
     pub stage: String,
     pub pct: f64,
-}
-
-fn mb(bytes_per_sec: f64) -> String {
-    crate::report::format::rate(bytes_per_sec)
 }
 
 /// The cores a path may use and, when read from the processes' affinity,
@@ -200,37 +197,6 @@ pub fn cap_at_busy(costs: &[CpuCost], load: &CoreLoad) -> (Vec<CpuCost>, Option<
             factor,
         }),
     )
-}
-
-/// The CPUs of a kernel CPU list (`0-3,5,8-9`, as in Cpus_allowed_list or
-/// /sys/devices/system/cpu/online); `None` when it is not one.
-pub fn parse_cpu_list(text: &str) -> Option<std::collections::BTreeSet<u32>> {
-    let mut out = std::collections::BTreeSet::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
-                // A reversed or absurd range is not a CPU list.
-                if b < a || b - a > 65_536 {
-                    return None;
-                }
-                out.extend(a..=b);
-            }
-            None => {
-                out.insert(part.parse().ok()?);
-            }
-        }
-    }
-    (!out.is_empty()).then_some(out)
-}
-
-/// The CPUs a process may run on (its affinity within its cpuset), from the
-/// `Cpus_allowed_list:` line of /proc/PID/status.
-pub fn parse_cpus_allowed(status: &str) -> Option<std::collections::BTreeSet<u32>> {
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .and_then(parse_cpu_list)
 }
 
 /// A CPU set in the kernel's list form: `0-2,5`.
@@ -380,6 +346,7 @@ pub const MODEL_MISS_PCT: f64 = 25.0;
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::probe::cpu_list::parse_cpus_allowed;
 
     /// A literal stage cost, for the model's tests and the what-ifs'.
     pub(crate) fn cost(stage: &str, ns: f64, single: bool) -> CpuCost {
@@ -614,6 +581,7 @@ pub(crate) mod tests {
 
     #[test]
     fn cpu_lists_parse_and_print_as_the_kernel_writes_them() {
+        use crate::probe::cpu_list::parse_cpu_set as parse_cpu_list;
         let set = parse_cpu_list("0-3,5,8-9\n").unwrap();
         assert_eq!(
             set.iter().copied().collect::<Vec<_>>(),

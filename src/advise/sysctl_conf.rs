@@ -5,7 +5,6 @@
 
 use super::{Change, Context, Finding, Risk, Rule, RuleInfo, Severity};
 use crate::probe::sysctl::{ConfigSetting, Sysctl};
-use crate::tune::sysctl_d;
 
 pub static RULES: &[&Rule] = &[
     &REMOVED_KEY,
@@ -121,7 +120,7 @@ fn location(s: &ConfigSetting) -> String {
 pub(super) fn persist_hint(ctx: &Context, key: &str) -> String {
     match set_at(ctx, key) {
         Some(at) => format!("edit {at}"),
-        None => format!("persist in /{}", sysctl_d::OWNED_FILE),
+        None => format!("persist in /{}", crate::probe::sysctl::OWNED_FILE),
     }
 }
 

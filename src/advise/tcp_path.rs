@@ -6,11 +6,8 @@
 use super::bottleneck::{self, PathAnalysis, PathModel, Stage};
 use super::path_model::{self, TcpFigure};
 use super::what_if;
+use crate::format::rate as mb;
 use crate::probe::Snapshot;
-
-fn mb(bytes_per_sec: f64) -> String {
-    crate::report::format::rate(bytes_per_sec)
-}
 
 /// One path per direction measured (the newest figure of each).
 pub fn tcp_paths(snapshot: &Snapshot, m: &bottleneck::Measurements) -> Vec<PathAnalysis> {

@@ -10,6 +10,7 @@
 
 use super::bottleneck::{Measurements, Stage, WhatIf};
 use super::path_model::{self, Change, CpuCost, ServiceFigure};
+use crate::format::rate as mb;
 use crate::probe::Snapshot;
 
 /// Standard Ethernet speeds, Mbit/s: the next one up is "a faster link".
@@ -117,10 +118,6 @@ pub fn irq_shared_with(snapshot: &Snapshot, core: Option<u32>) -> Option<u32> {
 /// The what-ifs of one path.
 pub fn what_ifs(p: &Path) -> Vec<WhatIf> {
     predict(&inputs(p))
-}
-
-fn mb(bytes_per_sec: f64) -> String {
-    crate::report::format::rate(bytes_per_sec)
 }
 
 /// The lowest known ceiling among `stages`.

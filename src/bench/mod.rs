@@ -5,7 +5,7 @@ pub mod cpu;
 pub mod crypto;
 pub mod disk;
 pub mod diskstats;
-pub mod histogram;
+pub use crate::histogram;
 pub mod http;
 pub mod interrupt;
 pub mod smb;

@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use crate::tune::export::ExportFormat;
+use crate::tune::trial::engine::TrySettings;
 use crate::tune::trial::judge::{Judge, JudgeOptions, MetricName};
 use crate::tune::trial::{Better, PlanError, TrialPlan};
 
@@ -309,14 +310,23 @@ impl TryArgs {
         })
     }
 
+    /// What the trial engine takes from these options.
+    pub fn settings(&self) -> TrySettings {
+        TrySettings {
+            runs: self.runs,
+            runtime: self.runtime,
+            confidence: self.confidence,
+            min_gain: self.min_gain,
+            settle_s: self.guard.settle,
+            strict: self.guard.strict,
+            allow_weaker_security: self.allow_weaker_security,
+        }
+    }
+
     /// The trial: --runs on each side in ABBA blocks, judged at --confidence
     /// in the direction the metric improves.
     pub fn plan(&self, better: Better) -> Result<TrialPlan, PlanError> {
-        let mut plan = TrialPlan::new(self.runs, true, better);
-        plan.confidence = self.confidence;
-        plan.min_gain_pct = self.min_gain;
-        plan.validate()?;
-        Ok(plan)
+        self.settings().plan(better)
     }
 }
 

@@ -7,7 +7,7 @@ use crate::cli::{AdviseArgs, GlobalArgs};
 use crate::probe;
 use crate::report::advise_text;
 use crate::root::Root;
-use crate::store::{RunKind, Store};
+use crate::store::RunKind;
 use anyhow::Context as _;
 
 pub use crate::advise::SCHEMA_VERSION;
@@ -44,7 +44,7 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let measurements = match &store {
-        Some(store) => stored_measurements(store, &snapshot.host_id)?,
+        Some(store) => super::stored_measurements(store, &snapshot.host_id)?,
         None => Measurements::default(),
     };
     let findings = advise::evaluate(&Context {
@@ -78,28 +78,4 @@ pub fn run(args: &AdviseArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// The figures the latest bench and check runs of this host measured, saying on
-/// stderr which runs they come from (advise itself measures nothing).
-pub(crate) fn stored_measurements(store: &Store, host_id: &str) -> anyhow::Result<Measurements> {
-    // Without a machine id every box is 'unknown': their runs must not mix.
-    if host_id == "unknown" {
-        crate::note!("advise: no machine id, so no stored measurements are used");
-        return Ok(Measurements::default());
-    }
-    let gathered = advise::measured::latest_of_host(store, host_id)?;
-    for (run, why) in &gathered.skipped {
-        crate::note!("warning: run {run} skipped for measurements: {why}");
-    }
-    // Rules that assume a speed say so in their rationale; only a use is news here.
-    if !gathered.used.is_empty() {
-        let runs: Vec<String> = gathered
-            .used
-            .iter()
-            .map(|r| format!("{} run {}", r.kind, r.id))
-            .collect();
-        crate::note!("advise: using measurements of {}", runs.join(", "));
-    }
-    Ok(gathered.measurements)
 }

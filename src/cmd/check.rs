@@ -15,7 +15,7 @@ use crate::cli::check::CheckArgs;
 use crate::net::{self, plan::done_fraction};
 use crate::probe;
 use crate::root::Root;
-use crate::store::{Doc, RunDocs};
+use crate::runs::{Doc, RunDocs};
 use anyhow::Context as _;
 use std::collections::BTreeSet;
 
@@ -73,7 +73,7 @@ fn path_cores(root: &Root, smbd: &BTreeSet<u32>) -> path_model::PathCores {
     let ours = root
         .read_string("proc/self/status")
         .ok()
-        .and_then(|t| path_model::parse_cpus_allowed(&t));
+        .and_then(|t| crate::probe::cpu_list::parse_cpus_allowed(&t));
     let (cpus, whose): (BTreeSet<u32>, &str) = match ours {
         Some(o) if !o.is_subset(smbd) => (
             smbd.union(&o).copied().collect(),
@@ -223,7 +223,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 ..GuardPlan::default()
             },
         );
-        match super::bench_smb::measure(smb_plan, &root, &mut |step| phases.within(step, 0.5)) {
+        match crate::bench::smb::measure(smb_plan, &root, &mut |step| phases.within(step, 0.5)) {
             Ok(mut doc) => {
                 doc.validity = Some(g.finish(&root, Outcome::default()));
                 docs.push(Doc::Smb(Box::new(doc)));
@@ -233,7 +233,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     }
     drop(phases);
     let docs = RunDocs(docs);
-    let mut measurements = bottleneck::measurements_from(&docs);
+    let mut measurements = crate::runs::measured::measurements_from(&docs);
     // This run's SMB figure (the only one) gets what only a live box shows.
     if let (Some(server), Some(fig)) = (&server, measurements.services.first_mut()) {
         fig.share_path = server.share_path.clone();
@@ -266,7 +266,7 @@ pub fn run(args: &CheckArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         )?;
         store.save(run, &snapshot)?;
         for d in &docs.0 {
-            store.save_doc(run, d)?;
+            crate::runs::save(store, run, d)?;
         }
         store.save(run, &doc)?;
         store.finish_run(run, "ok")?;

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use crate::cli::GlobalArgs;
 use crate::cli::compare::CompareArgs;
-use crate::store::{RunDocs, RunId, Store};
+use crate::runs::RunDocs;
+use crate::store::{RunId, Store};
 use anyhow::bail;
 
 pub fn run(args: &CompareArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
@@ -33,7 +34,7 @@ pub fn run(args: &CompareArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> 
 /// A run's documents, decoded; fails when the run does not exist.
 pub fn load_documents(store: &Store, id: RunId) -> anyhow::Result<RunDocs> {
     store.run(id)?;
-    Ok(store.load(id)?)
+    Ok(crate::runs::load(store, id)?)
 }
 
 /// Colour only on a terminal, and never when NO_COLOR is set (no-color.org).

@@ -44,7 +44,7 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
             let file = crate::root::open_regular(&a.file)
                 .with_context(|| format!("cannot read '{name}'"))?;
             let bytes = crate::store::export::read_capped(&name, &file)?;
-            let ids = store.import(&name, &bytes)?;
+            let ids = store.import(&name, &bytes, crate::runs::check_decodes)?;
             let list: Vec<String> = ids.iter().map(i64::to_string).collect();
             if ids.is_empty() {
                 let name = crate::report::format::shown(&name);
@@ -121,7 +121,7 @@ fn show(store: &Store, id: i64, json: bool) -> anyhow::Result<String> {
 /// `check` sends the user here for). A document this version cannot read
 /// (a newer schema) costs the results' text, not the record.
 fn show_text(store: &Store, run: RunRecord) -> anyhow::Result<String> {
-    Ok(match store.load(run.id) {
+    Ok(match crate::runs::load(store, run.id) {
         Ok(docs) => {
             let kinds: Vec<&str> = docs.0.iter().map(|d| d.kind().as_str()).collect();
             let mut out = crate::report::history_text::render_run(&run, &kinds);

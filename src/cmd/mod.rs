@@ -13,9 +13,6 @@ pub mod net;
 pub mod probe;
 pub mod report;
 pub mod tune;
-pub mod tune_export;
-pub mod tune_folklore;
-pub mod tune_try;
 pub mod watch;
 
 use std::process::ExitCode;
@@ -75,7 +72,7 @@ pub fn save_snapshot(
 }
 
 /// Saves a bench document and a probe snapshot as one finished run.
-pub fn save_bench_run<D: crate::store::Document>(
+pub fn save_bench_run<D: crate::doc::Document>(
     store: &Store,
     run_kind: crate::store::RunKind,
     doc: &D,
@@ -123,6 +120,33 @@ pub fn strict_exit(disturbed: bool) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The figures the latest bench and check runs of this host measured, saying on
+/// stderr which runs they come from (advise itself measures nothing).
+pub(crate) fn stored_measurements(
+    store: &crate::store::Store,
+    host_id: &str,
+) -> anyhow::Result<crate::advise::Measurements> {
+    // Without a machine id every box is 'unknown': their runs must not mix.
+    if host_id == "unknown" {
+        crate::note!("advise: no machine id, so no stored measurements are used");
+        return Ok(crate::advise::Measurements::default());
+    }
+    let gathered = crate::runs::measured::latest_of_host(store, host_id)?;
+    for (run, why) in &gathered.skipped {
+        crate::note!("warning: run {run} skipped for measurements: {why}");
+    }
+    // Rules that assume a speed say so in their rationale; only a use is news here.
+    if !gathered.used.is_empty() {
+        let runs: Vec<String> = gathered
+            .used
+            .iter()
+            .map(|r| format!("{} run {}", r.kind, r.id))
+            .collect();
+        crate::note!("advise: using measurements of {}", runs.join(", "));
+    }
+    Ok(gathered.measurements)
 }
 
 /// The command line as typed, for the run record.

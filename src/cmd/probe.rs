@@ -4,10 +4,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::capture;
 use crate::cli::{GlobalArgs, ProbeArgs};
 use crate::probe;
 use crate::root::Root;
+use crate::root::capture;
 
 pub fn run(args: &ProbeArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     // Check everything that can fail before doing work.

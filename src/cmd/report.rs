@@ -26,7 +26,7 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let mut runs = Vec::new();
     for id in ids {
         let rec = store.run(id)?;
-        let docs = store.load(id)?;
+        let docs = crate::runs::load(&store, id)?;
         let (counters, counters_left_out) = load_counters(&store, id, &docs)?;
         runs.push(ReportRun {
             id,
@@ -57,7 +57,7 @@ pub fn run(args: &ReportArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
 fn load_counters(
     store: &Store,
     id: RunId,
-    docs: &crate::store::RunDocs,
+    docs: &crate::runs::RunDocs,
 ) -> anyhow::Result<(Vec<CounterSeries>, usize)> {
     let summary = docs.watch();
     let start = summary.and_then(|s| s.first_sample_unix_s);

@@ -10,15 +10,20 @@ use serde::Serialize;
 
 use crate::cli::GlobalArgs;
 use crate::cli::tune::{
-    ApplyArgs, ConfirmArgs, PlanArgs, RollbackArgs, SelectArgs, TuneArgs, TuneCommand, VerifyArgs,
+    ApplyArgs, ConfirmArgs, PlanArgs, RollbackArgs, SelectArgs, TryArgs, TuneArgs, TuneCommand,
+    VerifyArgs,
 };
-use crate::report::tune_text;
+use crate::report::{tune_text, tune_try_text};
 use crate::root::Root;
 use crate::store::Store;
+use crate::tune::trial::engine::{Trial, TryError, check_exercised, the_change};
 use crate::tune::{apply, deadman, plan, reload, rollback, verify};
 
 /// Version of every `tune --json` document.
 pub use crate::tune::plan::SCHEMA_VERSION;
+
+mod export;
+mod folklore;
 
 pub fn run(args: &TuneArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
@@ -27,8 +32,9 @@ pub fn run(args: &TuneArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         TuneCommand::Rollback(a) => run_rollback(a, &need_store(global, "rollback")?),
         TuneCommand::Verify(a) => run_verify(a, &need_store(global, "verify")?),
         TuneCommand::Confirm(a) => run_confirm(a, &need_store(global, "confirm")?),
-        TuneCommand::Try(a) => super::tune_try::run(a, global),
-        TuneCommand::Export(a) => super::tune_export::run(a, global),
+        TuneCommand::Try(a) if a.folklore => folklore::run(a, global),
+        TuneCommand::Try(a) => run_try(a, global),
+        TuneCommand::Export(a) => export::run(a, global),
         TuneCommand::Deadman(a) => {
             let store = need_store(global, "deadman")?;
             deadman::run(&store, a.session)?;
@@ -64,7 +70,7 @@ pub(crate) fn make_plan(
     if !sel.ids.is_empty() || sel.sets.is_empty() {
         let snapshot = crate::probe::probe(root);
         let measurements = match store {
-            Some(s) => super::advise::stored_measurements(s, &snapshot.host_id)?,
+            Some(s) => super::stored_measurements(s, &snapshot.host_id)?,
             None => Default::default(),
         };
         let findings = crate::advise::evaluate(&crate::advise::Context {
@@ -294,4 +300,69 @@ fn run_confirm(a: &ConfirmArgs, store: &Store) -> anyhow::Result<ExitCode> {
         "session {session}: network changes kept; {written} persistence write(s) done\n"
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `tune try` of one change (`--folklore` is [`folklore::run`]).
+fn run_try(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let [bench] = a.bench.as_slice() else {
+        return Err(TryError::SeveralJudges(a.bench.len()).into());
+    };
+    let store = need_store(global, "try")?;
+    let opts = a.judge_options()?;
+    let metric_name = bench.pick(&opts, a.metric)?;
+    // Checked before anything is read or asked.
+    a.plan(bench.metric(metric_name).better)?;
+    let root = open_root(&a.root)?;
+    let select = SelectArgs {
+        ids: a.id.iter().cloned().collect(),
+        sets: a.set.iter().cloned().collect(),
+        root: a.root.clone(),
+    };
+    let what = a.id.clone().or_else(|| a.set.clone()).unwrap_or_default();
+    let plan = make_plan(&select, &root, Some(&store))?;
+    let item = the_change(&plan, &what)?;
+    if !a.json {
+        crate::output::write_text(&tune_text::render_plan(&plan))?;
+    }
+    if !a.yes && !ask(1)? {
+        crate::note!("nastune: nothing tried");
+        return Ok(ExitCode::SUCCESS);
+    }
+    // From here Ctrl-C ends the trial at the next run boundary, reverted.
+    crate::bench::interrupt::install()?;
+    // The judge measures the real system, whatever tree the change goes to.
+    let prepared = bench.prepare(&opts)?;
+    check_exercised(&root, &bench.to_string(), &prepared, &plan, &item.setting)?;
+    let (settings, command) = (a.settings(), super::command_line());
+    let trial = Trial {
+        a: &settings,
+        command: &command,
+        store: &store,
+        root: &root,
+        judge: bench,
+        prepared: &prepared,
+        metric_name,
+        keep: true,
+    };
+    let report = match trial.measure(&plan, item) {
+        Ok(r) => r,
+        Err(e) => return interrupted_exit(&e).ok_or(e),
+    };
+    let out = if a.json {
+        json(&report)?
+    } else {
+        tune_try_text::render(&report)
+    };
+    crate::output::write_result(&out, a.json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// After Ctrl-C or SIGTERM: the error (the change already reverted) said,
+/// and the exit code shells expect.
+pub(crate) fn interrupted_exit(e: &anyhow::Error) -> Option<ExitCode> {
+    if !crate::bench::interrupt::interrupted() {
+        return None;
+    }
+    crate::note!("nastune: {e:#}");
+    Some(ExitCode::from(crate::bench::interrupt::EXIT_CODE))
 }

@@ -2,31 +2,16 @@
 //! workload identity, judged by Welch's t-test on the samples each run kept.
 //! Pure: typed documents in, rows out.
 
-pub mod metrics;
 pub mod settings;
 
 use serde::Serialize;
 
+pub use crate::doc::metrics::{self, Metric};
+use crate::runs::RunDocs;
 use crate::stats::{self, Summary};
-use crate::store::RunDocs;
 
 pub const SCHEMA_VERSION: u32 = 1;
 pub const CONFIDENCE: f64 = 0.95;
-
-/// One measured quantity of one benchmark in one run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Metric {
-    /// Workload identity, e.g. `disk rw=read bs=65536 ...`: what must match.
-    pub benchmark: String,
-    /// What people call it: the suite name (`SEQ1M Q8T1 read`) or a short form.
-    pub label: String,
-    pub quantity: &'static str,
-    pub unit: &'static str,
-    pub higher_is_better: bool,
-    pub summary: Summary,
-    /// Where the samples came from (passes, per-I/O latency, single value).
-    pub samples_from: &'static str,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -196,7 +181,7 @@ pub fn compare(
 fn validity_warnings(run_a: i64, a: &RunDocs, run_b: i64, b: &RunDocs) -> Vec<String> {
     let (va, vb) = (a.validity(), b.validity());
     let disturbed =
-        |v: &Option<crate::bench::validity::Validity>| v.as_ref().is_some_and(|v| !v.is_clean());
+        |v: &Option<crate::doc::validity::Validity>| v.as_ref().is_some_and(|v| !v.is_clean());
     let mut out = Vec::new();
     for (run, v, other) in [(run_a, &va, &vb), (run_b, &vb, &va)] {
         if let Some(v) = v.as_ref().filter(|_| disturbed(v)) {
@@ -258,7 +243,7 @@ fn row(a: &Metric, b: &Metric) -> Row {
 pub(crate) mod tests {
     use super::*;
     use crate::bench::disk::{DiskBench, PassSummary};
-    use crate::store::Doc;
+    use crate::runs::Doc;
 
     /// A stored document from the fixture store (tests/fixtures/docs).
     pub(crate) fn fixture<D: serde::de::DeserializeOwned>(name: &str) -> D {

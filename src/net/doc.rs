@@ -22,7 +22,7 @@ pub struct NetReport {
     pub end: End,
     /// Whether the box was quiet while we measured (absent before 0.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub validity: Option<crate::bench::validity::Validity>,
+    pub validity: Option<crate::doc::validity::Validity>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -292,11 +292,11 @@ pub fn sum<'a>(sides: impl Iterator<Item = &'a Side>) -> Option<Side> {
     out
 }
 
-impl crate::store::Document for NetReport {
-    const KIND: crate::store::DocKind = crate::store::DocKind::Net;
+impl crate::doc::Document for NetReport {
+    const KIND: crate::doc::DocKind = crate::doc::DocKind::Net;
     const VERSION: u32 = SCHEMA_VERSION;
 
-    fn validity(&self) -> Option<&crate::bench::validity::Validity> {
+    fn validity(&self) -> Option<&crate::doc::validity::Validity> {
         self.validity.as_ref()
     }
 }

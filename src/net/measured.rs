@@ -2,8 +2,8 @@
 //! direction with each reporting interval as a sample, and request/response
 //! transactions per second.
 
-use crate::compare::Metric;
-use crate::compare::metrics::{Chart, Measured, name_of};
+use crate::doc::metrics::Metric;
+use crate::doc::metrics::{Chart, Measured, name_of};
 use crate::net::doc::NetReport;
 use crate::stats::Summary;
 

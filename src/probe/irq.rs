@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::cpu_list::parse_cpu_list;
 use super::{Outcome, ParseError};
 use crate::root::Root;
 
@@ -122,27 +123,6 @@ pub fn names_interface(description: &str, iface: &str) -> Option<String> {
                     .is_some_and(|r| r.starts_with('-') || r.starts_with('@'))
         })
         .map(str::to_string)
-}
-
-/// A CPU list as the kernel writes it: `0-3,6`, `2`, or empty.
-pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>, ParseError> {
-    let what = "CPU list";
-    let mut out = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        let bad = || ParseError::value(what, text.trim());
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (u32, u32) =
-                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
-                if b < a || b - a > 4096 {
-                    return Err(bad());
-                }
-                out.extend(a..=b);
-            }
-            None => out.push(part.parse().map_err(|_| bad())?),
-        }
-    }
-    Ok(out)
 }
 
 /// A CPU mask as the kernel writes it: hex in 32-bit words separated by

@@ -9,6 +9,7 @@
 pub mod block;
 pub mod config_files;
 pub mod cpu;
+pub mod cpu_list;
 pub mod crypto;
 pub mod diskstats;
 pub mod dm;
@@ -289,8 +290,8 @@ pub enum ProbeError {
     Parse(#[from] ParseError),
 }
 
-impl crate::store::Document for Snapshot {
-    const KIND: crate::store::DocKind = crate::store::DocKind::Snapshot;
+impl crate::doc::Document for Snapshot {
+    const KIND: crate::doc::DocKind = crate::doc::DocKind::Snapshot;
     const VERSION: u32 = SCHEMA_VERSION;
 }
 

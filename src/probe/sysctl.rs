@@ -51,6 +51,10 @@ pub const REMOVED_KEYS: &[&str] = &[
     "net.ipv4.tcp_tw_recycle",
 ];
 
+/// The sysctl.d file nastune owns, relative to the root: tune writes it, and
+/// advise names it as where a value is persisted.
+pub const OWNED_FILE: &str = "etc/sysctl.d/99-zz-nastune.conf";
+
 /// Directories of sysctl.d drop-ins, highest precedence first: a file name in an
 /// earlier directory hides the same name in later ones (systemd-sysctl, procps).
 pub const CONFIG_DIRS: &[&str] = &[

@@ -6,11 +6,8 @@ use crate::advise::Severity;
 use crate::advise::bottleneck::{PathAnalysis, Stage};
 use crate::advise::check::CheckDoc;
 use crate::advise::cpu_estimate::{CpuEstimate, VerdictKind};
+use crate::format::rate as mb;
 use crate::store::RunId;
-
-fn mb(v: f64) -> String {
-    crate::report::format::rate(v)
-}
 
 /// The CPU's estimate as a stage line, what it counted and what it rests on.
 pub fn estimate_lines(e: &CpuEstimate) -> Vec<String> {

@@ -3,7 +3,8 @@
 use std::fmt::Write;
 
 use super::format::shown;
-use crate::store::{DISTURBED, Doc, RunDocs, RunRecord};
+use crate::runs::{Doc, RunDocs};
+use crate::store::{DISTURBED, RunRecord};
 
 // Every string of a run record may come from another box's export file
 // (`history import`), so each is printed through `shown`.

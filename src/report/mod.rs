@@ -6,7 +6,7 @@ pub mod check_text;
 pub mod compare_text;
 pub mod counter_series;
 pub mod crypto_text;
-pub mod format;
+pub use crate::format;
 pub mod history_text;
 pub mod html;
 pub mod http_text;

@@ -6,7 +6,8 @@ use crate::advise::Severity;
 use crate::advise::bottleneck::PathAnalysis;
 use crate::advise::cpu_estimate::VerdictKind;
 use crate::compare::metrics;
-use crate::store::{RunDocs, RunKind};
+use crate::runs::RunDocs;
+use crate::store::RunKind;
 
 /// One stored run with its documents.
 pub struct ReportRun {
@@ -292,7 +293,7 @@ pub struct BarGroup {
 pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
     let per_run: Vec<Vec<crate::compare::Metric>> = runs.iter().map(|r| r.docs.metrics()).collect();
     let mut groups = Vec::new();
-    for chart in metrics::CHARTS.iter().flat_map(|c| c.iter()) {
+    for chart in crate::runs::CHARTS.iter().flat_map(|c| c.iter()) {
         // Categories by identity; the label is what is shown.
         let mut categories: Vec<(&str, &str)> = Vec::new();
         for m in per_run.iter().flatten() {

@@ -11,7 +11,12 @@ use serde::Serialize;
 use serde::de::{self, DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess};
 use serde_json::value::RawValue;
 
-use super::{Doc, DocKind, RunId, RunKind, RunRecord, Store, StoreError};
+use super::{DecodeError, DocKind, RunId, RunKind, RunRecord, Store, StoreError};
+
+/// Decodes one document into its type and returns its kind, or why it does
+/// not decode. The store does not know the document types; the catalog
+/// (`runs::check_decodes`) does, and is passed in by whoever imports.
+pub type DecodeCheck = fn(kind: &str, version: u32, json: &str) -> Result<DocKind, DecodeError>;
 
 /// What the file says it is, so a stray JSON file is refused by name.
 pub const FORMAT: &str = "nastune-runs";
@@ -162,8 +167,13 @@ impl Store {
     }
 
     /// Imports every run of `bytes` (the file named `file`), or none: each
-    /// document must decode into its type first. Returns the new run ids.
-    pub fn import(&self, file: &str, bytes: &[u8]) -> Result<Vec<RunId>, ImportError> {
+    /// document must decode into its type first (`decode`). Returns the new run ids.
+    pub fn import(
+        &self,
+        file: &str,
+        bytes: &[u8],
+        decode: DecodeCheck,
+    ) -> Result<Vec<RunId>, ImportError> {
         let tx = self
             .conn
             .unchecked_transaction()
@@ -174,6 +184,7 @@ impl Store {
             .deserialize_map(FileVisitor(Import {
                 store: self,
                 file,
+                decode,
                 failure: &mut failure,
             }))
             .and_then(|ids| de.end().map(|()| ids));
@@ -189,7 +200,12 @@ impl Store {
 
     /// Checks one run (its kind, every document decoded into its type) and
     /// writes it; the caller's transaction holds it until the file is done.
-    fn import_run(&self, file: &str, run: &ImportedRun) -> Result<RunId, ImportError> {
+    fn import_run(
+        &self,
+        file: &str,
+        run: &ImportedRun,
+        decode: DecodeCheck,
+    ) -> Result<RunId, ImportError> {
         let bad = |detail: String| ImportError::BadRun {
             file: file.to_string(),
             id: run.id,
@@ -203,9 +219,9 @@ impl Store {
         for d in &run.documents {
             // Only the kind of the decoded document is kept, so a run's
             // documents are not held twice.
-            let doc = Doc::decode(&d.kind, d.schema_version, d.body.get())
-                .map_err(|e| bad(e.to_string()))?;
-            kinds.push(doc.kind());
+            let kind =
+                decode(&d.kind, d.schema_version, d.body.get()).map_err(|e| bad(e.to_string()))?;
+            kinds.push(kind);
         }
         self.conn
             .execute(
@@ -262,6 +278,7 @@ fn stop<E: de::Error>(failure: &mut Option<ImportError>, e: ImportError) -> E {
 struct Import<'s> {
     store: &'s Store,
     file: &'s str,
+    decode: DecodeCheck,
     failure: &'s mut Option<ImportError>,
 }
 
@@ -279,6 +296,7 @@ impl<'de> de::Visitor<'de> for FileVisitor<'_> {
         let Import {
             store,
             file,
+            decode,
             failure,
         } = self.0;
         let (mut format, mut version, mut tool, mut exported) = (false, false, false, false);
@@ -318,6 +336,7 @@ impl<'de> de::Visitor<'de> for FileVisitor<'_> {
                     ids = Some(map.next_value_seed(RunsSeed(Import {
                         store,
                         file,
+                        decode,
                         failure: &mut *failure,
                     }))?);
                 }
@@ -362,7 +381,7 @@ impl<'de> de::Visitor<'de> for RunsSeed<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<RunId>, A::Error> {
         let mut ids = Vec::new();
         while let Some(run) = seq.next_element::<ImportedRun<'de>>()? {
-            match self.0.store.import_run(self.0.file, &run) {
+            match self.0.store.import_run(self.0.file, &run, self.0.decode) {
                 Ok(id) => ids.push(id),
                 Err(e) => return Err(stop(self.0.failure, e)),
             }
@@ -408,7 +427,7 @@ mod tests {
         assert_eq!(runs.len(), 11);
         for r in &runs {
             assert!(RunKind::parse(&r.kind).is_some(), "{}", r.kind);
-            let docs = store.load(r.id).unwrap();
+            let docs = crate::runs::load(&store, r.id).unwrap();
             assert!(!docs.0.is_empty(), "run {} has no documents", r.id);
         }
     }
@@ -427,7 +446,9 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let new = Store::open(&dir.path().join("new.db")).unwrap();
-        let got = new.import("runs.json", text.as_bytes()).unwrap();
+        let got = new
+            .import("runs.json", text.as_bytes(), crate::runs::check_decodes)
+            .unwrap();
         assert_eq!(got.len(), ids.len());
         let bodies = |s: &Store, id: RunId| -> Vec<(String, u32, serde_json::Value)> {
             let docs = s.documents(id).unwrap().into_iter();
@@ -447,17 +468,24 @@ mod tests {
         let before = new.runs_of(None, 1000).unwrap().len();
         let newer = text.replacen("\"format_version\":1", "\"format_version\":2", 1);
         let e = new
-            .import("n.json", newer.as_bytes())
+            .import("n.json", newer.as_bytes(), crate::runs::check_decodes)
             .unwrap_err()
             .to_string();
         assert!(e.contains("format version 2, newer"), "{e}");
-        let e = new.import("x.json", b"{\"a\": 1}").unwrap_err().to_string();
+        let e = new
+            .import("x.json", b"{\"a\": 1}", crate::runs::check_decodes)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a nastune runs file"), "{e}");
         let mut broken = file.clone();
         let last = broken.runs.len() - 1;
         broken.runs[last].documents[0].body = serde_json::json!({"nonsense": true});
         let e = new
-            .import("b.json", serde_json::to_string(&broken).unwrap().as_bytes())
+            .import(
+                "b.json",
+                serde_json::to_string(&broken).unwrap().as_bytes(),
+                crate::runs::check_decodes,
+            )
             .unwrap_err()
             .to_string();
         assert!(

@@ -4,7 +4,6 @@
 //! Opening never changes a database it does not understand: a damaged file or
 //! one written by a newer nastune is an error that says what to do.
 
-pub mod doc;
 pub mod export;
 pub mod identify;
 mod migrations;
@@ -20,7 +19,7 @@ use rusqlite::ffi::ErrorCode;
 use rusqlite::{Connection, MAIN_DB, OpenFlags, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-pub use doc::{DecodeError, Doc, DocKind, Document, RunDocs, RunKind};
+pub use crate::doc::{DecodeError, DocKind, Document, RunKind};
 use identify::Identity;
 pub use migrations::LATEST_VERSION;
 pub use watch::{MAX_WATCH_POINTS, Pruned};
@@ -73,9 +72,9 @@ pub enum StoreError {
     #[error(
         "the filesystem holding the store '{}' is full ({} free in '{}'); free at least {} there and run the command again",
         path.display(),
-        crate::report::format::bytes(*free),
+        crate::format::bytes(*free),
         dir.display(),
-        crate::report::format::bytes(FULL_BELOW)
+        crate::format::bytes(FULL_BELOW)
     )]
     Full {
         path: PathBuf,
@@ -404,17 +403,9 @@ impl Store {
         Ok(())
     }
 
-    /// Stores an already decoded document (an imported run's).
-    pub fn save_doc(&self, run: RunId, doc: &Doc) -> Result<(), StoreError> {
-        let (version, body) = doc.encode().map_err(|source| StoreError::Encode {
-            run,
-            kind: doc.kind(),
-            source,
-        })?;
-        self.insert_document(run, doc.kind(), version, &body)
-    }
-
-    fn insert_document(
+    /// Writes one document's stored text (encoded by the caller, which knows
+    /// its type: `runs::save`, or `history import` after it decoded it).
+    pub fn insert_document(
         &self,
         run: RunId,
         kind: DocKind,
@@ -428,21 +419,6 @@ impl Store {
             )
             .map_err(|e| self.sql_err(e))?;
         Ok(())
-    }
-
-    /// Every document of a run, decoded into its type.
-    pub fn load(&self, run: RunId) -> Result<RunDocs, StoreError> {
-        let mut out = Vec::new();
-        for (kind, version, body) in self.documents(run)? {
-            out.push(
-                Doc::decode(&kind, version, &body).map_err(|source| StoreError::Decode {
-                    path: self.path.clone(),
-                    run,
-                    source,
-                })?,
-            );
-        }
-        Ok(RunDocs(out))
     }
 
     pub fn run(&self, id: RunId) -> Result<RunRecord, StoreError> {
@@ -862,7 +838,7 @@ mod tests {
         let docs = store.documents(id).unwrap();
         assert_eq!(docs.len(), 1);
         assert_eq!((docs[0].0.as_str(), docs[0].1), ("watch", 1));
-        assert_eq!(store.load(id).unwrap().watch(), Some(&w));
+        assert_eq!(crate::runs::load(&store, id).unwrap().watch(), Some(&w));
         assert!(matches!(store.run(999), Err(StoreError::NoSuchRun(999))));
         let other = store.begin_run(RunKind::BenchDisk, "abc", "x").unwrap();
         assert_eq!(store.runs_of(None, 10).unwrap().len(), 2);

@@ -11,17 +11,9 @@ const MAX_CPUS: u32 = 4096;
 /// The CPUs of a list such as `0-2,5`, sorted, without repeats.
 pub fn parse_list(text: &str) -> Result<Vec<u32>, String> {
     let bad = || format!("'{text}' is not a CPU list; use numbers and ranges such as '0-1,3'");
-    let mut out = Vec::new();
-    for part in text.trim().split(',') {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let (a, b): (u32, u32) = (
-            a.trim().parse().map_err(|_| bad())?,
-            b.trim().parse().map_err(|_| bad())?,
-        );
-        if a > b || b >= MAX_CPUS {
-            return Err(bad());
-        }
-        out.extend(a..=b);
+    let mut out = crate::probe::cpu_list::parse_cpu_list(text).map_err(|_| bad())?;
+    if out.is_empty() || out.iter().any(|c| *c >= MAX_CPUS) {
+        return Err(bad());
     }
     out.sort();
     out.dedup();

@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use super::kinds::{ChangeKind, kind};
 use crate::advise::Change;
-use crate::report::advise_text;
 
 /// sysctl.d files apply in name order and the last one wins; `99-sysctl.conf`
 /// (Debian's link to /etc/sysctl.conf) sorts before this name.
@@ -101,7 +100,7 @@ fn not_expressed(out: &mut String, format: &str, left: &[&Change]) {
     }
     let _ = writeln!(out, "# Not expressible as {format}; apply these by hand:");
     for c in left {
-        let _ = writeln!(out, "#   {}", advise_text::change(c));
+        let _ = writeln!(out, "#   {}", super::kinds::describe(c));
     }
 }
 
@@ -239,7 +238,7 @@ fn ansible(changes: &[Change]) -> String {
     let mut tasks = String::new();
     let mut left = Vec::new();
     for c in changes {
-        let name = yaml_str(&advise_text::change(c));
+        let name = yaml_str(&super::kinds::describe(c));
         if !kind(c).ansible(&name, &mut tasks) {
             left.push(c);
         }
@@ -417,7 +416,7 @@ pub(crate) mod tests {
         ] {
             let text = one(format).contents;
             for c in changes() {
-                let comment = format!("#   {}\n", advise_text::change(&c));
+                let comment = format!("#   {}\n", super::super::kinds::describe(&c));
                 let value = match &c {
                     Change::Sysctl { value, .. }
                     | Change::SysfsAttribute { value, .. }

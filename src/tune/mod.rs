@@ -18,6 +18,8 @@
 pub mod action;
 pub mod apply;
 pub mod boot_unit;
+#[cfg(test)]
+mod change_json;
 pub mod cpuset;
 pub mod deadman;
 pub mod dmcrypt;

@@ -284,8 +284,8 @@ fn resolve(root: &Root, item: &mut PlanItem) -> Result<(), String> {
     kinds::kind(&change).plan(root, item)
 }
 
-impl crate::store::Document for Plan {
-    const KIND: crate::store::DocKind = crate::store::DocKind::TunePlan;
+impl crate::doc::Document for Plan {
+    const KIND: crate::doc::DocKind = crate::doc::DocKind::TunePlan;
     const VERSION: u32 = SCHEMA_VERSION;
 }
 

@@ -4,11 +4,9 @@
 
 use std::collections::BTreeMap;
 
+pub use crate::probe::sysctl::OWNED_FILE;
 use crate::probe::sysctl::{config_files, parse_sysctl_conf};
 use crate::root::Root;
-
-/// The file nastune owns, relative to the root.
-pub const OWNED_FILE: &str = "etc/sysctl.d/99-zz-nastune.conf";
 
 const HEADER: &str = "# Written by nastune ('nastune tune apply'); every key here is owned by nastune.\n\
 # Undo with 'nastune tune rollback'; a change by hand shows as drift in 'nastune tune verify'.\n";

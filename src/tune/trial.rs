@@ -8,6 +8,7 @@
 //! instead of on the second one, and the change is toggled only every two runs.
 
 pub mod buffered;
+pub mod engine;
 pub mod exercise;
 pub mod http;
 pub mod judge;
@@ -514,8 +515,8 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-impl crate::store::Document for TryReport {
-    const KIND: crate::store::DocKind = crate::store::DocKind::TuneTry;
+impl crate::doc::Document for TryReport {
+    const KIND: crate::doc::DocKind = crate::doc::DocKind::TuneTry;
     const VERSION: u32 = crate::tune::plan::SCHEMA_VERSION;
 }
 

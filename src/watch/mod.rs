@@ -259,7 +259,7 @@ fn disk_gauges(readings: &[sample::Reading], obs: &[(&'static str, Observation)]
     out
 }
 
-impl crate::store::Document for RunSummary {
-    const KIND: crate::store::DocKind = crate::store::DocKind::Watch;
+impl crate::doc::Document for RunSummary {
+    const KIND: crate::doc::DocKind = crate::doc::DocKind::Watch;
     const VERSION: u32 = SCHEMA_VERSION;
 }

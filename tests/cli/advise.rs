@@ -166,7 +166,11 @@ fn dirty_limit_rule_uses_the_write_speed_a_stored_bench_measured() {
         .runs_of(Some(RunKind::BenchDisk), 1)
         .unwrap()
         .remove(0);
-    let mut doc = store.load(live.id).unwrap().disk().unwrap().clone();
+    let mut doc = nastune::runs::load(&store, live.id)
+        .unwrap()
+        .disk()
+        .unwrap()
+        .clone();
     doc.target.path = "/srv/nas/nastune-bench.tmp".into();
     doc.target.device = Some("dm-0".into());
     let host = nastune::probe::host::read_host_id(&nastune::root::Root::tree(&boxdir).unwrap());

@@ -39,7 +39,7 @@ fn captured_bytes(name: &str, value: Value) -> Vec<u8> {
     assert!(back.is_ok());
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("cap");
-    nastune::capture::write_capture(Path::new("/"), root.take_recording(), &dest).unwrap();
+    nastune::root::capture::write_capture(Path::new("/"), root.take_recording(), &dest).unwrap();
     std::fs::read(dest.join(".nastune").join(format!("{name}.json"))).unwrap()
 }
 

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::CipherResult;
+use crate::format::rate as mb;
 
 /// dm-crypt's usual request: one 4 KiB page (LUKS2 picks 4096-byte sectors).
 const DM_CRYPT_REQUEST: u32 = 4096;
@@ -37,10 +38,6 @@ fn compare_size(results: &[CipherResult]) -> Option<u32> {
     } else {
         sizes.into_iter().max()
     }
-}
-
-fn mb(bytes_per_sec: f64) -> String {
-    crate::report::format::rate(bytes_per_sec)
 }
 
 fn xts(reason: String, basis: &str, notes: Vec<String>) -> Recommendation {

@@ -2,8 +2,8 @@
 //! per cipher, key size, request size and depth.
 
 use super::CryptoReport;
-use crate::compare::Metric;
-use crate::compare::metrics::{Chart, Measured, single};
+use crate::doc::metrics::Metric;
+use crate::doc::metrics::{Chart, Measured, single};
 
 impl Measured for CryptoReport {
     const KIND: &'static str = "crypto";

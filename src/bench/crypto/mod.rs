@@ -365,8 +365,8 @@ fn user_point(
     })
 }
 
-impl crate::store::Document for CryptoReport {
-    const KIND: crate::store::DocKind = crate::store::DocKind::Crypto;
+impl crate::doc::Document for CryptoReport {
+    const KIND: crate::doc::DocKind = crate::doc::DocKind::Crypto;
     const VERSION: u32 = SCHEMA_VERSION;
 
     fn validity(&self) -> Option<&crate::bench::validity::Validity> {

@@ -3,8 +3,8 @@
 
 use super::shared::totals;
 use super::{DiskBench, TestResult, TestStatus};
-use crate::compare::Metric;
-use crate::compare::metrics::{Chart, Measured, latency_mean};
+use crate::doc::metrics::Metric;
+use crate::doc::metrics::{Chart, Measured, latency_mean};
 use crate::stats::Summary;
 
 impl Measured for DiskBench {
@@ -173,7 +173,7 @@ impl DiskBench {
 
 #[cfg(test)]
 mod tests {
-    use crate::compare::metrics::Measured;
+    use crate::doc::metrics::Measured;
 
     #[test]
     fn several_targets_and_a_walk_give_their_chart_bars() {

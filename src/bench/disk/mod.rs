@@ -26,56 +26,19 @@ pub mod verify;
 pub mod workload;
 pub mod writecache;
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::bench::cpu::CpuUsage;
 use crate::bench::diskstats::{Layer, LayerIo};
-use crate::bench::histogram::{Histogram, REPORTED_PERCENTILES};
 use crate::bench::validity::Validity;
 
+pub use crate::histogram::LatencyStats;
 pub use measure::{MeasureError, measure};
 pub use plan::{Plan, SuiteOptions};
 pub use workload::{Rw, Workload};
 
 /// Version of the JSON document (`--json` and the store).
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// Latency summary with fio's field names (`N`, `percentile` keyed "99.900000").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencyStats {
-    pub min: u64,
-    pub max: u64,
-    pub mean: f64,
-    pub stddev: f64,
-    #[serde(rename = "N")]
-    pub n: u64,
-    pub percentile: BTreeMap<String, u64>,
-}
-
-impl LatencyStats {
-    pub fn from_histogram(h: &Histogram) -> Option<Self> {
-        let percentile = BTreeMap::from_iter(
-            REPORTED_PERCENTILES
-                .iter()
-                .filter_map(|p| Some((format!("{p:.6}"), h.percentile(*p)?))),
-        );
-        Some(LatencyStats {
-            min: h.min()?,
-            max: h.max()?,
-            mean: h.mean()?,
-            stddev: h.stddev()?,
-            n: h.count(),
-            percentile,
-        })
-    }
-
-    /// The value at percentile `p` (one of [`REPORTED_PERCENTILES`]).
-    pub fn at(&self, p: f64) -> Option<u64> {
-        self.percentile.get(&format!("{p:.6}")).copied()
-    }
-}
 
 /// One direction (read or write) of a test, with fio's names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -235,8 +198,8 @@ pub struct DiskBench {
     pub stack: Vec<stack::LayerRun>,
 }
 
-impl crate::store::Document for DiskBench {
-    const KIND: crate::store::DocKind = crate::store::DocKind::Disk;
+impl crate::doc::Document for DiskBench {
+    const KIND: crate::doc::DocKind = crate::doc::DocKind::Disk;
     const VERSION: u32 = SCHEMA_VERSION;
 
     fn validity(&self) -> Option<&crate::bench::validity::Validity> {

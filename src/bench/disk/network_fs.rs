@@ -36,7 +36,7 @@ impl NetworkFs {
         }
         for (k, v) in [("rsize", self.rsize_bytes), ("wsize", self.wsize_bytes)] {
             if let Some(v) = v {
-                s.push_str(&format!(" {k}={}", crate::report::format::bytes(v)));
+                s.push_str(&format!(" {k}={}", crate::format::bytes(v)));
             }
         }
         if let Some(c) = &self.cache {

@@ -2,8 +2,8 @@
 //! latency per URL and connection mode under the same load settings.
 
 use super::HttpReport;
-use crate::compare::Metric;
-use crate::compare::metrics::{Chart, Measured, latency_mean, single};
+use crate::doc::metrics::Metric;
+use crate::doc::metrics::{Chart, Measured, latency_mean, single};
 
 impl Measured for HttpReport {
     const KIND: &'static str = "http";

@@ -356,8 +356,8 @@ pub fn compare(runs: &[RunResult], base_url: &str, other_url: &str) -> Vec<Compa
     out
 }
 
-impl crate::store::Document for HttpReport {
-    const KIND: crate::store::DocKind = crate::store::DocKind::Http;
+impl crate::doc::Document for HttpReport {
+    const KIND: crate::doc::DocKind = crate::doc::DocKind::Http;
     const VERSION: u32 = SCHEMA_VERSION;
 
     fn validity(&self) -> Option<&crate::bench::validity::Validity> {

@@ -7,7 +7,6 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::Plan;
-use crate::advise::path_model;
 use crate::bench::validity::observe;
 use crate::root::Root;
 
@@ -37,7 +36,7 @@ pub fn local_server(root: &Root, port: u16, share: &str) -> Option<LocalServer> 
         if let Some(cpus) = root
             .read_string(&format!("proc/{pid}/status"))
             .ok()
-            .and_then(|t| path_model::parse_cpus_allowed(&t))
+            .and_then(|t| crate::probe::cpu_list::parse_cpus_allowed(&t))
         {
             found.cpus.get_or_insert_with(BTreeSet::new).extend(cpus);
         }

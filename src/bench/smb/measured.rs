@@ -3,8 +3,8 @@
 //! phase and security mode, under the same block, depth and file settings.
 
 use super::SmbReport;
-use crate::compare::Metric;
-use crate::compare::metrics::{Chart, Measured, latency_mean, single};
+use crate::doc::metrics::Metric;
+use crate::doc::metrics::{Chart, Measured, latency_mean, single};
 
 impl Measured for SmbReport {
     const KIND: &'static str = "smb";

@@ -248,8 +248,8 @@ pub struct SmbReport {
     pub validity: Option<crate::bench::validity::Validity>,
 }
 
-impl crate::store::Document for SmbReport {
-    const KIND: crate::store::DocKind = crate::store::DocKind::Smb;
+impl crate::doc::Document for SmbReport {
+    const KIND: crate::doc::DocKind = crate::doc::DocKind::Smb;
     const VERSION: u32 = SCHEMA_VERSION;
 
     fn validity(&self) -> Option<&crate::bench::validity::Validity> {
@@ -276,6 +276,43 @@ pub fn slowdowns(runs: &[SecurityRun]) -> Vec<Slowdown> {
         }
     }
     out
+}
+
+/// The SMB part of `check --smb`: the plan's security modes in turn, as one
+/// document; the error as text for check's "not measured" list.
+#[cfg(feature = "smb")]
+pub fn measure(
+    plan: &crate::bench::smb::Plan,
+    root: &crate::root::Root,
+    progress: &mut dyn FnMut(&str),
+) -> Result<crate::bench::smb::SmbReport, String> {
+    use crate::bench::smb::{self, engine};
+    let (addr, local) = engine::resolve(plan).map_err(|e| e.to_string())?;
+    let mut runs = Vec::new();
+    for security in &plan.settings.securities {
+        runs.push(
+            engine::run_security(plan, addr, local, *security, root, progress)
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    Ok(smb::SmbReport {
+        schema_version: smb::SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        settings: plan.settings.clone(),
+        server_local: local,
+        slowdowns: smb::slowdowns(&runs),
+        runs,
+        validity: None,
+    })
+}
+
+#[cfg(not(feature = "smb"))]
+pub fn measure(
+    _plan: &crate::bench::smb::Plan,
+    _root: &crate::root::Root,
+    _progress: &mut dyn FnMut(&str),
+) -> Result<crate::bench::smb::SmbReport, String> {
+    Err("this nastune was built without SMB support (cargo feature 'smb')".into())
 }
 
 #[cfg(test)]

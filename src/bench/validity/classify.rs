@@ -3,7 +3,7 @@
 //! thresholds are named here and tested on literal observations.
 
 use super::{Condition, Observations, Validity, Verdict};
-use crate::report::format::bytes as bytes_iec;
+use crate::format::bytes as bytes_iec;
 
 /// Other processes' CPU, in cores averaged over the run, above which they
 /// competed with the measurement (one busy loop is 1.0).

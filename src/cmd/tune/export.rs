@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use super::tune::{make_plan, open_root};
+use super::{make_plan, open_root};
 use crate::advise::Change;
 use crate::cli::tune::ExportArgs;
 use crate::tune::export::{self, ExportFile};
@@ -53,7 +53,7 @@ fn write_into(dir: &Path, files: &[ExportFile]) -> anyhow::Result<()> {
 
 pub fn run(a: &ExportArgs, global: &crate::cli::GlobalArgs) -> anyhow::Result<ExitCode> {
     let root = open_root(&a.select.root)?;
-    let store = super::open_store_to_read(global)?;
+    let store = crate::cmd::open_store_to_read(global)?;
     let plan = make_plan(&a.select, &root, store.as_ref())?;
     for i in plan.items.iter().filter(|i| i.status == Status::Skip) {
         crate::note!(
@@ -62,7 +62,7 @@ pub fn run(a: &ExportArgs, global: &crate::cli::GlobalArgs) -> anyhow::Result<Ex
             i.reason.as_deref().unwrap_or("skipped")
         );
     }
-    super::tune::refuse_if_every_set_rejected(&plan)?;
+    super::refuse_if_every_set_rejected(&plan)?;
     let files = export::render(&changes(&plan), a.format)?;
     if a.output.as_os_str() == "-" {
         crate::output::write_stdout(to_stdout(&files).as_bytes())?;

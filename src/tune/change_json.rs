@@ -1,7 +1,7 @@
 //! [`Change`] as the store and `tune export` keep it: what serde writes reads
 //! back, and its errors.
 
-use super::Change;
+use crate::advise::Change;
 
 #[test]
 fn every_kind_round_trips_byte_for_byte() {
@@ -34,7 +34,7 @@ fn reads_keys_in_any_order_and_ignores_unknown_ones() {
 
 #[test]
 fn says_what_is_wrong() {
-    let err = |json: &str| crate::store::doc::from_json::<Change>(json).expect_err(json);
+    let err = |json: &str| crate::json::from_json::<Change>(json).expect_err(json);
     assert_eq!(
         err(r#"{"kind": "sysctl", "key": "k"}"#),
         "missing field `value`"

@@ -9,14 +9,14 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::tune::{ask, json, need_store, open_root};
-use super::tune_try::{Trial, check_exercised, the_change};
+use super::{ask, json, need_store, open_root};
 use crate::cli::GlobalArgs;
 use crate::cli::tune::TryArgs;
 use crate::report::tune_folklore_text;
 use crate::root::Root;
 use crate::tune::folklore::{self, Candidate, FolkloreReport, Row, RowResult};
 use crate::tune::plan::{self, Plan, PlanItem};
+use crate::tune::trial::engine::{Trial, check_exercised, the_change};
 use crate::tune::trial::judge::{Judge, JudgeError, MetricName, PreparedJudge};
 
 /// A judge given with --bench, ready, with the metric it is judged by.
@@ -116,6 +116,7 @@ fn row(c: &Candidate, old: Option<String>, result: RowResult) -> Row {
 
 pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let store = need_store(global, "try")?;
+    let (settings, command) = (a.settings(), crate::cmd::command_line());
     let opts = a.judge_options()?;
     let picked = a
         .bench
@@ -164,7 +165,8 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         }
         let r = &judges[go.judge];
         let trial = Trial {
-            a,
+            a: &settings,
+            command: &command,
             store: &store,
             root: &root,
             judge: r.judge,
@@ -181,7 +183,7 @@ pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         });
         let report = match report {
             Ok(r) => r,
-            Err(e) => return super::tune_try::interrupted_exit(&e).ok_or(e),
+            Err(e) => return super::interrupted_exit(&e).ok_or(e),
         };
         rows.push(row(
             c,

@@ -6,14 +6,9 @@
 //! network changes are confirmed) or revert (the session is rolled back).
 
 use std::io::IsTerminal;
-use std::process::ExitCode;
 use std::time::Duration;
 
-use super::tune::{ask, json, make_plan, need_store, open_root};
 use crate::bench::validity::{Guard, GuardPlan, Outcome, Validity};
-use crate::cli::GlobalArgs;
-use crate::cli::tune::{SelectArgs, TryArgs};
-use crate::report::{tune_text, tune_try_text};
 use crate::root::Root;
 use crate::store::Store;
 use crate::tune::action::{self, Action, read_entry, restore_runtime, selected_value};
@@ -21,7 +16,8 @@ use crate::tune::plan::{Plan, PlanItem, Status};
 use crate::tune::remount::{self, MountState};
 use crate::tune::trial::judge::{Judge, JudgeError, MetricName, PreparedJudge, Sample};
 use crate::tune::trial::{
-    self, Better, Effect, Side, TrialError, TrialOutcome, TryReport, Verdict, exercise,
+    self, Better, Effect, PlanError, Side, TrialError, TrialOutcome, TrialPlan, TryReport, Verdict,
+    exercise,
 };
 use crate::tune::{apply, deadman, edit_file, reload, rollback};
 use anyhow::Context as _;
@@ -221,7 +217,7 @@ fn check_samba_here(smb_local: Option<bool>, name: &str, setting: &str) -> Resul
 /// Refuses a trial whose judge does not exercise the change: the benched
 /// file off the changed device, the peer not behind the changed interface,
 /// an smb.conf change not judged against this box's Samba.
-pub(crate) fn check_exercised(
+pub fn check_exercised(
     root: &Root,
     name: &str,
     judge: &PreparedJudge,
@@ -281,7 +277,7 @@ fn check_samba_reads(root: &Root, name: &str, setting: &str, port: u16) -> Resul
 }
 
 /// The one change a plan holds, or why it cannot be tried.
-pub(crate) fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> {
+pub fn the_change<'p>(plan: &'p Plan, what: &str) -> Result<&'p PlanItem, TryError> {
     let chosen: Vec<&PlanItem> = plan
         .items
         .iter()
@@ -484,66 +480,43 @@ impl Switch<'_> {
     }
 }
 
-pub fn run(a: &TryArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
-    if a.folklore {
-        return super::tune_folklore::run(a, global);
+/// What a trial takes from the command line (`tune try`'s options).
+#[derive(Debug, Clone)]
+pub struct TrySettings {
+    /// Runs on each side, in ABBA blocks.
+    pub runs: u32,
+    /// Length of one measurement.
+    pub runtime: Duration,
+    /// Two-sided confidence of the interval of the difference.
+    pub confidence: f64,
+    /// Keep the change only if the mean gains at least this many percent.
+    pub min_gain: f64,
+    /// The validity guard's settle time before each run, in seconds.
+    pub settle_s: f64,
+    /// A run still disturbed after its re-runs fails the trial.
+    pub strict: bool,
+    pub allow_weaker_security: bool,
+}
+
+impl TrySettings {
+    /// The trial: `runs` on each side in ABBA blocks, judged at `confidence`
+    /// in the direction the metric improves.
+    pub fn plan(&self, better: Better) -> Result<TrialPlan, PlanError> {
+        let mut plan = TrialPlan::new(self.runs, true, better);
+        plan.confidence = self.confidence;
+        plan.min_gain_pct = self.min_gain;
+        plan.validate()?;
+        Ok(plan)
     }
-    let [bench] = a.bench.as_slice() else {
-        return Err(TryError::SeveralJudges(a.bench.len()).into());
-    };
-    let store = need_store(global, "try")?;
-    let opts = a.judge_options()?;
-    let metric_name = bench.pick(&opts, a.metric)?;
-    // Checked before anything is read or asked.
-    a.plan(bench.metric(metric_name).better)?;
-    let root = open_root(&a.root)?;
-    let select = SelectArgs {
-        ids: a.id.iter().cloned().collect(),
-        sets: a.set.iter().cloned().collect(),
-        root: a.root.clone(),
-    };
-    let what = a.id.clone().or_else(|| a.set.clone()).unwrap_or_default();
-    let plan = make_plan(&select, &root, Some(&store))?;
-    let item = the_change(&plan, &what)?;
-    if !a.json {
-        crate::output::write_text(&tune_text::render_plan(&plan))?;
-    }
-    if !a.yes && !ask(1)? {
-        crate::note!("nastune: nothing tried");
-        return Ok(ExitCode::SUCCESS);
-    }
-    // From here Ctrl-C ends the trial at the next run boundary, reverted.
-    crate::bench::interrupt::install()?;
-    // The judge measures the real system, whatever tree the change goes to.
-    let prepared = bench.prepare(&opts)?;
-    check_exercised(&root, &bench.to_string(), &prepared, &plan, &item.setting)?;
-    let trial = Trial {
-        a,
-        store: &store,
-        root: &root,
-        judge: bench,
-        prepared: &prepared,
-        metric_name,
-        keep: true,
-    };
-    let report = match trial.measure(&plan, item) {
-        Ok(r) => r,
-        Err(e) => return interrupted_exit(&e).ok_or(e),
-    };
-    let out = if a.json {
-        json(&report)?
-    } else {
-        tune_try_text::render(&report)
-    };
-    crate::output::write_result(&out, a.json)?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// One trial of one change with a judge ready to measure: everything after
 /// the plan is built and the judge checked, shared by a single `tune try`
 /// and each recipe of `--folklore`.
-pub(crate) struct Trial<'a> {
-    pub a: &'a TryArgs,
+pub struct Trial<'a> {
+    pub a: &'a TrySettings,
+    /// The command line the trial's run is stored with.
+    pub command: &'a str,
     pub store: &'a Store,
     pub root: &'a Root,
     pub judge: &'a Judge,
@@ -578,18 +551,14 @@ impl Trial<'_> {
         // The first run after a pause is slow (cold caches and queues below the
         // page cache, a disk spinning up): one unused run keeps it out of the baseline.
         let warmup = {
-            let guard = Guard::start(&Root::live(), guard_plan(judge, a.guard.settle));
+            let guard = Guard::start(&Root::live(), guard_plan(judge, a.settle_s));
             let v = judge.measure()?;
             guard.finish(&Root::live(), Outcome::default());
             stop_if_interrupted()?;
             pick(v)?
         };
         let host = crate::probe::host::read_host_id(root);
-        let run = store.begin_run(
-            crate::store::RunKind::TuneTry,
-            &host,
-            &super::command_line(),
-        )?;
+        let run = store.begin_run(crate::store::RunKind::TuneTry, &host, self.command)?;
         store.save(run, plan)?;
         // A network change stays behind the dead-man timer for the whole trial
         // (each run takes about its runtime plus a settle), and longer on a slow box.
@@ -627,7 +596,7 @@ impl Trial<'_> {
                 bw.borrow_mut().push(sample.bw);
                 if !validity.is_clean() {
                     let why = format!("run {taken}: {}", validity.reasons.join("; "));
-                    if a.guard.strict {
+                    if a.strict {
                         anyhow::bail!(
                             "{why} (still disturbed after {MAX_RERUNS} re-runs; --strict)"
                         );
@@ -812,16 +781,6 @@ fn stop_if_interrupted() -> Result<(), TryError> {
         true => Err(TryError::Interrupted),
         false => Ok(()),
     }
-}
-
-/// After Ctrl-C or SIGTERM: the error (the change already reverted) said,
-/// and the exit code shells expect.
-pub(crate) fn interrupted_exit(e: &anyhow::Error) -> Option<ExitCode> {
-    if !crate::bench::interrupt::interrupted() {
-        return None;
-    }
-    crate::note!("nastune: {e:#}");
-    Some(ExitCode::from(crate::bench::interrupt::EXIT_CODE))
 }
 
 /// A disturbed measurement is taken again up to this many times.

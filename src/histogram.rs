@@ -2,6 +2,12 @@
 //! 128 are exact, above that each power of two is split into 64 sub-buckets, so
 //! a bucket's midpoint is within 1/128 (< 1 %) of any value in it. Plain `u64`
 //! counters in a `Vec` (no atomics): each job owns one and they are merged after.
+//! [`LatencyStats`] is its summary as documents store it, shared by every bench
+//! kind (disk, http, smb), so it sits below them all.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 /// Sub-bucket bits: 2^6 = 64 sub-buckets per group.
 const BITS: u32 = 6;
@@ -127,6 +133,41 @@ impl Histogram {
             }
         }
         Some(self.max)
+    }
+}
+
+/// Latency summary with fio's field names (`N`, `percentile` keyed "99.900000").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub stddev: f64,
+    #[serde(rename = "N")]
+    pub n: u64,
+    pub percentile: BTreeMap<String, u64>,
+}
+
+impl LatencyStats {
+    pub fn from_histogram(h: &Histogram) -> Option<Self> {
+        let percentile = BTreeMap::from_iter(
+            REPORTED_PERCENTILES
+                .iter()
+                .filter_map(|p| Some((format!("{p:.6}"), h.percentile(*p)?))),
+        );
+        Some(LatencyStats {
+            min: h.min()?,
+            max: h.max()?,
+            mean: h.mean()?,
+            stddev: h.stddev()?,
+            n: h.count(),
+            percentile,
+        })
+    }
+
+    /// The value at percentile `p` (one of [`REPORTED_PERCENTILES`]).
+    pub fn at(&self, p: f64) -> Option<u64> {
+        self.percentile.get(&format!("{p:.6}")).copied()
     }
 }
 

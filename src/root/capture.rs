@@ -8,7 +8,7 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use crate::root::SYNTHETIC_DIR;
+use super::SYNTHETIC_DIR;
 
 /// What a probe did with one path.
 #[derive(Debug, Clone)]

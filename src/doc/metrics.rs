@@ -1,16 +1,27 @@
 //! The comparable numbers of each bench kind, with the samples behind them.
 //! Every bench document implements [`Measured`], beside its type in its bench
-//! module, and is marked `: Measured` in the documents table (src/store/doc.rs):
+//! module, and is marked `: Measured` in the documents table (src/runs/mod.rs):
 //! compare matches its metrics across runs (`RunDocs::metrics`) and report draws
-//! its charts ([`CHARTS`]) from there. Never invents noise: a single number stays
+//! its charts (`runs::CHARTS`) from there. Never invents noise: a single number stays
 //! a single sample.
 
-use super::Metric;
-use crate::bench::disk::LatencyStats;
+use crate::histogram::LatencyStats;
 use crate::stats::Summary;
 
-/// Every chart of every bench kind, in report order (from the documents table).
-pub use crate::store::doc::CHARTS;
+/// One measured quantity of one benchmark in one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    /// Workload identity, e.g. `disk rw=read bs=65536 ...`: what must match.
+    pub benchmark: String,
+    /// What people call it: the suite name (`SEQ1M Q8T1 read`) or a short form.
+    pub label: String,
+    pub quantity: &'static str,
+    pub unit: &'static str,
+    pub higher_is_better: bool,
+    pub summary: Summary,
+    /// Where the samples came from (passes, per-I/O latency, single value).
+    pub samples_from: &'static str,
+}
 
 /// A chart report draws for a bench kind: one bar per run and workload.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,32 +93,4 @@ pub fn latency_mean(
         },
         samples_from,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_chart_quantity_is_one_a_kind_emits() {
-        let quantities: Vec<&str> = CHARTS
-            .iter()
-            .flat_map(|c| c.iter().map(|c| c.quantity))
-            .collect();
-        assert_eq!(
-            quantities,
-            [
-                "bandwidth",
-                "iops",
-                "bandwidth alone vs together",
-                "bandwidth per layer",
-                "encrypt",
-                "sent",
-                "received",
-                "requests/s",
-                "smb bandwidth",
-                "smb ops"
-            ]
-        );
-    }
 }
