@@ -418,19 +418,9 @@ fn network_stage(snapshot: &Snapshot, m: &Measurements, missing: &mut Vec<String
     stage(None, basis)
 }
 
-fn analyse_path(
-    snapshot: &Snapshot,
-    m: &Measurements,
-    mount: &str,
-    chain: Option<&Chain>,
-    write: bool,
-) -> PathAnalysis {
-    let mut stages = Vec::new();
-    let mut missing = Vec::new();
-
-    stages.push(network_stage(snapshot, m, &mut missing));
-
-    stages.push(match m.tcp_loopback_bytes_per_sec {
+/// The TCP stack's stage: what loopback TCP measured, else a note of what to run.
+fn tcp_stage(loopback_bytes_per_sec: Option<f64>, missing: &mut Vec<String>) -> Stage {
+    match loopback_bytes_per_sec {
         Some(t) => Stage {
             name: "tcp stack".into(),
             ceiling_bytes_per_sec: Some(t),
@@ -444,98 +434,21 @@ fn analyse_path(
                 basis: "not measured".into(),
             }
         }
-    });
-
-    let devices: Vec<&str> = chain
-        .map(|c| c.devices.iter().map(String::as_str).collect())
-        .unwrap_or_default();
-    let storage = snapshot.storage.data();
-    // Crypto: the volume's own cipher, kernel figure preferred (that is dm-crypt's path).
-    let crypt = storage.and_then(|s| {
-        s.dm_devices
-            .iter()
-            .filter(|d| devices.contains(&d.device.as_str()))
-            .find_map(|d| d.crypt.as_ref())
-    });
-    let mut crypto_cost = None;
-    if let Some(c) = crypt {
-        let figure = path_model::volume_cipher(&m.crypto, c);
-        if figure.is_some_and(|f| u64::from(f.request_bytes) != c.sector_bytes) {
-            missing.push(format!(
-                "{} at the volume's {}-byte sectors: nastune bench crypto --sector-size {}",
-                c.cipher, c.sector_bytes, c.sector_bytes
-            ));
-        }
-        stages.push(match figure {
-            Some(f) => {
-                let rate = if write {
-                    f.encrypt_bytes_per_sec
-                } else {
-                    f.decrypt_bytes_per_sec
-                };
-                crypto_cost = path_model::crypto_cost(&c.cipher, rate, f.request_bytes);
-                Stage {
-                    name: "crypto".into(),
-                    ceiling_bytes_per_sec: Some(rate),
-                    basis: format!(
-                        "{} {}-bit {} ({}) at {}-byte sectors{}: {}",
-                        c.cipher,
-                        f.key_bits,
-                        if write { "encrypt" } else { "decrypt" },
-                        f.path,
-                        f.request_bytes,
-                        if u64::from(f.request_bytes) == c.sector_bytes {
-                            String::new()
-                        } else {
-                            format!(" (the volume's {} were not measured)", c.sector_bytes)
-                        },
-                        mb(rate)
-                    ),
-                }
-            }
-            None => {
-                missing.push(format!("{} speed: nastune bench crypto", c.cipher));
-                Stage {
-                    name: "crypto".into(),
-                    ceiling_bytes_per_sec: None,
-                    basis: format!("{} not measured", c.cipher),
-                }
-            }
-        });
     }
+}
 
-    // Storage: what bench disk measured on this filesystem (RAID, crypto and disks
-    // together, as the filesystem sees them).
-    let md = storage.and_then(|s| {
-        s.md_arrays
-            .iter()
-            .find(|a| devices.contains(&a.name.as_str()))
-    });
-    let stage_name = match md {
-        Some(a) => format!(
-            "storage ({} over {} members)",
-            a.level.as_deref().unwrap_or("md"),
-            a.members.len()
-        ),
-        None => "storage".to_string(),
-    };
-    let disk = m.disk.iter().find(|d| {
-        d.path == mount
-            || d.path
-                .starts_with(&format!("{}/", mount.trim_end_matches('/')))
-            || d.device
-                .as_deref()
-                .is_some_and(|dev| devices.first() == Some(&dev))
-    });
-    let rate = disk.and_then(|d| {
-        if write {
-            d.seq_write_bytes_per_sec
-        } else {
-            d.seq_read_bytes_per_sec
-        }
-    });
-    let bus = usb_ceiling(snapshot, &devices);
-    stages.push(match (rate, bus) {
+/// The storage stage: the sequential rate bench disk measured on `mount`
+/// (`rate`), or the USB bus's ceiling (`bus`) when that is lower or nothing was
+/// measured.
+fn storage_stage(
+    stage_name: String,
+    rate: Option<f64>,
+    bus: Option<(f64, String)>,
+    mount: &str,
+    write: bool,
+    missing: &mut Vec<String>,
+) -> Stage {
+    match (rate, bus) {
         // The bus is the ceiling when it is lower than what the disk showed (a
         // faster figure came from a cache) or nothing was measured.
         (r, Some((b, basis))) if r.is_none_or(|r| b < r) => {
@@ -569,7 +482,141 @@ fn analyse_path(
                 basis: "not measured".into(),
             }
         }
+    }
+}
+
+/// The crypto stage of a path on a dm-crypt volume (`c`): the measured
+/// cipher's rate in the path's direction, with its CPU cost for the CPU
+/// stage, or a note of what to measure. A figure at another request size than
+/// the volume's sectors is used and the measurement at the right size named.
+fn crypto_stage(
+    c: &crate::probe::dm::Crypt,
+    figure: Option<&CipherFigure>,
+    write: bool,
+    missing: &mut Vec<String>,
+) -> (Stage, Option<path_model::CpuCost>) {
+    let mut crypto_cost = None;
+    if figure.is_some_and(|f| u64::from(f.request_bytes) != c.sector_bytes) {
+        missing.push(format!(
+            "{} at the volume's {}-byte sectors: nastune bench crypto --sector-size {}",
+            c.cipher, c.sector_bytes, c.sector_bytes
+        ));
+    }
+    let stage = match figure {
+        Some(f) => {
+            let rate = if write {
+                f.encrypt_bytes_per_sec
+            } else {
+                f.decrypt_bytes_per_sec
+            };
+            crypto_cost = path_model::crypto_cost(&c.cipher, rate, f.request_bytes);
+            Stage {
+                name: "crypto".into(),
+                ceiling_bytes_per_sec: Some(rate),
+                basis: format!(
+                    "{} {}-bit {} ({}) at {}-byte sectors{}: {}",
+                    c.cipher,
+                    f.key_bits,
+                    if write { "encrypt" } else { "decrypt" },
+                    f.path,
+                    f.request_bytes,
+                    if u64::from(f.request_bytes) == c.sector_bytes {
+                        String::new()
+                    } else {
+                        format!(" (the volume's {} were not measured)", c.sector_bytes)
+                    },
+                    mb(rate)
+                ),
+            }
+        }
+        None => {
+            missing.push(format!("{} speed: nastune bench crypto", c.cipher));
+            Stage {
+                name: "crypto".into(),
+                ceiling_bytes_per_sec: None,
+                basis: format!("{} not measured", c.cipher),
+            }
+        }
+    };
+    (stage, crypto_cost)
+}
+
+fn analyse_path(
+    snapshot: &Snapshot,
+    m: &Measurements,
+    mount: &str,
+    chain: Option<&Chain>,
+    write: bool,
+) -> PathAnalysis {
+    let mut stages = Vec::new();
+    let mut missing = Vec::new();
+
+    stages.push(network_stage(snapshot, m, &mut missing));
+
+    stages.push(tcp_stage(m.tcp_loopback_bytes_per_sec, &mut missing));
+
+    let devices: Vec<&str> = chain
+        .map(|c| c.devices.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    let storage = snapshot.storage.data();
+    // Crypto: the volume's own cipher, kernel figure preferred (that is dm-crypt's path).
+    let crypt = storage.and_then(|s| {
+        s.dm_devices
+            .iter()
+            .filter(|d| devices.contains(&d.device.as_str()))
+            .find_map(|d| d.crypt.as_ref())
     });
+    let mut crypto_cost = None;
+    if let Some(c) = crypt {
+        let (st, cost) = crypto_stage(
+            c,
+            path_model::volume_cipher(&m.crypto, c),
+            write,
+            &mut missing,
+        );
+        crypto_cost = cost;
+        stages.push(st);
+    }
+
+    // Storage: what bench disk measured on this filesystem (RAID, crypto and disks
+    // together, as the filesystem sees them).
+    let md = storage.and_then(|s| {
+        s.md_arrays
+            .iter()
+            .find(|a| devices.contains(&a.name.as_str()))
+    });
+    let stage_name = match md {
+        Some(a) => format!(
+            "storage ({} over {} members)",
+            a.level.as_deref().unwrap_or("md"),
+            a.members.len()
+        ),
+        None => "storage".to_string(),
+    };
+    let disk = m.disk.iter().find(|d| {
+        d.path == mount
+            || d.path
+                .starts_with(&format!("{}/", mount.trim_end_matches('/')))
+            || d.device
+                .as_deref()
+                .is_some_and(|dev| devices.first() == Some(&dev))
+    });
+    let rate = disk.and_then(|d| {
+        if write {
+            d.seq_write_bytes_per_sec
+        } else {
+            d.seq_read_bytes_per_sec
+        }
+    });
+    let bus = usb_ceiling(snapshot, &devices);
+    stages.push(storage_stage(
+        stage_name,
+        rate,
+        bus,
+        mount,
+        write,
+        &mut missing,
+    ));
 
     // The shared CPU, when a file service measured on this path left its
     // per-byte costs (bench smb on this box).
@@ -936,6 +983,125 @@ pub(super) fn limit_of(stage: &Stage, cpu: Option<&CpuCeiling>) -> Limit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_crypto_stage_is_the_cipher_in_the_paths_direction() {
+        let c = crate::probe::dm::Crypt {
+            cipher: "aes-xts-plain64".into(),
+            key_bits: Some(512),
+            sector_bytes: 4096,
+            source: "luks2 header on sda1".into(),
+        };
+        let fig = |request_bytes| CipherFigure {
+            cipher: "aes-xts-plain64".into(),
+            key_bits: 512,
+            path: "kernel".into(),
+            encrypt_bytes_per_sec: 40e6,
+            decrypt_bytes_per_sec: 50e6,
+            request_bytes,
+            measured_by: None,
+        };
+        let mut missing = Vec::new();
+        let (st, cost) = crypto_stage(&c, Some(&fig(4096)), false, &mut missing);
+        assert_eq!(st.ceiling_bytes_per_sec, Some(50e6));
+        assert_eq!(
+            st.basis,
+            format!(
+                "aes-xts-plain64 512-bit decrypt (kernel) at 4096-byte sectors: {}",
+                mb(50e6)
+            )
+        );
+        assert!(missing.is_empty());
+        // 1 s / 50 MB/s = 20 ns per byte of CPU.
+        assert!((cost.expect("a cost").ns_per_byte - 20.0).abs() < 1e-9);
+
+        let (st, _) = crypto_stage(&c, Some(&fig(512)), true, &mut missing);
+        assert_eq!(st.ceiling_bytes_per_sec, Some(40e6));
+        assert!(
+            st.basis.contains(
+                "encrypt (kernel) at 512-byte sectors (the volume's 4096 were not measured)"
+            ),
+            "{}",
+            st.basis
+        );
+        assert_eq!(
+            missing,
+            [
+                "aes-xts-plain64 at the volume's 4096-byte sectors: nastune bench crypto --sector-size 4096"
+            ]
+        );
+
+        let (st, cost) = crypto_stage(&c, None, true, &mut missing);
+        assert_eq!(
+            (st.ceiling_bytes_per_sec, st.basis.as_str()),
+            (None, "aes-xts-plain64 not measured")
+        );
+        assert!(cost.is_none());
+        assert_eq!(missing[1], "aes-xts-plain64 speed: nastune bench crypto");
+    }
+
+    #[test]
+    fn the_tcp_stage_is_the_loopback_figure_or_a_note() {
+        let mut missing = Vec::new();
+        let st = tcp_stage(Some(1.5e9), &mut missing);
+        assert_eq!(st.ceiling_bytes_per_sec, Some(1.5e9));
+        assert_eq!(st.basis, format!("loopback TCP measured {}", mb(1.5e9)));
+        assert!(missing.is_empty());
+        let st = tcp_stage(None, &mut missing);
+        assert_eq!(
+            (st.ceiling_bytes_per_sec, st.basis.as_str()),
+            (None, "not measured")
+        );
+        assert_eq!(missing, ["TCP stack ceiling: nastune bench net --loopback"]);
+    }
+
+    #[test]
+    fn the_storage_stage_is_the_lower_of_disk_and_bus() {
+        let bus = || Some((35e6, "USB 2.0 bus: 35 MB/s".to_string()));
+        let mut missing = Vec::new();
+        // 110 MB/s measured behind a 35 MB/s bus came from a cache: the bus limits.
+        let st = storage_stage(
+            "storage".into(),
+            Some(110e6),
+            bus(),
+            "/srv",
+            false,
+            &mut missing,
+        );
+        assert_eq!(st.ceiling_bytes_per_sec, Some(35e6));
+        assert_eq!(
+            st.basis,
+            format!(
+                "USB 2.0 bus: 35 MB/s (measured {} is above the bus)",
+                mb(110e6)
+            )
+        );
+        assert!(missing.is_empty());
+        // Below the bus, the measurement is the ceiling.
+        let st = storage_stage(
+            "storage".into(),
+            Some(20e6),
+            bus(),
+            "/srv",
+            true,
+            &mut missing,
+        );
+        assert_eq!(st.ceiling_bytes_per_sec, Some(20e6));
+        assert_eq!(
+            st.basis,
+            format!("sequential 1 MiB write measured on /srv: {}", mb(20e6))
+        );
+        // Not measured: the bus stands in, and the missing measurement is named.
+        let st = storage_stage("storage".into(), None, bus(), "/srv", false, &mut missing);
+        assert_eq!(st.ceiling_bytes_per_sec, Some(35e6));
+        assert_eq!(missing, ["storage throughput: nastune bench disk /srv"]);
+        let st = storage_stage("storage".into(), None, None, "/srv", false, &mut missing);
+        assert_eq!(
+            (st.ceiling_bytes_per_sec, st.basis.as_str()),
+            (None, "not measured")
+        );
+        assert_eq!(missing.len(), 2);
+    }
     use crate::advise::test_support::snapshot_of;
 
     fn cipher(cipher: &str, bits: u32, enc: f64, dec: f64) -> CipherFigure {
