@@ -234,6 +234,81 @@ fn no_cycle_between_top_level_modules() {
     );
 }
 
+/// `file:line: path` of each place a file under src/cmd/ reaches a sibling
+/// command module (`super::advise::…` from cmd/tune.rs, `crate::cmd::bench_smb::…`):
+/// cmd files share code through their parent (cmd/mod.rs) or the layers below.
+fn cmd_sibling_imports(src: &Path) -> Vec<String> {
+    let cmd = src.join("cmd");
+    let mut commands = BTreeSet::new();
+    for e in std::fs::read_dir(&cmd).expect("src/cmd/ reads") {
+        let path = e.expect("entry").path();
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        if stem != "mod" && (path.is_dir() || path.extension().is_some_and(|x| x == "rs")) {
+            commands.insert(stem.to_string());
+        }
+    }
+    let mut out = Vec::new();
+    let mut files = vec![cmd.clone()];
+    while let Some(dir) = files.pop() {
+        for e in std::fs::read_dir(&dir).expect("dir reads") {
+            let path = e.expect("entry").path();
+            if path.is_dir() {
+                files.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(&cmd).expect("under cmd");
+            // cmd/tune.rs is `super` to cmd/tune/*.rs; cmd/mod.rs to cmd/*.rs.
+            let (me, up) = match rel.iter().count() {
+                1 => (
+                    path.file_stem().and_then(|s| s.to_str()).unwrap_or(""),
+                    "super::",
+                ),
+                _ => (
+                    rel.iter().next().and_then(|s| s.to_str()).unwrap_or(""),
+                    "super::super::",
+                ),
+            };
+            let text = std::fs::read_to_string(&path).expect("source reads");
+            for (i, line) in without_tests(&text).split('\n').enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for prefix in ["crate::cmd::", up] {
+                    for (at, _) in code.match_indices(prefix) {
+                        let rest = &code[at + prefix.len()..];
+                        let name: String = rest
+                            .bytes()
+                            .take_while(|b| is_ident(*b))
+                            .map(char::from)
+                            .collect();
+                        if prefix == "super::" && code[..at].ends_with("super::") {
+                            continue;
+                        }
+                        if name != me
+                            && commands.contains(&name)
+                            && rest[name.len()..].starts_with("::")
+                        {
+                            out.push(format!("cmd/{}:{}: {prefix}{name}", rel.display(), i + 1));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn no_command_imports_a_sibling_command() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = cmd_sibling_imports(&src);
+    assert!(
+        found.is_empty(),
+        "a file under src/cmd/ imports a sibling command (move what they share into \
+         cmd/mod.rs or the engine below):\n  {}",
+        found.join("\n  ")
+    );
+}
+
 #[test]
 fn edges_are_read_as_module_graph_reads_them() {
     let text = "use crate::{a, b::{c, d}, self};\nfn f() { crate::e::g(); } // crate::h\nnotcrate::i;\n\
