@@ -17,9 +17,9 @@ else
     # cargo bloat needs the symbols; the size that counts is measured on a stripped copy.
     # Only nastune: nastune-gen (man pages, completions) is a build-time tool users need not copy.
     CARGO_PROFILE_RELEASE_STRIP=false cargo bloat --release --locked --bin nastune --crates -n "$top"
-    # nastune's own largest functions (decoders show up as
-    # <T as json::DecodeFields>::decode_fields, the command line as clap's derived
-    # <cli::Command as clap::FromArgMatches>::from_arg_matches_mut).
+    # nastune's own largest functions (documents show up as serde's derived
+    # <T as serde_core::de::Deserialize>::deserialize and Serialize::serialize, the
+    # command line as clap's derived <cli::Command as clap::FromArgMatches>::from_arg_matches_mut).
     CARGO_PROFILE_RELEASE_STRIP=false cargo bloat --release --locked --bin nastune --filter nastune -n "$top" |
         grep -v '^Note: \|^$'
 fi
