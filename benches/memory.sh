@@ -4,11 +4,17 @@
 # (GNU time's maximum resident set size). tests/cli/memory.rs runs the same
 # commands inside a 64 MiB memory cgroup as a test; this prints the table.
 # Usage: benches/memory.sh   (root for net serve and bench disk on a real file)
+#        NASTUNE_BIN=path/to/nastune benches/memory.sh   (another build, e.g. an older one
+#        to compare with; then nothing is built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x /usr/bin/time ] || { echo "GNU time not installed: apt-get install time" >&2; exit 2; }
-cargo build --release --locked -q
-bin=$PWD/target/release/nastune
+if [ -n "${NASTUNE_BIN:-}" ]; then
+    bin=$(realpath "$NASTUNE_BIN")
+else
+    cargo build --release --locked -q
+    bin=$PWD/target/release/nastune
+fi
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 db=$work/nastune.db

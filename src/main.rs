@@ -14,24 +14,3 @@ fn main() -> ExitCode {
         }
     }
 }
-
-// Release builds for glibc: the libm functions nastune calls, so that libm.so.6 is
-// not loaded at all (its mapping alone was 0.35 MiB of probe's RSS; see
-// `static_runtime` in build.rs). The linker takes these before any library.
-#[cfg(nastune_own_libm)]
-mod own_libm {
-    #[unsafe(no_mangle)]
-    extern "C" fn exp(x: f64) -> f64 {
-        libm::exp(x)
-    }
-
-    #[unsafe(no_mangle)]
-    extern "C" fn log(x: f64) -> f64 {
-        libm::log(x)
-    }
-
-    #[unsafe(no_mangle)]
-    extern "C" fn log10(x: f64) -> f64 {
-        libm::log10(x)
-    }
-}

@@ -114,12 +114,72 @@ fn without_hidden(cmd: clap::Command) -> clap::Command {
 /// The top-level page followed by one section per visible subcommand.
 fn render_man(out: &mut Vec<u8>) -> std::io::Result<()> {
     let cmd = man_command();
-    clap_mangen::Man::new(cmd.clone()).render(out)?;
+    render_page(cmd.clone(), out)?;
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("nastune-{}", sub.get_name());
-        clap_mangen::Man::new(sub.clone().name(name)).render(out)?;
+        render_page(sub.clone().name(name), out)?;
     }
     Ok(())
+}
+
+/// clap_mangen's page with the description from [`description`]: clap_mangen
+/// writes every line of a long help as filled text, so the indented example
+/// lines under "Examples:" ran together into one justified paragraph, stretched
+/// and wrapped at the terminal's width. The other sections are clap_mangen's own,
+/// under the conditions its `render` puts them.
+fn render_page(cmd: clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {
+    let man = clap_mangen::Man::new(cmd.clone());
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    out.extend_from_slice(description(&cmd).as_bytes());
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(out)?;
+    }
+    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+        man.render_subcommands_section(out)?;
+    }
+    if cmd.get_after_long_help().is_some() || cmd.get_after_help().is_some() {
+        man.render_extra_section(out)?;
+    }
+    if cmd
+        .get_version()
+        .or_else(|| cmd.get_long_version())
+        .is_some()
+    {
+        man.render_version_section(out)?;
+    }
+    if cmd.get_author().is_some() {
+        man.render_authors_section(out)?;
+    }
+    Ok(())
+}
+
+/// The DESCRIPTION section: a blank line starts a paragraph, as in clap_mangen, and
+/// a run of indented lines (the help texts' examples and tables) is kept as
+/// written, one line each, between `.nf` and `.fi` (no filling, no adjusting).
+fn description(cmd: &clap::Command) -> String {
+    let mut roff = roff::Roff::new();
+    roff.control("SH", ["DESCRIPTION"]);
+    let about = cmd.get_long_about().or_else(|| cmd.get_about());
+    let text = about.map(|a| a.to_string()).unwrap_or_default();
+    let mut preformatted = false;
+    for line in text.lines() {
+        let indented = line.starts_with([' ', '\t']) && !line.trim().is_empty();
+        if indented != preformatted {
+            roff.control(if indented { "nf" } else { "fi" }, []);
+            preformatted = indented;
+        }
+        if line.trim().is_empty() {
+            roff.control("PP", []);
+        } else {
+            roff.text([roff::roman(line)]);
+        }
+    }
+    if preformatted {
+        roff.control("fi", []);
+    }
+    roff.to_roff()
 }
 
 /// One page per visible command at every depth (nastune.1, nastune-bench.1,
@@ -140,7 +200,11 @@ fn write_man_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut pending = vec![cmd];
     while let Some(cmd) = pending.pop() {
         pending.extend(cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
-        pages.push(clap_mangen::Man::new(cmd).generate_to(dir).map_err(fail)?);
+        let path = dir.join(clap_mangen::Man::new(cmd.clone()).get_filename());
+        let mut page = Vec::new();
+        render_page(cmd, &mut page).map_err(fail)?;
+        std::fs::write(&path, page).map_err(fail)?;
+        pages.push(path);
     }
     pages.sort();
     Ok(pages)

@@ -17,7 +17,8 @@ page-cache hits, RAID parity and encryption show.\n\n\
 PATH is a directory (default: the current one; a temporary file of min(1 GiB, half the free \
 space) is created there and removed afterwards, also on Ctrl-C, or by the next run after a \
 kill), an existing file (used in place: write tests overwrite it, unless a loop device or swap \
-sits on it), or a block device (reads always; writes only when it looks blank: no known \
+sits on it), a new file (created as fio does, in an existing directory outside /dev, as big as \
+the temporary file, and removed afterwards), or a block device (reads always; writes only when it looks blank: no known \
 signature and zeros in its first and last MiB and where partitions usually start, from sector \
 34 to 64 MiB, and nothing mounted, held, swapped, backed or claimed on it or on a device with \
 its bytes, such as another loop device over the same file; --destroy-data naming that device \

@@ -9,14 +9,11 @@ use crate::net::doc::{NetReport, Side};
 use crate::net::engine::Interval;
 use crate::net::server::SessionReport;
 
+/// A rate measured in bits a second (iperf3's unit, which `--json` keeps) in the
+/// decimal MB/s every other text and page gives a rate in: `check` said the
+/// network carries 117.7 MB/s where `bench net` said 941.60 Mbit/s of that link.
 pub fn bits(bps: f64) -> String {
-    let units = [("Gbit/s", 1e9), ("Mbit/s", 1e6), ("Kbit/s", 1e3)];
-    for (u, d) in units {
-        if bps >= d {
-            return format!("{:.2} {u}", bps / d);
-        }
-    }
-    format!("{bps:.0} bit/s")
+    format::rate(bps / 8.0)
 }
 
 pub fn header(cfg: &ClientConfig) -> String {
@@ -42,7 +39,7 @@ pub fn interval(i: &Interval) -> String {
     for s in &i.streams {
         let _ = write!(
             out,
-            "[{:>3}] {:6.2}-{:<6.2} s  {:>10}  {:>14}  {}",
+            "[{:>3}] {:6.2}-{:<6.2} s  {:>10}  {:>12}  {}",
             s.id,
             s.start,
             s.end,
@@ -79,7 +76,7 @@ pub fn interval(i: &Interval) -> String {
 
 fn side_line(label: &str, s: &Side) -> String {
     let mut line = format!(
-        "{label:<22} {:>10}  {:>14}  in {:.2} s",
+        "{label:<22} {:>10}  {:>12}  in {:.2} s",
         format::bytes(s.bytes),
         bits(s.bits_per_second),
         s.seconds
@@ -235,4 +232,19 @@ pub fn session_line(r: &SessionReport) -> String {
         bits(rate(sent)),
         r.streams.len()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    /// One link, one figure: `check` gives the network stage of a gigabit path as
+    /// 117.7 MB/s, so `bench net`, `compare` and the pages' charts say the same
+    /// 941.6 Mbit/s that way too (`--json` keeps bits per second).
+    #[test]
+    fn network_rates_are_decimal_mb_per_second_like_check() {
+        assert_eq!(super::bits(941.6e6), "117.7 MB/s");
+        assert_eq!(
+            crate::report::compare_text::value(941.6e6, "bits/s"),
+            "117.7 MB/s"
+        );
+    }
 }

@@ -50,7 +50,7 @@ pub fn line(v: &Validity) -> String {
 pub const RERUN: &str = "rerun when the box is idle";
 
 /// A disturbed run in one line, without the reasons: the conditions that
-/// failed with their figures (`other cpu 1.18 cores, other io 554.0 MiB/s`),
+/// failed with their figures (`other cpu 1.18 cores, other io 554.0 MB/s`),
 /// for a test of a suite whose reasons the run's own line gives once.
 pub fn short(v: &Validity) -> String {
     let failed: Vec<String> = v

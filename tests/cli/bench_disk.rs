@@ -730,3 +730,41 @@ fn random_writes_reach_offsets_past_4_gib_of_a_sparse_file() {
     assert_eq!(next_data(&file, 8 * GIB), None, "a write past --size 8G");
     assert_eq!(std::fs::metadata(&file).unwrap().len(), 9 * GIB);
 }
+
+/// `bench disk FILE` refused a FILE that did not exist, where fio creates it. It is
+/// created (exclusively), laid out to --size, measured, and removed afterwards; a
+/// missing name under /dev is a device that is not there and is never created.
+#[test]
+fn a_new_file_is_created_measured_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("new.img");
+    let o = bench_spec(
+        "--rw randread --bs 4k --size 4M --runtime 300ms --json",
+        file.to_str().unwrap(),
+    );
+    let v = json(&o);
+    assert_eq!(v["target"]["kind"], "file", "{}", v["target"]);
+    assert_eq!(v["target"]["size_bytes"], 4 << 20, "{}", v["target"]);
+    let reads = v["tests"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert!(reads > 0, "{}", v["tests"][0]);
+    assert!(!file.exists(), "the file nastune created was left behind");
+    // A file that exists stays, as it was given.
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    let o = bench_spec(
+        "--rw read --size 1M --runtime 200ms",
+        file.to_str().unwrap(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; 1 << 20]);
+    // Never a regular file in devtmpfs.
+    let dev = format!("/dev/nastune-test-{}", std::process::id());
+    let o = bench(&["--rw", "read", "--size", "1M", &dev]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("'{dev}' does not exist")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("/dev"), "{}", stderr(&o));
+    assert!(!Path::new(&dev).exists(), "{dev} was created");
+}

@@ -128,6 +128,13 @@ fn man_dir(dir: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// `man_dir(dir)` and every visible command with the name of its page.
+fn pages_and_commands(dir: &Path) -> (BTreeMap<String, String>, Vec<(String, clap::Command)>) {
+    let mut commands = Vec::new();
+    commands_by_page(&nastune::cli::Cli::command(), "nastune", &mut commands);
+    (man_dir(dir), commands)
+}
+
 fn plain(roff: &str) -> String {
     roff.replace("\\-", "-")
 }
@@ -174,9 +181,7 @@ fn man_dir_has_one_page_per_command_and_refers_only_to_those() {
 #[test]
 fn every_option_of_every_command_is_on_its_man_page() {
     let dir = tempfile::tempdir().unwrap();
-    let pages = man_dir(dir.path());
-    let mut commands = Vec::new();
-    commands_by_page(&nastune::cli::Cli::command(), "nastune", &mut commands);
+    let (pages, commands) = pages_and_commands(dir.path());
     let mut checked = 0;
     for (page, cmd) in &commands {
         let text = plain(&pages[&format!("{page}.1")]);
@@ -236,4 +241,52 @@ fn committed_man_pages_are_current() {
     // Without DIR the top page comes first, as in a DIR.
     let o = nastune_gen().arg("man").output().unwrap();
     assert!(stdout(&o).starts_with(&pages["nastune.1"]));
+}
+
+/// The examples under "Examples:" in a page were filled as one paragraph: `man -l
+/// docs/man/nastune-bench-disk.1` ran the six commands together, stretched to the
+/// line's width and wrapped mid-command. Each indented line of every command's long
+/// help must come out of groff as a line of its own, spaced as written.
+#[test]
+fn man_page_examples_are_one_command_a_line() {
+    if !require(&[Need::Tool("groff")]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (pages, commands) = pages_and_commands(dir.path());
+    let mut checked = 0;
+    for (page, cmd) in &commands {
+        let Some(about) = cmd.get_long_about() else {
+            continue;
+        };
+        let indented: Vec<String> = about
+            .to_string()
+            .lines()
+            .filter(|l| l.starts_with("  ") && !l.trim().is_empty())
+            .map(|l| l.trim().to_string())
+            .collect();
+        if indented.is_empty() {
+            continue;
+        }
+        let file = dir.path().join(format!("{page}.1"));
+        let o = std::process::Command::new("groff")
+            .args(["-k", "-man", "-Tutf8", "-rLL=78n"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "groff {page}.1: {}", stderr(&o));
+        // groff may typeset roff's \- as a minus sign or a hyphen.
+        let text = stdout(&o).replace(['\u{2212}', '\u{2010}'], "-");
+        let shown: Vec<String> = text.lines().map(|l| l.trim().to_string()).collect();
+        for line in &indented {
+            checked += 1;
+            assert!(
+                shown.contains(line),
+                "{page}.1 does not show '{line}' on a line of its own:\n{}",
+                stdout(&o)
+            );
+        }
+        assert!(pages[&format!("{page}.1")].contains("\n.nf\n"), "{page}.1");
+    }
+    assert!(checked >= 6, "only {checked} example lines checked");
 }

@@ -27,8 +27,10 @@ pub enum TargetKind {
 
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
-    #[error("'{}' does not exist; give a directory (nastune creates a temporary file there), a file or a block device", path.display())]
+    #[error("'{}' does not exist, nor does the directory it would be created in; give a directory (nastune creates a temporary file there), a file in an existing directory or a block device", path.display())]
     Missing { path: PathBuf },
+    #[error("'{}' does not exist; a path under /dev is a device nastune never creates: give an existing block device", path.display())]
+    MissingDevice { path: PathBuf },
     #[error("'{}' is not a directory, regular file or block device", path.display())]
     Unsupported { path: PathBuf },
     #[error("cannot use '{}': {source}", path.display())]
@@ -162,15 +164,18 @@ pub fn open(
     writes: bool,
     destroy_data: Option<&Path>,
 ) -> Result<Target, TargetError> {
-    let meta = fs::metadata(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => TargetError::Missing {
-            path: path.to_path_buf(),
-        },
-        _ => TargetError::Io {
-            path: path.to_path_buf(),
-            source: e,
-        },
-    })?;
+    let meta = match fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound && destroy_data.is_none() => {
+            return create_file(root, path, size);
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(TargetError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        Err(e) => return Err(io_err(path)(e)),
+    };
     let ft = meta.file_type();
     if ft.is_block_device() {
         let (major, minor) = split_dev(meta.rdev());
@@ -228,18 +233,7 @@ pub fn open(
     let (kind, file_path, size_bytes, remove) = if ft.is_dir() {
         // Before the free space is measured: a killed run's file holds it.
         removed = super::leftover::sweep(path);
-        let free = free_bytes(path).map_err(io_err(path))?;
-        let size_bytes = match size {
-            Some(want) if want > free / 2 => {
-                return Err(TargetError::NoSpace {
-                    path: path.to_path_buf(),
-                    want,
-                    free,
-                });
-            }
-            Some(want) => want,
-            None => DEFAULT_TEMP_BYTES.min(free / 2) & !((1 << 20) - 1),
-        };
+        let size_bytes = file_size_in(path, size)?;
         (TargetKind::TempFile, path.to_path_buf(), size_bytes, true)
     } else if ft.is_file() {
         let have = meta.len();
@@ -299,6 +293,83 @@ pub fn open(
         lay_out_from(&file, meta.len() & !((1 << 20) - 1), size_bytes)
             .map_err(io_err(&target.path))?;
     }
+    set_alignment(root, &mut target);
+    Ok(target)
+}
+
+/// The size of a file nastune lays out in `dir`: `--size`, at most half the free
+/// space, or [`DEFAULT_TEMP_BYTES`] capped at that half.
+fn file_size_in(dir: &Path, size: Option<u64>) -> Result<u64, TargetError> {
+    let free = free_bytes(dir).map_err(io_err(dir))?;
+    match size {
+        Some(want) if want > free / 2 => Err(TargetError::NoSpace {
+            path: dir.to_path_buf(),
+            want,
+            free,
+        }),
+        Some(want) => Ok(want),
+        None => Ok(DEFAULT_TEMP_BYTES.min(free / 2) & !((1 << 20) - 1)),
+    }
+}
+
+/// A FILE that does not exist is created, as fio creates its job file: exclusively
+/// (O_CREAT|O_EXCL, so a file another process creates meanwhile is never taken
+/// over), laid out to its size like the temporary file, and removed when the run
+/// ends (also on Ctrl-C). Never under /dev, where a missing name is a device that
+/// is not there, and a regular file created in devtmpfs would fill RAM.
+fn create_file(root: &Root, path: &Path, size: Option<u64>) -> Result<Target, TargetError> {
+    let missing = || TargetError::Missing {
+        path: path.to_path_buf(),
+    };
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = fs::canonicalize(parent).map_err(|_| missing())?;
+    if dir.starts_with("/dev") {
+        return Err(TargetError::MissingDevice {
+            path: path.to_path_buf(),
+        });
+    }
+    let dir_meta = fs::metadata(&dir).map_err(|_| missing())?;
+    if !dir_meta.is_dir() {
+        return Err(missing());
+    }
+    let size_bytes = file_size_in(&dir, size)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io_err(path))?;
+    let (major, minor) = split_dev(dir_meta.dev());
+    let mut target = Target {
+        info: TargetInfo {
+            path: path.to_path_buf(),
+            kind: TargetKind::File,
+            size_bytes,
+            logical_block_bytes: 512,
+            memory_align_bytes: 4096,
+            device: crate::bench::diskstats::device_name(root, major, minor).ok(),
+            network_fs: network_fs(root, &dir),
+        },
+        // From here on the file is ours: Drop removes it, whatever happens next.
+        remove_on_drop: true,
+        _claim: None,
+        _lock: None,
+        removed: Vec::new(),
+    };
+    lay_out(&file, size_bytes).map_err(|e| match e.kind() {
+        io::ErrorKind::Interrupted => TargetError::Interrupted,
+        _ => io_err(path)(e),
+    })?;
+    set_alignment(root, &mut target);
+    Ok(target)
+}
+
+/// Direct I/O alignment of the target's file, from statx, else the device's block size.
+fn set_alignment(root: &Root, target: &mut Target) {
     let fallback = target
         .device
         .as_deref()
@@ -307,7 +378,6 @@ pub fn open(
     let (off_align, mem_align) = dio_alignment(&target.path).unwrap_or((fallback, 4096));
     target.info.logical_block_bytes = off_align;
     target.info.memory_align_bytes = mem_align.max(4096);
-    Ok(target)
 }
 
 /// The network or FUSE mount holding `path`, from /proc/self/mountinfo.

@@ -4,6 +4,9 @@
 
 use super::{Condition, Observations, Validity, Verdict};
 use crate::format::bytes as bytes_iec;
+// Rates in decimal MB/s, as bench disk, check and compare give them (amounts stay
+// in binary units): a reason said "10.0 MiB/s" beside a bench that said 10.5 MB/s.
+use crate::format::rate as mb_per_s;
 
 /// Other processes' CPU, in cores averaged over the run, above which they
 /// competed with the measurement (one busy loop is 1.0).
@@ -114,7 +117,7 @@ pub fn classify(o: &Observations) -> Validity {
 
     if let Some(other) = &o.other_io {
         let rate = other.total_bytes as f64 / wall;
-        let figure = format!("{}/s", bytes_iec(rate as u64));
+        let figure = mb_per_s(rate);
         c.push(if rate > OTHER_IO_BPS {
             let top: Vec<String> = other
                 .top
@@ -125,8 +128,8 @@ pub fn classify(o: &Observations) -> Validity {
                 "other_io",
                 figure,
                 format!(
-                    "other processes moved {}/s of storage I/O during the run: {}",
-                    bytes_iec(rate as u64),
+                    "other processes moved {} of storage I/O during the run: {}",
+                    mb_per_s(rate),
                     top.join(", ")
                 ),
             )
@@ -266,11 +269,11 @@ pub fn classify(o: &Observations) -> Validity {
         if before > TARGET_IO_BEFORE_BPS {
             c.push(Condition::disturbed(
                 "target_io",
-                format!("{} {}/s before", d.device, bytes_iec(before as u64)),
+                format!("{} {} before", d.device, mb_per_s(before)),
                 format!(
-                    "{} was already busy before the run ({}/s of others' I/O)",
+                    "{} was already busy before the run ({} of others' I/O)",
                     d.device,
-                    bytes_iec(before as u64)
+                    mb_per_s(before)
                 ),
             ));
         } else if let Some(own) = d.own_bytes {
@@ -294,7 +297,7 @@ pub fn classify(o: &Observations) -> Validity {
         } else {
             c.push(Condition::clean(
                 "target_io",
-                format!("{} {}/s before", d.device, bytes_iec(before as u64)),
+                format!("{} {} before", d.device, mb_per_s(before)),
             ));
         }
     }
@@ -499,7 +502,7 @@ mod tests {
         });
         let r = reasons(&o);
         assert!(
-            r[0].contains("10.0 MiB/s") && r[0].contains("rsync (pid 7) 100.0 MiB"),
+            r[0].contains("moved 10.5 MB/s") && r[0].contains("rsync (pid 7) 100.0 MiB"),
             "{r:?}"
         );
         // I/O stalls disturb a cipher or network run, not a disk run's own I/O.
@@ -565,7 +568,11 @@ mod tests {
         o.devices[0].during_bytes = 103 * 1024 * 1024; // 3 MiB: under the 5 MiB share
         assert!(reasons(&o).is_empty());
         o.devices[0].before_bytes = 8 * 1024 * 1024;
-        assert!(reasons(&o)[0].contains("already busy before the run (8.0 MiB/s"));
+        let r = reasons(&o);
+        assert!(
+            r[0].contains("already busy before the run (8.4 MB/s"),
+            "{r:?}"
+        );
     }
 
     #[test]

@@ -971,21 +971,21 @@ mod tests {
         // Throughput the same within the noise: kept, for its CPU.
         let mut kept = o.clone();
         let same = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2].map(Some);
-        review_throughput(&mut kept, &plan, &same, "MiB/s");
+        review_throughput(&mut kept, &plan, &same, "MB/s");
         assert_eq!(kept.verdict, Verdict::Keep);
         assert!(
-            kept.reason.starts_with("kept for its lower CPU per GB, throughput kept (100.1 vs 100.0 MiB/s): better beyond the noise"),
+            kept.reason.starts_with("kept for its lower CPU per GB, throughput kept (100.1 vs 100.0 MB/s): better beyond the noise"),
             "{}",
             kept.reason
         );
         // Throughput fell: reverted, and said why.
         let mut fell = o;
         let slower = [100.0, 80.0, 81.0, 101.0, 99.0, 79.0].map(Some);
-        review_throughput(&mut fell, &plan, &slower, "MiB/s");
+        review_throughput(&mut fell, &plan, &slower, "MB/s");
         assert_eq!(fell.verdict, Verdict::Revert);
         assert!(
             fell.reason
-                .ends_with("but throughput fell beyond the noise (80.0 vs 100.0 MiB/s): not kept"),
+                .ends_with("but throughput fell beyond the noise (80.0 vs 100.0 MB/s): not kept"),
             "{}",
             fell.reason
         );

@@ -84,7 +84,7 @@ impl PreparedHttp {
             reason: e.to_string(),
         })?;
         Ok(Sample {
-            bw: Some(r.body_bytes_per_sec / f64::from(1 << 20)),
+            bw: Some(r.body_bytes_per_sec / 1e6),
             iops: Some(r.requests_per_sec),
             p99: p99_ns(r.latency.total_ns.as_ref()).map(|ns| ns / 1e3),
             cpu_per_gb: cpu_seconds_per_gb(

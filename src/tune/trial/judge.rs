@@ -243,8 +243,8 @@ impl Judge {
             (Judge::Net(_), MetricName::Bw) => super::net::BW,
             (Judge::Net(_), _) => super::net::TPS,
             (Judge::Smb(_), MetricName::Bw) | (Judge::Http(_), MetricName::Bw) => Metric {
-                name: "mib_per_sec",
-                unit: "MiB/s",
+                name: "mb_per_sec",
+                unit: "MB/s",
                 better: Better::Higher,
             },
             (Judge::Smb(_), _) => Metric {

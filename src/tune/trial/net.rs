@@ -1,5 +1,5 @@
 //! The net judge: `net:HOST[:PORT]`, one `bench net` TCP test per run against a
-//! peer running `nastune net serve` (or iperf3 -s): throughput in Mbit/s and
+//! peer running `nastune net serve` (or iperf3 -s): throughput in MB/s and
 //! this box's CPU per GB; with `--rr`, request/response transactions per
 //! second and their p99 latency (nastune's server only).
 
@@ -15,8 +15,8 @@ use crate::net::plan::{DEFAULT_PORT, Plan};
 use crate::root::Root;
 
 pub const BW: Metric = Metric {
-    name: "mbit_per_sec",
-    unit: "Mbit/s",
+    name: "mb_per_sec",
+    unit: "MB/s",
     better: Better::Higher,
 };
 
@@ -126,7 +126,7 @@ impl PreparedNet {
         // Percent of one CPU over the test, as iperf3 counts it.
         let cpu_ns = (cpu.host_total / 100.0 * sum.seconds * 1e9).max(0.0) as u64;
         Ok(Sample {
-            bw: Some(sum.bits_per_second / 1e6),
+            bw: Some(sum.bits_per_second / 8e6),
             cpu_per_gb: cpu_seconds_per_gb(cpu_ns, sum.bytes),
             ..Sample::default()
         })

@@ -132,7 +132,7 @@ impl PreparedSmb {
             .map(|s| s.cpu_ns)
             .sum();
         Ok(Sample {
-            bw: Some(r.bw_bytes / f64::from(1 << 20)),
+            bw: Some(r.bw_bytes / 1e6),
             iops: Some(r.iops),
             p99: p99_ns(r.clat_ns.as_ref()).map(|ns| ns / 1e3),
             cpu_per_gb: cpu_seconds_per_gb(r.client_cpu_ns + server_ns, r.bytes),

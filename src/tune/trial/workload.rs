@@ -33,13 +33,13 @@ const WRITE_FILE_BYTES: u64 = 256 << 20;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadKind {
-    /// 1 MiB sequential reads at queue depth 8: MiB/s.
+    /// 1 MiB sequential reads at queue depth 8: MB/s.
     SeqRead,
     /// 4 KiB random reads at queue depth 32: IOPS.
     RandRead,
-    /// 64 KiB buffered sequential reads from a cold page cache: MiB/s.
+    /// 64 KiB buffered sequential reads from a cold page cache: MB/s.
     BufferedSeqRead,
-    /// 1 MiB sequential direct writes at queue depth 8: MiB/s.
+    /// 1 MiB sequential direct writes at queue depth 8: MB/s.
     SeqWrite,
     /// 4 KiB random direct writes at queue depth 32: IOPS.
     RandWrite,
@@ -98,8 +98,10 @@ impl WorkloadKind {
         let (name, unit) = match (m, self.writes()) {
             (MetricName::Iops, false) => ("read_iops", "IOPS"),
             (MetricName::Iops, true) => ("write_iops", "IOPS"),
-            (MetricName::Bw, false) => ("read_mib_per_sec", "MiB/s"),
-            (MetricName::Bw, true) => ("write_mib_per_sec", "MiB/s"),
+            // Decimal MB/s, the unit bench disk prints the same test's result in;
+            // trials stored before 0.2 say "read_mib_per_sec" in MiB/s.
+            (MetricName::Bw, false) => ("read_mb_per_sec", "MB/s"),
+            (MetricName::Bw, true) => ("write_mb_per_sec", "MB/s"),
             (MetricName::P99, _) => return super::judge::P99_US,
             (MetricName::CpuPerGb, _) => return super::judge::CPU_PER_GB,
         };
@@ -339,7 +341,7 @@ impl PreparedWorkload {
         }
     }
 
-    /// One run: MiB/s, IOPS and the p99 latency in µs. The page cache is
+    /// One run: MB/s, IOPS and the p99 latency in µs. The page cache is
     /// dropped for the target first, as `bench disk` does.
     pub fn measure(&self) -> Result<Sample, WorkloadError> {
         let (root, layers, engine, workload) = match &self.how {
@@ -347,7 +349,7 @@ impl PreparedWorkload {
                 return b
                     .run()
                     .map(|r| Sample {
-                        bw: Some(r.mib_per_sec()),
+                        bw: Some(r.mb_per_sec()),
                         ..Sample::default()
                     })
                     .map_err(|e| self.spec.buffered_error(e));
@@ -384,7 +386,7 @@ impl PreparedWorkload {
         };
         let d = side.ok_or_else(|| failed("no I/O completed".into()))?;
         Ok(Sample {
-            bw: Some(d.bw_bytes / f64::from(1 << 20)),
+            bw: Some(d.bw_bytes / 1e6),
             iops: Some(d.iops),
             p99: p99_ns(d.clat_ns.as_ref()).map(|ns| ns / 1e3),
             cpu_per_gb: None,
