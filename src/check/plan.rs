@@ -200,3 +200,51 @@ fn check_dir(path: &std::path::Path) -> Result<(), DirError> {
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(tree: Option<&Path>) -> Request {
+        Request {
+            tree: tree.map(Path::to_path_buf),
+            disk: Some(DiskRequest {
+                dir: None,
+                seconds: 1,
+                size: 1 << 20,
+            }),
+            crypto: true,
+            tcp: true,
+            peer: None,
+            smb: None,
+            settle_s: 3.0,
+        }
+    }
+
+    #[test]
+    fn a_tree_is_another_box_so_nothing_is_planned_and_the_tree_is_named() {
+        let tree = tempfile::tempdir().unwrap();
+        let plan = CheckPlan::new(
+            request(Some(tree.path())),
+            &Root::tree(tree.path()).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(plan.phases(), 0);
+        assert_eq!(
+            plan.skipped("disk", "--skip-disk"),
+            format!("disk: not measured in a tree ('{}')", tree.path().display())
+        );
+    }
+
+    #[test]
+    fn without_dir_or_served_share_the_disk_tests_run_in_the_current_directory() {
+        let plan = CheckPlan::new(request(None), &Root::live()).unwrap();
+        assert_eq!(plan.phases(), 3);
+        let cwd = std::fs::canonicalize(".").unwrap();
+        assert_eq!(plan.disk.as_ref().unwrap().path, cwd);
+        assert_eq!(
+            plan.skipped("crypto", "--skip-crypto"),
+            "crypto: skipped (--skip-crypto)"
+        );
+    }
+}
