@@ -6,6 +6,7 @@
 
 pub mod advise;
 pub mod bench;
+pub mod check;
 pub mod cli;
 pub mod cmd;
 pub mod compare;

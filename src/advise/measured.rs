@@ -5,8 +5,32 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::bottleneck::{CipherFigure, Measurements};
+use super::bottleneck::{self, CipherFigure, Measurements};
+use super::{buses, path_model};
 use crate::store::RunId;
+
+/// The figures the analysis reads from typed bench documents (`disk`,
+/// `crypto`, `net`, `smb`): a stored run's, or the ones `check` just measured.
+pub fn from_documents<'a>(
+    disks: impl Iterator<Item = &'a crate::bench::disk::DiskBench> + Clone,
+    cryptos: impl Iterator<Item = &'a crate::bench::crypto::CryptoReport>,
+    nets: impl Iterator<Item = &'a crate::net::doc::NetReport> + Clone,
+    smbs: impl Iterator<Item = &'a crate::bench::smb::SmbReport>,
+) -> Measurements {
+    let mut m = Measurements::default();
+    m.disk.extend(disks.clone().map(bottleneck::disk_figure));
+    m.shared_disks
+        .extend(disks.filter_map(buses::together_figure));
+    for c in cryptos {
+        m.crypto.extend(bottleneck::cipher_figures(c));
+    }
+    for n in nets.clone() {
+        bottleneck::read_net(n, &mut m);
+    }
+    m.tcp.extend(nets.filter_map(path_model::tcp_figure));
+    m.services.extend(smbs.filter_map(path_model::smb_figures));
+    m
+}
 
 /// The stored run a figure was read from.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

@@ -226,6 +226,27 @@ pub fn cpu_list_text(cpus: &std::collections::BTreeSet<u32>) -> String {
     parts.join(",")
 }
 
+/// The cores a locally served path may use: smbd's affinity and, the client
+/// being this process, ours (`None` when it could not be read).
+pub fn served_cores(
+    smbd: &std::collections::BTreeSet<u32>,
+    ours: Option<std::collections::BTreeSet<u32>>,
+) -> PathCores {
+    let (cpus, whose): (std::collections::BTreeSet<u32>, &str) = match ours {
+        Some(o) if !o.is_subset(smbd) => (
+            smbd.union(&o).copied().collect(),
+            "smbd's and this client's affinity",
+        ),
+        _ => (smbd.clone(), "smbd's affinity"),
+    };
+    PathCores {
+        count: cpus.len() as f64,
+        source: Some(format!("{whose}: {}", cpu_list_text(&cpus))),
+        cpus: cpus.iter().copied().collect(),
+        taken_by_others: 0.0,
+    }
+}
+
 pub fn cores_text(cores: f64) -> String {
     if cores == 1.0 {
         "1 core".into()
@@ -347,6 +368,25 @@ pub const MODEL_MISS_PCT: f64 = 25.0;
 pub(crate) mod tests {
     use super::*;
     use crate::probe::cpu_list::parse_cpus_allowed;
+
+    #[test]
+    fn a_served_path_counts_smbd_cores_and_ours_when_we_may_run_elsewhere() {
+        let set = |l: &str| crate::probe::cpu_list::parse_cpu_set(l).unwrap();
+        // smbd pinned to CPU 0, this client on 0-1: the copy may use both.
+        let both = served_cores(&set("0"), Some(set("0-1")));
+        assert_eq!(both.count, 2.0);
+        assert_eq!(both.cpus, [0, 1]);
+        assert_eq!(
+            both.source.as_deref(),
+            Some("smbd's and this client's affinity: 0-1")
+        );
+        // Ours within smbd's, or unread: smbd's alone.
+        for ours in [Some(set("2")), None] {
+            let alone = served_cores(&set("1-3"), ours);
+            assert_eq!(alone.count, 3.0);
+            assert_eq!(alone.source.as_deref(), Some("smbd's affinity: 1-3"));
+        }
+    }
 
     /// A literal stage cost, for the model's tests and the what-ifs'.
     pub(crate) fn cost(stage: &str, ns: f64, single: bool) -> CpuCost {

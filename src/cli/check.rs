@@ -2,13 +2,10 @@
 
 use std::path::PathBuf;
 
-use std::time::Duration;
-
 use clap::Args;
 
 use crate::advise::Severity;
-use crate::bench::{crypto, disk};
-use crate::net;
+use crate::check::plan::{DiskRequest, Request};
 
 pub const LONG_ABOUT: &str = "The main job: inventory the box, measure what is cheap to \
 measure (sequential and random I/O in a temporary file in --dir, cipher speed at dm-crypt's \
@@ -78,49 +75,20 @@ pub struct CheckArgs {
     pub guard: crate::cli::guard::GuardArgs,
 }
 
-/// What `check` measures, each part `None` when skipped.
-#[derive(Debug, Clone)]
-pub struct CheckPlan {
-    pub disk: Option<disk::Plan>,
-    pub crypto: Option<crypto::Settings>,
-    pub loopback: Option<net::plan::Plan>,
-    /// The peer's name as given, and the test against it.
-    pub peer: Option<(String, net::plan::Plan)>,
-    /// The share to copy a file to and from.
-    pub smb: Option<crate::bench::smb::Plan>,
-}
-
 impl CheckArgs {
-    /// The quick measurements: the `quick` disk suite with a short warm-up in a
-    /// temporary file in --dir, dm-crypt's request size one at a time, two
-    /// seconds of loopback TCP, five to the peer.
-    pub fn plan(&self) -> anyhow::Result<CheckPlan> {
-        // A tree is another box: nothing here can be measured for it.
-        let live = self.root.is_none();
-        let disk = if self.skip_disk || !live {
-            None
-        } else {
-            let dir = self.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-            Some(self.disk_plan(&dir)?)
-        };
-        let crypto = (!self.skip_crypto && live).then(|| crypto::Settings {
-            duration: Duration::from_millis(100),
-            sizes: vec![4096],
-            depth: 1,
-            filters: Vec::new(),
-            argon2_max_kib: 64,
-            kdf: false,
-        });
-        Ok(CheckPlan {
-            disk,
-            crypto,
-            loopback: (!self.skip_tcp && live).then(|| net::plan::Plan::loopback(2)),
-            peer: self.peer.as_ref().map(|p| {
-                (
-                    p.clone(),
-                    net::plan::Plan::tcp(p, net::plan::DEFAULT_PORT, 5),
-                )
+    /// What the command line asks of `check`; [`crate::check::CheckPlan::new`] decides the
+    /// rest (the disk tests' directory) once it has looked at the box.
+    pub fn request(&self) -> anyhow::Result<Request> {
+        Ok(Request {
+            tree: self.root.clone(),
+            disk: (!self.skip_disk).then(|| DiskRequest {
+                dir: self.dir.clone(),
+                seconds: self.disk_seconds,
+                size: self.disk_size,
             }),
+            crypto: !self.skip_crypto,
+            tcp: !self.skip_tcp,
+            peer: self.peer.clone(),
             smb: match &self.smb {
                 Some(t) => Some(super::bench_smb::check_plan(
                     t,
@@ -131,55 +99,8 @@ impl CheckArgs {
                 )?),
                 None => None,
             },
+            settle_s: self.guard.settle,
         })
-    }
-
-    /// The quick disk suite in `dir` (--dir, or the served share's directory).
-    pub fn disk_plan(&self, dir: &std::path::Path) -> anyhow::Result<disk::Plan> {
-        // Absolute, so the bottleneck analysis finds the filesystem it measured.
-        let dir = std::fs::canonicalize(dir)
-            .map_err(|e| anyhow::anyhow!("--dir '{}': {e}", dir.display()))?;
-        check_dir(&dir)?;
-        let opts = disk::SuiteOptions {
-            runtime: Duration::from_secs(u64::from(self.disk_seconds)),
-            ramp_time: Duration::from_millis(500),
-            ..disk::SuiteOptions::default()
-        };
-        let mut plan = disk::Plan::suite(dir, disk::suites::Suite::Quick, opts)?;
-        plan.size = Some(self.disk_size);
-        plan.settle_s = self.guard.settle;
-        Ok(plan)
-    }
-}
-
-/// Why a --dir is not one `check` can measure in.
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum DirError {
-    #[error(
-        "--dir '{}' is a block device: check measures a filesystem through a temporary file in a directory, and would write to the device itself. Give a directory on the filesystem to measure, or measure the device with 'nastune bench disk --rw read {}'",
-        path.display(),
-        path.display()
-    )]
-    BlockDevice { path: PathBuf },
-    #[error(
-        "--dir '{}' is not a directory: check creates and removes a temporary file in a directory, and would overwrite this one in place. Give the directory it is in",
-        path.display()
-    )]
-    NotADirectory { path: PathBuf },
-}
-
-/// `check` measures the filesystem under a directory (its bottleneck names the
-/// mount); a device or file given as --dir would be written in place.
-fn check_dir(path: &std::path::Path) -> Result<(), DirError> {
-    use std::os::unix::fs::FileTypeExt;
-    match std::fs::metadata(path) {
-        Ok(m) if m.file_type().is_block_device() => Err(DirError::BlockDevice {
-            path: path.to_path_buf(),
-        }),
-        Ok(m) if !m.is_dir() => Err(DirError::NotADirectory {
-            path: path.to_path_buf(),
-        }),
-        _ => Ok(()),
     }
 }
 
@@ -187,7 +108,9 @@ fn check_dir(path: &std::path::Path) -> Result<(), DirError> {
 mod tests {
     use clap::Parser;
 
+    use crate::check::CheckPlan;
     use crate::cli::{BenchCommand, Cli, Command};
+    use crate::root::Root;
 
     fn parse(argv: &[&str]) -> Command {
         let mut full = vec!["nastune"];
@@ -218,7 +141,7 @@ mod tests {
         let BenchCommand::Disk(disk) = bench.command else {
             panic!("not bench disk");
         };
-        let plan = check.plan().unwrap();
+        let plan = CheckPlan::new(check.request().unwrap(), &Root::live()).unwrap();
         assert_eq!(plan.disk, Some(disk.plan().unwrap()));
         assert_eq!(plan.disk.unwrap().size, Some(256 << 20));
     }
@@ -233,7 +156,9 @@ mod tests {
             let Command::Check(check) = parse(&["check", "--dir", path]) else {
                 panic!("not check");
             };
-            let e = check.plan().unwrap_err().to_string();
+            let e = CheckPlan::new(check.request().unwrap(), &Root::live())
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(want) && e.contains(&format!("'{path}'")), "{e}");
         }
     }
@@ -245,7 +170,7 @@ mod tests {
             let Command::Check(check) = parse(argv) else {
                 panic!("not check");
             };
-            check.plan().unwrap().smb.unwrap().settings.securities
+            check.request().unwrap().smb.unwrap().settings.securities
         };
         assert_eq!(
             securities(&["check", "--smb", "//nas/s"]),
@@ -273,7 +198,7 @@ mod tests {
             };
             n.plan().unwrap()
         };
-        let plan = check.plan().unwrap();
+        let plan = CheckPlan::new(check.request().unwrap(), &Root::live()).unwrap();
         assert!(plan.disk.is_none());
         let want = net(&["bench", "net", "--loopback", "-t", "2"]);
         let got = plan.loopback.unwrap();

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::ParseError;
+use crate::root::Root;
 
 /// A CPU list as the kernel writes it: `0-3,6`, `2`, or empty.
 pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>, ParseError> {
@@ -43,4 +44,12 @@ pub fn parse_cpus_allowed(status: &str) -> Option<BTreeSet<u32>> {
         .lines()
         .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
         .and_then(parse_cpu_set)
+}
+
+/// The CPUs process `pid` (`self`: this one) may run on; `None` when its
+/// status cannot be read or names none.
+pub fn read_cpus_allowed(root: &Root, pid: impl std::fmt::Display) -> Option<BTreeSet<u32>> {
+    root.read_string(&format!("proc/{pid}/status"))
+        .ok()
+        .and_then(|t| parse_cpus_allowed(&t))
 }

@@ -4,9 +4,8 @@
 //! runs; advise only reads the [`Measurements`] it returns.
 
 use super::{RunDocs, load};
-use crate::advise::bottleneck::{self, Measurements};
-use crate::advise::measured::MeasuredBy;
-use crate::advise::{buses, path_model};
+use crate::advise::bottleneck::Measurements;
+use crate::advise::measured::{self, MeasuredBy};
 use crate::store::{DISTURBED, RunId, RunKind, RunRecord, Store, StoreError};
 
 /// How many of the newest runs of each kind are looked at for this host: the
@@ -22,22 +21,9 @@ const MEASURING_KINDS: [RunKind; 4] = [
 ];
 
 /// Reads the figures this analysis needs from a run's bench documents (`disk`,
-/// `crypto`, `net`).
+/// `crypto`, `net`, `smb`).
 pub fn measurements_from(docs: &RunDocs) -> Measurements {
-    let mut m = Measurements::default();
-    m.disk.extend(docs.disks().map(bottleneck::disk_figure));
-    m.shared_disks
-        .extend(docs.disks().filter_map(buses::together_figure));
-    for c in docs.cryptos() {
-        m.crypto.extend(bottleneck::cipher_figures(c));
-    }
-    for n in docs.nets() {
-        bottleneck::read_net(n, &mut m);
-    }
-    m.tcp.extend(docs.nets().filter_map(path_model::tcp_figure));
-    m.services
-        .extend(docs.smbs().filter_map(path_model::smb_figures));
-    m
+    measured::from_documents(docs.disks(), docs.cryptos(), docs.nets(), docs.smbs())
 }
 
 /// Figures gathered from the store, with the runs they came from.

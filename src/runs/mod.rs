@@ -76,7 +76,7 @@ macro_rules! documents {
                 }
 
                 /// Every document of this kind in the run, in stored order.
-                pub fn $all(&self) -> impl Iterator<Item = &$ty> {
+                pub fn $all(&self) -> impl Iterator<Item = &$ty> + Clone {
                     self.0.iter().filter_map(|d| match d {
                         Doc::$variant(x) => Some(&**x),
                         _ => None,

@@ -298,6 +298,58 @@ fn without_the_feature_is_a_clear_error() {
     fails_with(&o, "//HOST[:PORT]/SHARE[/DIR]");
 }
 
+/// `nastune --no-store check --json --smb` (share `rw` of `s`, no TCP or
+/// cipher tests, no settling) run in `cwd` with `args`: its document.
+fn check_smb_json(s: &Smbd, cwd: &Path, args: &[&str]) -> serde_json::Value {
+    let o = nastune()
+        .current_dir(cwd)
+        .args(["--no-store", "check", "--skip-tcp", "--skip-crypto"])
+        .args(["--smb", &s.unc("rw"), "--smb-user", USER])
+        .args(args)
+        .args(["--settle", "0", "--json"])
+        .env("NASTUNE_SMB_PASSWORD", PASSWORD)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}\n{}", stderr(&o), s.log());
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+/// `check --smb` against a share this box serves, without --dir: the disk
+/// tests run on the share's own filesystem (the storage stage of the path
+/// checked), not in the current directory, and the copy's cores are the
+/// serving smbd's affinity read from /proc.
+#[test]
+fn check_with_a_served_share_measures_the_shares_filesystem() {
+    let Some(s) = Smbd::start("") else { return };
+    let elsewhere = tempfile::tempdir().unwrap();
+    let v = check_smb_json(
+        &s,
+        elsewhere.path(),
+        &[
+            "--disk-seconds",
+            "1",
+            "--disk-size",
+            "8M",
+            "--smb-size",
+            "16M",
+        ],
+    );
+    let share_dir = std::fs::canonicalize(s.share_path("rw")).unwrap();
+    let disks = v["measurements"]["disk"].as_array().expect("disk figures");
+    // The test file the disk bench made and removed, in the share's directory.
+    let measured = Path::new(disks[0]["path"].as_str().unwrap());
+    assert!(
+        measured.parent() == Some(share_dir.as_path()),
+        "{:#}",
+        v["measurements"]
+    );
+    let service = &v["measurements"]["services"][0];
+    assert_eq!(service["share_path"].as_str(), share_dir.to_str());
+    let source = service["cores"]["source"].as_str().unwrap_or_default();
+    assert!(source.starts_with("smbd's"), "{service:#}");
+}
+
 /// `check --smb` against a share on this box: the share's path is found from
 /// the running smbd's own configuration, the copy's per-byte costs give the
 /// path a shared-CPU stage, and the model sets its prediction next to what
@@ -305,29 +357,7 @@ fn without_the_feature_is_a_clear_error() {
 #[test]
 fn check_with_smb_models_the_share_path_against_the_copy() {
     let Some(s) = Smbd::start("") else { return };
-    let o = nastune()
-        .args([
-            "--no-store",
-            "check",
-            "--skip-disk",
-            "--skip-tcp",
-            "--skip-crypto",
-        ])
-        .args([
-            "--smb",
-            &s.unc("rw"),
-            "--smb-user",
-            USER,
-            "--smb-size",
-            "512M",
-        ])
-        .args(["--settle", "0", "--json"])
-        .env("NASTUNE_SMB_PASSWORD", PASSWORD)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}\n{}", stderr(&o), s.log());
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = check_smb_json(&s, Path::new("."), &["--skip-disk", "--smb-size", "512M"]);
     let services = v["measurements"]["services"].as_array().expect("services");
     assert_eq!(services[0]["share"], "rw");
     assert_eq!(services[0]["server_local"], true);

@@ -33,11 +33,7 @@ pub fn local_server(root: &Root, port: u16, share: &str) -> Option<LocalServer> 
     }
     let mut found = LocalServer::default();
     for pid in &pids {
-        if let Some(cpus) = root
-            .read_string(&format!("proc/{pid}/status"))
-            .ok()
-            .and_then(|t| crate::probe::cpu_list::parse_cpus_allowed(&t))
-        {
+        if let Some(cpus) = crate::probe::cpu_list::read_cpus_allowed(root, pid) {
             found.cpus.get_or_insert_with(BTreeSet::new).extend(cpus);
         }
         if found.share_path.is_some() {
