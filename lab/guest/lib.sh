@@ -146,10 +146,11 @@ CONF
     lab_wait_listen 445
 }
 
-# Writes a line to the second serial port (ttyS1), where the host notes it with the time
-# and its own count of the vCPU's CPU time (OUT/vcpu.txt, see vcpu_watch in lab/run):
-# the guest cannot see the time the host gives its vCPU to others. Programs whose stderr
-# goes there mark their progress too (a progress bar's \r-drawn updates each count).
+# Writes a line to the second serial port (ttyS1; ttyAMA1 on armhf), where the host notes
+# it with the time and its own count of the vCPU's CPU time (OUT/vcpu.txt, see vcpu_watch
+# in lab/run): the guest cannot see the time the host gives its vCPU to others. Programs
+# whose stderr goes there mark their progress too (a progress bar's \r-drawn updates each
+# count).
 lab_mark() { # TEXT...
-    echo "vmlab-mark $LAB_SCENARIO $*" >/dev/ttyS1
+    echo "vmlab-mark $LAB_SCENARIO $*" >"/dev/${LAB_MARK_TTY:-ttyS1}"
 }

@@ -1,8 +1,9 @@
 # lab-about: AF_ALG sockets with xts(aes), cbc(aes) and adiantum (when the kernel has it)
 # lab-disks: 0
+# lab-arch: amd64 armhf
 #
 # The init already loaded af_alg, algif_skcipher, algif_aead, algif_hash, xts, cbc,
-# aesni-intel and the adiantum/chacha/nhpoly1305 modules. The setup proves that AF_ALG
+# aesni-intel (aes-arm and aes-arm-bs on armhf) and the adiantum/chacha/nhpoly1305 modules. The setup proves that AF_ALG
 # works with a Debian tool (cryptsetup benchmark runs its ciphers through AF_ALG) and
 # records which drivers the kernel picked; the caller's commands then use AF_ALG themselves.
 # Commands get LAB_AFALG_CIPHERS: the skcipher names that worked here.

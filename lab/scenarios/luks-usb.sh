@@ -1,5 +1,6 @@
 # lab-about: one disk as LUKS2 aes-xts-plain64 (argon2id, small memory), ext4, mounted (the Pi's USB disk)
 # lab-disks: 1 128M
+# lab-arch: amd64 armhf
 #
 # The cloud kernel has no USB stack, so the "USB" disk is a virtio disk; the crypto and
 # filesystem layers are the same as on the Raspberry Pi 2.

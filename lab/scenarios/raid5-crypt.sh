@@ -1,5 +1,6 @@
 # lab-about: md RAID5 over four LUKS2 members (md0) and LUKS2 over a RAID5 (md1), ext4 on both
 # lab-disks: 8 48M
+# lab-arch: amd64 armhf
 #
 # md0: disks 0-3 -> LUKS2 aes-xts-plain64 (4096-byte sectors) each -> RAID5, chunk 64 KiB
 #      -> ext4 stride=16 stripe_width=48, mounted on /mnt/md0 (the RK3399 box's order)

@@ -167,8 +167,15 @@ pub fn parse_cpuinfo(text: &str) -> Result<CpuInfo, ParseError> {
         Some(_) => "arm".into(),
         None => "x86".into(),
     };
-    if info.model.is_none() && arm_implementer.as_deref() == Some("0x41") {
-        info.model = arm_model(&arm_parts);
+    // A 32-bit ARM kernel's model name names the architecture, not the core: "ARMv7
+    // Processor rev 5 (v7l)" on a Cortex-A7, and "ARMv7 Processor rev 0 (v7l)" on a
+    // Cortex-A57 running that kernel (the armhf lab guest showed both). The part number
+    // names the core, as on aarch64, whose cpuinfo has no model name at all.
+    if arm_implementer.as_deref() == Some("0x41")
+        && info.model.as_deref().is_none_or(|m| m.starts_with("ARMv"))
+        && let Some(core) = arm_model(&arm_parts)
+    {
+        info.model = Some(core);
     }
     info.flags = INTERESTING_FLAGS
         .iter()
@@ -247,6 +254,42 @@ CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0x
         let i = parse_cpuinfo("Processor\t: ARMv7 Processor rev 5 (v7l)\nFeatures\t: neon vfpv4\nCPU architecture: 7\n").unwrap();
         assert_eq!(i.model.as_deref(), Some("ARMv7 Processor rev 5 (v7l)"));
         assert_eq!(i.flags, vec!["neon", "vfpv4"]);
+    }
+
+    /// /proc/cpuinfo of Debian's armmp kernel (6.1) in the armhf lab guest, QEMU's virt
+    /// machine: a Cortex-A7 (the Raspberry Pi 2's core), and QEMU's `max` CPU, whose ID
+    /// registers are a Cortex-A57's, with the ARMv8 crypto extensions.
+    const ARMMP_A7: &str = "processor\t: 0\nmodel name\t: ARMv7 Processor rev 5 (v7l)\n\
+BogoMIPS\t: 125.00\nFeatures\t: half thumb fastmult vfp edsp thumbee neon vfpv3 tls vfpv4 \
+idiva idivt vfpd32 lpae evtstrm \nCPU implementer\t: 0x41\nCPU architecture: 7\n\
+CPU variant\t: 0x0\nCPU part\t: 0xc07\nCPU revision\t: 5\n\n\
+processor\t: 1\nmodel name\t: ARMv7 Processor rev 5 (v7l)\nBogoMIPS\t: 125.00\n\
+Features\t: half thumb fastmult vfp edsp thumbee neon vfpv3 tls vfpv4 idiva idivt vfpd32 \
+lpae evtstrm \nCPU implementer\t: 0x41\nCPU architecture: 7\nCPU variant\t: 0x0\n\
+CPU part\t: 0xc07\nCPU revision\t: 5\n\nHardware\t: Generic DT based system\n\
+Revision\t: 0000\nSerial\t\t: 0000000000000000\n";
+    const ARMMP_A57: &str = "processor\t: 0\nmodel name\t: ARMv7 Processor rev 0 (v7l)\n\
+BogoMIPS\t: 125.00\nFeatures\t: half thumb fastmult vfp edsp neon vfpv3 tls vfpv4 idiva \
+idivt vfpd32 lpae evtstrm aes pmull sha1 sha2 crc32 \nCPU implementer\t: 0x41\n\
+CPU architecture: 7\nCPU variant\t: 0x1\nCPU part\t: 0xd07\nCPU revision\t: 0\n\n\
+Hardware\t: Generic DT based system\n";
+
+    #[test]
+    fn armv7_kernel_core_named_from_part() {
+        let i = parse_cpuinfo(ARMMP_A7).unwrap();
+        assert_eq!(i.model.as_deref(), Some("Cortex-A7"));
+        assert_eq!(i.family, "arm");
+        assert_eq!(i.arm_architecture.as_deref(), Some("7"));
+        assert_eq!(i.logical_cpus, 2);
+        // An ARMv8 core under the 32-bit kernel: architecture 7, its own part number.
+        let i = parse_cpuinfo(ARMMP_A57).unwrap();
+        assert_eq!(i.model.as_deref(), Some("Cortex-A57"));
+        assert_eq!(i.arm_architecture.as_deref(), Some("7"));
+        assert!(i.flags.contains(&"aes".to_string()), "{:?}", i.flags);
+        // A part nastune does not know keeps the kernel's words.
+        let unknown = ARMMP_A57.replace("0xd07", "0xd4f");
+        let i = parse_cpuinfo(&unknown).unwrap();
+        assert_eq!(i.model.as_deref(), Some("ARMv7 Processor rev 0 (v7l)"));
     }
 
     #[test]

@@ -26,8 +26,49 @@ fn probe_json(root: &Path) -> String {
     stdout(&o)
 }
 
-/// Trees captured inside the VM lab (lab/run capture-fixtures).
-const LAB_BOXES: &[&str] = &["lab-raid5-crypt", "lab-luks-usb"];
+/// Trees captured inside the VM lab (lab/run capture-fixtures; lab-armhf-*: lab/run
+/// --arch armhf capture-fixtures, Debian's armmp kernel on a Cortex-A7).
+const LAB_BOXES: &[&str] = &["lab-raid5-crypt", "lab-luks-usb", "lab-armhf-raid5-crypt"];
+
+/// What Debian's 32-bit ARM kernel showed in the armhf lab guest: the core is named
+/// from its part number (the kernel's model name says only "ARMv7 Processor rev 5
+/// (v7l)"), the NEON AES drivers serve xts(aes), the md and dm-crypt layers of both
+/// chains are seen, and interface counters are read as 32-bit ones.
+#[test]
+fn armhf_lab_box_reads_as_the_arm_kernel_showed_it() {
+    let v = normalized(&probe_json(
+        &fixtures().join("boxes").join("lab-armhf-raid5-crypt"),
+    ));
+    assert_eq!(v["host"]["data"]["architecture"], "armv7l");
+    let cpu = &v["cpu"]["data"];
+    assert_eq!(cpu["model"], "Cortex-A7", "{cpu}");
+    assert_eq!(cpu["family"], "arm");
+    assert_eq!(cpu["arm_architecture"], "7");
+    assert_eq!(cpu["has_aes"], false);
+    let algorithms = v["kernel_crypto"]["data"]["algorithms"].as_array().unwrap();
+    let xts = algorithms
+        .iter()
+        .find(|a| a["name"] == "xts(aes)")
+        .expect("xts(aes) in /proc/crypto");
+    assert_eq!(xts["selected_driver"], "xts-aes-neonbs", "{xts}");
+    let devices = v["storage"]["data"]["devices"].as_array().unwrap();
+    let device = |name: &str| {
+        devices
+            .iter()
+            .find(|d| d["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {devices:?}"))
+    };
+    // md0: RAID5 over four dm-crypt members; dm-4: dm-crypt over md1, a RAID5 of disks.
+    assert_eq!(
+        device("md0")["slaves"],
+        serde_json::json!(["dm-0", "dm-1", "dm-2", "dm-3"])
+    );
+    assert_eq!(device("dm-0")["holders"], serde_json::json!(["md0"]));
+    assert_eq!(device("dm-4")["slaves"], serde_json::json!(["md1"]));
+    assert_eq!(device("md1")["transport"], "md");
+    let lo = &v["network"]["data"]["interfaces"][0];
+    assert_eq!(lo["counter_bits"], 32, "{lo}");
+}
 
 #[test]
 fn fixture_boxes_match_their_golden_output() {
