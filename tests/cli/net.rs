@@ -1001,6 +1001,70 @@ fn tuning_flags_reach_the_sockets_and_server_limits_refuse() {
     assert!(stderr(&o).contains("ACCESS_DENIED"), "{}", stderr(&o));
 }
 
+/// Without interval reports (`-i 0`, as benches/net-vs-iperf3.sh runs) the
+/// client's control loop woke for a report due at 0 s, over and over: it spun a
+/// whole core, 12x iperf3's client CPU per GB at a paced 1 Gbit/s. Paced at
+/// 100 Mbit/s, client and in-process server together need ~2 % of a core; the
+/// spin took 60-100 %, and still over 20 % with the box's two cores at a load of 10.
+#[test]
+fn a_paced_test_without_reports_does_not_spin() {
+    let _serial = heavy();
+    let v = bench_json(&[
+        "--loopback",
+        "-t",
+        "2",
+        "-b",
+        "100M",
+        "-i",
+        "0",
+        "--settle",
+        "0",
+    ]);
+    let end = &v["end"];
+    let cpu = end["cpu_utilization_percent"]["host_total"]
+        .as_f64()
+        .unwrap();
+    assert!(cpu < 10.0, "{cpu} % of a core for 100 Mbit/s: {end}");
+    let bps = end["sum_received"]["bits_per_second"].as_f64().unwrap();
+    assert!((0.95e8..=1.05e8).contains(&bps), "{bps} bit/s: {end}");
+}
+
+/// Both ends time the same window: the server's runs from its TEST_RUNNING to
+/// the client's TEST_END, the sender's from its start to its stop. Nagle on the
+/// server's control connection held TEST_RUNNING for the client's delayed ACK
+/// (40 ms without bytes in the server's window), and the client sent TEST_END
+/// only once its senders had left.
+#[test]
+fn the_receiver_times_the_senders_window() {
+    let _serial = heavy();
+    let mut gap = f64::MAX;
+    // One retry: a busy box can delay a thread's start.
+    for _ in 0..2 {
+        let v = bench_json(&[
+            "--loopback",
+            "-t",
+            "2",
+            "-b",
+            "200M",
+            "-i",
+            "0",
+            "--settle",
+            "0",
+        ]);
+        let secs = |key: &str| v["end"][key]["seconds"].as_f64().unwrap();
+        gap = secs("sum_received") - secs("sum_sent");
+        eprintln!("the receiver's window is {:.1} ms longer", gap * 1000.0);
+        if gap.abs() < 0.025 {
+            break;
+        }
+    }
+    assert!(
+        gap.abs() < 0.025,
+        "the receiver's window is {:.1} ms longer than the sender's",
+        gap * 1000.0
+    );
+}
+
 #[test]
 fn the_server_logs_latency_tests_as_transactions() {
     let _serial = heavy();
