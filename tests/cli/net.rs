@@ -814,6 +814,55 @@ fn data_connections_beyond_the_stream_count_are_closed_without_busy() {
     assert_eq!(late.read(&mut b).ok(), Some(0), "got {b:?}");
 }
 
+/// A stream's role follows the order the client opened its data connections in
+/// (its sending streams first in --bidir, as iperf3), not the order the server
+/// finished reading their cookies: each connection reads its cookie on its own
+/// thread, and taking them as they came had both ends sending on one connection
+/// now and then (0 bytes received each way).
+#[test]
+fn bidir_roles_follow_the_connection_order_not_the_cookie_order() {
+    let _serial = heavy();
+    let port = free_port();
+    let _server = our_server(port, &[]);
+    let cookie = hostile_cookie();
+    let connect = || TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut ctrl = connect();
+    ctrl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    ctrl.write_all(&cookie).unwrap();
+    assert_eq!(next_byte(&mut ctrl), Some(9), "PARAM_EXCHANGE");
+    let body = br#"{"tcp":true,"time":1,"parallel":1,"bidirectional":true,"bandwidth":10000000}"#;
+    ctrl.write_all(&(body.len() as u32).to_be_bytes()).unwrap();
+    ctrl.write_all(body).unwrap();
+    assert_eq!(next_byte(&mut ctrl), Some(10), "CREATE_STREAMS");
+    // Opened first: the client's sending stream. Its cookie goes last.
+    let (mut sending, mut receiving) = (connect(), connect());
+    receiving.write_all(&cookie).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    sending.write_all(&cookie).unwrap();
+    assert_eq!(next_byte(&mut ctrl), Some(1), "TEST_START");
+    assert_eq!(next_byte(&mut ctrl), Some(2), "TEST_RUNNING");
+    let mut b = [0u8; 4096];
+    receiving
+        .set_read_timeout(Some(Duration::from_secs(3)))
+        .unwrap();
+    let got = receiving.read(&mut b);
+    assert!(
+        got.as_ref().is_ok_and(|n| *n > 0),
+        "nothing on the client's receiving stream: {got:?}"
+    );
+    sending
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let got = sending.read(&mut b);
+    assert!(
+        got.as_ref().is_err_and(|e| matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        )),
+        "the server sent on the client's sending stream: {got:?}"
+    );
+}
+
 #[test]
 fn psk_auth_accepts_the_key_and_refuses_a_wrong_one() {
     let _serial = heavy();
