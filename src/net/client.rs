@@ -270,7 +270,15 @@ pub fn run(
             if elapsed >= total {
                 break;
             }
-            let wake = next.min(total);
+            // Wake for the next report, the end, or the 50 ms tick that cuts the
+            // warm-up and notices a server abort. Without reports (`-i 0`) the next
+            // one is never due: waking for it at 0 s spun this thread at a whole
+            // core (a paced 1 Gbit/s client used 12x iperf3's CPU per GB).
+            let wake = if cfg.interval.is_zero() {
+                total
+            } else {
+                next.min(total)
+            };
             std::thread::sleep(wake.saturating_sub(elapsed).min(Duration::from_millis(50)));
             engine.poll_omit();
             check_server_abort(&ctrl)?;
@@ -281,7 +289,10 @@ pub fn run(
                 next += cfg.interval;
             }
         }
-        engine.stop_senders();
+        // TEST_END goes at the stop, before waiting for the senders to leave: the
+        // server's clock runs until it arrives (iperf3's client sends it from its
+        // one thread at the same moment).
+        engine.stop();
         proto::write_state(&mut ctrl, State::TestEnd)?;
         let (totals, cpu, errors) = engine.finish(Duration::from_secs(1));
         end.warnings = errors;

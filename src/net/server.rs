@@ -110,11 +110,15 @@ impl Transactions {
     }
 }
 
+/// A data connection past its cookie, with its place in the accept order.
+type Arrived = (u64, TcpStream);
+
 enum Slot {
-    /// Waiting for `remaining` more data connections from this peer.
+    /// Waiting for `remaining` more data connections from this peer, each sent
+    /// with its place in the accept order.
     Collecting {
         peer: IpAddr,
-        tx: Sender<TcpStream>,
+        tx: Sender<Arrived>,
         remaining: u32,
     },
     /// Connect/request/response transactions served by the accepting thread;
@@ -313,7 +317,7 @@ fn take_test_place<'a>(
 
 /// Where a connection goes after its cookie.
 enum Route {
-    Data(Sender<TcpStream>),
+    Data(Sender<Arrived>),
     Crr(u32, u32, Arc<AtomicUsize>),
     Close,
     New,
@@ -362,7 +366,7 @@ fn handle_connection(
     match route(shared, &cookie, peer.ip()) {
         Route::Data(tx) => {
             if place.leave() {
-                let _ = tx.send(sock);
+                let _ = tx.send((place.id, sock));
             }
             return;
         }
@@ -383,6 +387,10 @@ fn handle_connection(
     if !proto::is_cookie(&cookie) {
         return;
     }
+    // A control connection, with TCP_NODELAY as iperf3 sets it: under Nagle its
+    // one-byte TEST_RUNNING waited for the peer's delayed ACK of TEST_START, and the
+    // client started 40 ms into this end's clock (1.3 % of a 3 s test).
+    sock.set_nodelay(true).ok();
     // Every test place is taken by a real test: say so at once.
     if shared.active.load(Ordering::SeqCst) >= shared.cfg.max_sessions {
         deny(&mut sock);
@@ -626,7 +634,7 @@ fn collect_tcp(
     cookie: [u8; COOKIE_SIZE],
     plan: &TestPlan,
 ) -> Result<Vec<StreamSpec>, SessionError> {
-    let (tx, rx): (Sender<TcpStream>, Receiver<TcpStream>) = mpsc::channel();
+    let (tx, rx): (Sender<Arrived>, Receiver<Arrived>) = mpsc::channel();
     locked(&shared.sessions).insert(
         cookie,
         Slot::Collecting {
@@ -638,12 +646,22 @@ fn collect_tcp(
     let result = (|| {
         proto::write_state(sock, State::CreateStreams)?;
         let deadline = Instant::now() + shared.cfg.timeouts.handshake;
-        let mut specs = Vec::new();
-        for index in 0..plan.connection_count() {
+        let mut arrived = Vec::new();
+        for _ in 0..plan.connection_count() {
             let left = deadline.saturating_duration_since(Instant::now());
-            let data = rx
-                .recv_timeout(left)
-                .map_err(|_| SessionError::Timeout("the data connections"))?;
+            arrived.push(
+                rx.recv_timeout(left)
+                    .map_err(|_| SessionError::Timeout("the data connections"))?,
+            );
+        }
+        // Each connection reads its cookie on its own thread, so they come here in
+        // any order; a stream's role (who sends) follows the order the client
+        // opened them in, which is the accept order. Taken as they came, a --bidir
+        // test now and then had both ends sending on one connection and reading
+        // the other: 0 bytes received each way.
+        arrived.sort_by_key(|(id, _)| *id);
+        let mut specs = Vec::new();
+        for (index, (_, data)) in (0..).zip(arrived) {
             data.set_read_timeout(None)?;
             data.set_write_timeout(None)?;
             sockopt::set_window(&data, plan.window_bytes)?;

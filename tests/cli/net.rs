@@ -814,6 +814,55 @@ fn data_connections_beyond_the_stream_count_are_closed_without_busy() {
     assert_eq!(late.read(&mut b).ok(), Some(0), "got {b:?}");
 }
 
+/// A stream's role follows the order the client opened its data connections in
+/// (its sending streams first in --bidir, as iperf3), not the order the server
+/// finished reading their cookies: each connection reads its cookie on its own
+/// thread, and taking them as they came had both ends sending on one connection
+/// now and then (0 bytes received each way).
+#[test]
+fn bidir_roles_follow_the_connection_order_not_the_cookie_order() {
+    let _serial = heavy();
+    let port = free_port();
+    let _server = our_server(port, &[]);
+    let cookie = hostile_cookie();
+    let connect = || TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut ctrl = connect();
+    ctrl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    ctrl.write_all(&cookie).unwrap();
+    assert_eq!(next_byte(&mut ctrl), Some(9), "PARAM_EXCHANGE");
+    let body = br#"{"tcp":true,"time":1,"parallel":1,"bidirectional":true,"bandwidth":10000000}"#;
+    ctrl.write_all(&(body.len() as u32).to_be_bytes()).unwrap();
+    ctrl.write_all(body).unwrap();
+    assert_eq!(next_byte(&mut ctrl), Some(10), "CREATE_STREAMS");
+    // Opened first: the client's sending stream. Its cookie goes last.
+    let (mut sending, mut receiving) = (connect(), connect());
+    receiving.write_all(&cookie).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    sending.write_all(&cookie).unwrap();
+    assert_eq!(next_byte(&mut ctrl), Some(1), "TEST_START");
+    assert_eq!(next_byte(&mut ctrl), Some(2), "TEST_RUNNING");
+    let mut b = [0u8; 4096];
+    receiving
+        .set_read_timeout(Some(Duration::from_secs(3)))
+        .unwrap();
+    let got = receiving.read(&mut b);
+    assert!(
+        got.as_ref().is_ok_and(|n| *n > 0),
+        "nothing on the client's receiving stream: {got:?}"
+    );
+    sending
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let got = sending.read(&mut b);
+    assert!(
+        got.as_ref().is_err_and(|e| matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        )),
+        "the server sent on the client's sending stream: {got:?}"
+    );
+}
+
 #[test]
 fn psk_auth_accepts_the_key_and_refuses_a_wrong_one() {
     let _serial = heavy();
@@ -999,6 +1048,70 @@ fn tuning_flags_reach_the_sockets_and_server_limits_refuse() {
     let _server = our_server(port, &["--allow", "10.0.0.0/8"]);
     let o = short_bench(&port.to_string(), &[]);
     assert!(stderr(&o).contains("ACCESS_DENIED"), "{}", stderr(&o));
+}
+
+/// Without interval reports (`-i 0`, as benches/net-vs-iperf3.sh runs) the
+/// client's control loop woke for a report due at 0 s, over and over: it spun a
+/// whole core, 12x iperf3's client CPU per GB at a paced 1 Gbit/s. Paced at
+/// 100 Mbit/s, client and in-process server together need ~2 % of a core; the
+/// spin took 60-100 %, and still over 20 % with the box's two cores at a load of 10.
+#[test]
+fn a_paced_test_without_reports_does_not_spin() {
+    let _serial = heavy();
+    let v = bench_json(&[
+        "--loopback",
+        "-t",
+        "2",
+        "-b",
+        "100M",
+        "-i",
+        "0",
+        "--settle",
+        "0",
+    ]);
+    let end = &v["end"];
+    let cpu = end["cpu_utilization_percent"]["host_total"]
+        .as_f64()
+        .unwrap();
+    assert!(cpu < 10.0, "{cpu} % of a core for 100 Mbit/s: {end}");
+    let bps = end["sum_received"]["bits_per_second"].as_f64().unwrap();
+    assert!((0.95e8..=1.05e8).contains(&bps), "{bps} bit/s: {end}");
+}
+
+/// Both ends time the same window: the server's runs from its TEST_RUNNING to
+/// the client's TEST_END, the sender's from its start to its stop. Nagle on the
+/// server's control connection held TEST_RUNNING for the client's delayed ACK
+/// (40 ms without bytes in the server's window), and the client sent TEST_END
+/// only once its senders had left.
+#[test]
+fn the_receiver_times_the_senders_window() {
+    let _serial = heavy();
+    let mut gap = f64::MAX;
+    // One retry: a busy box can delay a thread's start.
+    for _ in 0..2 {
+        let v = bench_json(&[
+            "--loopback",
+            "-t",
+            "2",
+            "-b",
+            "200M",
+            "-i",
+            "0",
+            "--settle",
+            "0",
+        ]);
+        let secs = |key: &str| v["end"][key]["seconds"].as_f64().unwrap();
+        gap = secs("sum_received") - secs("sum_sent");
+        eprintln!("the receiver's window is {:.1} ms longer", gap * 1000.0);
+        if gap.abs() < 0.025 {
+            break;
+        }
+    }
+    assert!(
+        gap.abs() < 0.025,
+        "the receiver's window is {:.1} ms longer than the sender's",
+        gap * 1000.0
+    );
 }
 
 #[test]
