@@ -17,6 +17,7 @@ use crate::net::doc::NetReport;
 use super::cpu_estimate::{self, CpuEstimate, Verdict, VerdictKind};
 pub use super::measured::MeasuredBy;
 use super::path_model::{self, Binding, CpuCeiling, ServiceFigure};
+use super::what_if;
 
 use crate::format::rate as mb;
 use crate::probe::Snapshot;
@@ -548,12 +549,9 @@ fn analyse_path(
     chain: Option<&Chain>,
     write: bool,
 ) -> PathAnalysis {
-    let mut stages = Vec::new();
     let mut missing = Vec::new();
-
-    stages.push(network_stage(snapshot, m, &mut missing));
-
-    stages.push(tcp_stage(m.tcp_loopback_bytes_per_sec, &mut missing));
+    let network = network_stage(snapshot, m, &mut missing);
+    let tcp = tcp_stage(m.tcp_loopback_bytes_per_sec, &mut missing);
 
     let devices: Vec<&str> = chain
         .map(|c| c.devices.iter().map(String::as_str).collect())
@@ -566,17 +564,14 @@ fn analyse_path(
             .filter(|d| devices.contains(&d.device.as_str()))
             .find_map(|d| d.crypt.as_ref())
     });
-    let mut crypto_cost = None;
-    if let Some(c) = crypt {
-        let (st, cost) = crypto_stage(
-            c,
-            path_model::volume_cipher(&m.crypto, c),
-            write,
-            &mut missing,
-        );
-        crypto_cost = cost;
-        stages.push(st);
-    }
+    let (crypto, crypto_cost) = match crypt {
+        Some(c) => {
+            let figure = path_model::volume_cipher(&m.crypto, c);
+            let (st, cost) = crypto_stage(c, figure, write, &mut missing);
+            (Some(st), cost)
+        }
+        None => (None, None),
+    };
 
     // Storage: what bench disk measured on this filesystem (RAID, crypto and disks
     // together, as the filesystem sees them).
@@ -585,127 +580,31 @@ fn analyse_path(
             .iter()
             .find(|a| devices.contains(&a.name.as_str()))
     });
-    let stage_name = match md {
-        Some(a) => format!(
-            "storage ({} over {} members)",
-            a.level.as_deref().unwrap_or("md"),
-            a.members.len()
-        ),
-        None => "storage".to_string(),
-    };
-    let disk = m.disk.iter().find(|d| {
-        d.path == mount
-            || d.path
-                .starts_with(&format!("{}/", mount.trim_end_matches('/')))
-            || d.device
-                .as_deref()
-                .is_some_and(|dev| devices.first() == Some(&dev))
-    });
-    let rate = disk.and_then(|d| {
-        if write {
-            d.seq_write_bytes_per_sec
-        } else {
-            d.seq_read_bytes_per_sec
-        }
-    });
+    let stage_name = storage_name(md.map(|a| (a.level.as_deref(), a.members.len())));
+    let rate = disk_rate(&m.disk, mount, devices.first().copied(), write);
     let bus = usb_ceiling(snapshot, &devices);
-    stages.push(storage_stage(
-        stage_name,
-        rate,
-        bus,
-        mount,
-        write,
-        &mut missing,
-    ));
+    let disk_stage = storage_stage(stage_name, rate, bus, mount, write, &mut missing);
 
     // The shared CPU, when a file service measured on this path left its
-    // per-byte costs (bench smb on this box).
+    // per-byte costs (bench smb on this box), else from the stages measured apart.
     let service = m
         .services
         .iter()
         .find(|s| s.server_local && share_mount(snapshot, s).as_deref() == Some(mount));
-    // The cores the path's processes may use (smbd's affinity, read by
-    // check), else every logical CPU: smbd pinned to one core cannot spread
-    // its work over the others.
-    let mut path_cores = service.and_then(|s| s.cores.clone()).unwrap_or_else(|| {
-        path_model::PathCores::counted(
-            snapshot
-                .cpu
-                .data()
-                .map_or(1.0, |c| f64::from(c.logical_cpus.max(1))),
-        )
-    });
-    let cores = path_cores.count;
-    // The copy's costs, capped at what the CPUs were seen busy during it.
-    let (service_costs, scale) =
-        service.map_or((Vec::new(), None), |s| s.capped_costs(write, false));
-    // Without bench smb's server sampling, the stages measured apart: TCP
-    // (bench net from this box) and dm-crypt (bench crypto).
-    let assembled = path_model::assembled_costs(&m.tcp, write, crypto_cost.clone());
-    let costs = if service_costs.is_empty() {
-        &assembled[..]
-    } else {
-        &service_costs[..]
-    };
-    // What other processes took of those cores during the transfer is CPU
-    // the path never had; the what-ifs below still predict for a quiet box.
-    let load = service.and_then(|s| {
-        if write {
-            s.write_load.as_ref()
-        } else {
-            s.read_load.as_ref()
-        }
-    });
-    if let Some(load) = load {
-        path_cores.taken_by_others = path_model::taken_by_others(load, &path_cores.cpus, costs);
-    }
-    let cpu = path_model::cpu_ceiling_on(costs, &path_cores).map(|c| c.scaled_by(scale));
-    // The copy measured dm-crypt at work in this very path: its rate on the
-    // path's cores replaces bench crypto's figure (one request at a time,
-    // through AF_ALG), which undersells kcryptd's queues. dm-crypt's work
-    // queues run in kworker threads, named kcryptd only while an item runs
-    // (a read's decryption is all kworker): on a dm-crypt path the kworker
-    // time counts as dm-crypt's. At most it is all of it, so this ceiling
-    // stays at or above the CPU's, which already bills the same time.
-    let crypt_work: Vec<&path_model::CpuCost> = service_costs
-        .iter()
-        .filter(|c| c.ns_per_byte > 0.0 && matches!(c.stage.as_str(), "kcryptd" | "kworker"))
-        .collect();
-    let crypt_ns: f64 = crypt_work.iter().map(|c| c.ns_per_byte).sum();
-    if crypt.is_some()
-        && crypt_ns > 0.0
-        && let Some(st) = stages.iter_mut().find(|s| s.name == "crypto")
-    {
-        let rate = path_cores.count * 1e9 / crypt_ns;
-        let terms: Vec<String> = crypt_work
-            .iter()
-            .map(|c| format!("{} {:.1}", c.stage, c.ns_per_byte))
-            .collect();
-        st.basis = format!(
-            "dm-crypt during the copy: {} / {} ns/B = {} (instead of {})",
-            path_model::cores_text(path_cores.count),
-            if terms.len() > 1 {
-                format!("({})", terms.join(" + "))
-            } else {
-                terms.join("")
-            },
-            mb(rate),
-            st.basis
-        );
-        st.ceiling_bytes_per_sec = Some(rate);
-    }
-    if let Some(c) = &cpu {
-        let shares: Vec<String> = c
-            .shares
-            .iter()
-            .map(|s| format!("{} {:.0} %", s.stage, s.pct))
-            .collect();
-        stages.push(Stage {
-            name: "cpu".into(),
-            ceiling_bytes_per_sec: Some(c.bytes_per_sec),
-            basis: format!("{}; shares: {}", c.arithmetic, shares.join(", ")),
-        });
-    }
+    let cores = path_cores(
+        service.and_then(|s| s.cores.as_ref()),
+        snapshot.cpu.data().map(|c| c.logical_cpus),
+    );
+    let cpu = shared_cpu(service, cores, &m.tcp, crypto_cost.clone(), write);
+    let crypto = crypto.map(|st| crypto_during_copy(st, &cpu.copy_costs, cpu.cores.count));
+
+    // The stages in the data's order; the what-ifs hold the CPU's changes
+    // against the others.
+    let mut stages = vec![network, tcp];
+    stages.extend(crypto);
+    stages.push(disk_stage);
+    let others = stages.clone();
+    stages.extend(cpu.ceiling.as_ref().map(cpu_stage));
 
     let limiting_stage = lowest(&stages);
     let limit_bytes_per_sec = limiting_stage.and_then(|i| stages[i].ceiling_bytes_per_sec);
@@ -714,7 +613,7 @@ fn analyse_path(
             .ceiling_bytes_per_sec
             .map(|c| (stages[i].name.as_str(), c))
     });
-    let (verdict, cpu_estimate) = if cpu.is_some() {
+    let (verdict, cpu_estimate) = if cpu.ceiling.is_some() {
         (stage_verdict(lowest_known), None)
     } else {
         let on_path = PathServices {
@@ -729,26 +628,24 @@ fn analyse_path(
         unmeasured_cpu(snapshot, &on_path, lowest_known, &mut missing)
     };
     let model = service.map(|s| {
-        let others: Vec<Stage> = stages
-            .iter()
-            .filter(|st| st.name != "cpu")
-            .cloned()
-            .collect();
-        let what_ifs = super::what_if::what_ifs(&super::what_if::Path {
+        let changes = what_if::inputs(&what_if::Path {
             snapshot,
             m,
             service: s,
-            costs,
-            cores,
-            smbd_core: match path_cores.cpus[..] {
-                [only] => Some(only),
-                _ => None,
-            },
+            costs: &cpu.costs,
+            cores: cpu.cores.count,
+            smbd_core: cpu.only_core(),
             others: &others,
             write,
             crypt,
         });
-        model_of(s, write, &stages, cpu.clone(), what_ifs)
+        model_of(
+            s,
+            write,
+            &stages,
+            cpu.ceiling.clone(),
+            what_if::predict(&changes),
+        )
     });
     PathAnalysis {
         name: path_name(snapshot, m, mount, write),
@@ -760,6 +657,163 @@ fn analyse_path(
         model,
         verdict: Some(verdict),
         cpu_estimate,
+    }
+}
+
+/// The cores a path's processes may use: smbd's affinity as check read it
+/// (`service_cores`), else every logical CPU. smbd pinned to one core cannot
+/// spread its work over the others.
+fn path_cores(
+    service_cores: Option<&path_model::PathCores>,
+    logical_cpus: Option<u32>,
+) -> path_model::PathCores {
+    service_cores.cloned().unwrap_or_else(|| {
+        path_model::PathCores::counted(logical_cpus.map_or(1.0, |n| f64::from(n.max(1))))
+    })
+}
+
+/// The storage stage's name: `storage`, or with the md array under the
+/// mount, its level (`None`: unknown) and member count.
+fn storage_name(md: Option<(Option<&str>, usize)>) -> String {
+    match md {
+        Some((level, members)) => {
+            format!("storage ({} over {members} members)", level.unwrap_or("md"))
+        }
+        None => "storage".to_string(),
+    }
+}
+
+/// The sequential rate bench disk measured in the path's direction on
+/// `mount`: on the mount, a path below it, or the device at the top of its
+/// chain (`top_device`).
+fn disk_rate(
+    disks: &[DiskFigure],
+    mount: &str,
+    top_device: Option<&str>,
+    write: bool,
+) -> Option<f64> {
+    let below = format!("{}/", mount.trim_end_matches('/'));
+    let disk = disks.iter().find(|d| {
+        d.path == mount
+            || d.path.starts_with(&below)
+            || d.device
+                .as_deref()
+                .is_some_and(|dev| top_device == Some(dev))
+    })?;
+    if write {
+        disk.seq_write_bytes_per_sec
+    } else {
+        disk.seq_read_bytes_per_sec
+    }
+}
+
+/// A path's shared CPU: the cores it had, the per-byte costs its ceiling is
+/// figured from, and that ceiling.
+struct SharedCpu {
+    cores: path_model::PathCores,
+    /// The copy's costs, else the stages measured apart.
+    costs: Vec<path_model::CpuCost>,
+    /// The copy's own costs, capped at the CPUs' busy time; empty without a
+    /// copy measured on this box.
+    copy_costs: Vec<path_model::CpuCost>,
+    ceiling: Option<CpuCeiling>,
+}
+
+impl SharedCpu {
+    /// The one core smbd may use, when its affinity is one core.
+    fn only_core(&self) -> Option<u32> {
+        match self.cores.cpus[..] {
+            [only] => Some(only),
+            _ => None,
+        }
+    }
+}
+
+/// The shared CPU of a path on `cores`: the costs of the copy a file service
+/// measured on it (`service`), capped at what the CPUs were seen busy, else
+/// this box's TCP cost (bench net, `tcp`) with dm-crypt's (`crypto_cost`).
+/// What other processes took of those cores during the copy is CPU the path
+/// never had; the what-ifs still predict for a quiet box.
+fn shared_cpu(
+    service: Option<&ServiceFigure>,
+    mut cores: path_model::PathCores,
+    tcp: &[path_model::TcpFigure],
+    crypto_cost: Option<path_model::CpuCost>,
+    write: bool,
+) -> SharedCpu {
+    let (copy_costs, scale) = service.map_or((Vec::new(), None), |s| s.capped_costs(write, false));
+    let costs = if copy_costs.is_empty() {
+        path_model::assembled_costs(tcp, write, crypto_cost)
+    } else {
+        copy_costs.clone()
+    };
+    let load = service.and_then(|s| {
+        if write {
+            s.write_load.as_ref()
+        } else {
+            s.read_load.as_ref()
+        }
+    });
+    if let Some(load) = load {
+        cores.taken_by_others = path_model::taken_by_others(load, &cores.cpus, &costs);
+    }
+    let ceiling = path_model::cpu_ceiling_on(&costs, &cores).map(|c| c.scaled_by(scale));
+    SharedCpu {
+        cores,
+        costs,
+        copy_costs,
+        ceiling,
+    }
+}
+
+/// The crypto stage (`st`) re-rated by the copy measured on the path: dm-crypt's
+/// rate on the path's `cores` replaces bench crypto's figure (one request at
+/// a time, through AF_ALG), which undersells kcryptd's queues. dm-crypt's work
+/// queues run in kworker threads, named kcryptd only while an item runs (a
+/// read's decryption is all kworker): on a dm-crypt path the kworker time
+/// counts as dm-crypt's. At most it is all of it, so this ceiling stays at or
+/// above the CPU's, which already bills the same time. Without such costs in
+/// `copy_costs` the stage stands.
+fn crypto_during_copy(mut st: Stage, copy_costs: &[path_model::CpuCost], cores: f64) -> Stage {
+    let crypt_work: Vec<&path_model::CpuCost> = copy_costs
+        .iter()
+        .filter(|c| c.ns_per_byte > 0.0 && matches!(c.stage.as_str(), "kcryptd" | "kworker"))
+        .collect();
+    let crypt_ns: f64 = crypt_work.iter().map(|c| c.ns_per_byte).sum();
+    if crypt_ns <= 0.0 {
+        return st;
+    }
+    let rate = cores * 1e9 / crypt_ns;
+    let terms: Vec<String> = crypt_work
+        .iter()
+        .map(|c| format!("{} {:.1}", c.stage, c.ns_per_byte))
+        .collect();
+    st.basis = format!(
+        "dm-crypt during the copy: {} / {} ns/B = {} (instead of {})",
+        path_model::cores_text(cores),
+        if terms.len() > 1 {
+            format!("({})", terms.join(" + "))
+        } else {
+            terms.join("")
+        },
+        mb(rate),
+        st.basis
+    );
+    st.ceiling_bytes_per_sec = Some(rate);
+    st
+}
+
+/// The CPU's stage: its ceiling, with the arithmetic and each stage's share.
+fn cpu_stage(c: &CpuCeiling) -> Stage {
+    let shares: Vec<String> = c
+        .shares
+        .iter()
+        .map(|s| format!("{} {:.0} %", s.stage, s.pct))
+        .collect();
+    Stage {
+        name: "cpu".into(),
+        ceiling_bytes_per_sec: Some(c.bytes_per_sec),
+        basis: format!("{}; shares: {}", c.arithmetic, shares.join(", ")),
     }
 }
 
@@ -1102,6 +1156,206 @@ mod tests {
         );
         assert_eq!(missing.len(), 2);
     }
+    fn cost(stage: &str, ns_per_byte: f64) -> path_model::CpuCost {
+        path_model::CpuCost {
+            stage: stage.into(),
+            ns_per_byte,
+            single_threaded: stage == "smbd",
+            basis: "literal".into(),
+        }
+    }
+
+    /// A transfer of `bytes` in `elapsed_ns` while CPU 2 was busy `busy_ns`.
+    fn load_on_cpu2(busy_ns: u64, elapsed_ns: u64, bytes: u64) -> path_model::CoreLoad {
+        path_model::CoreLoad {
+            busy_by_cpu: vec![crate::bench::smb::server::CpuBusy { cpu: 2, busy_ns }],
+            elapsed_ns,
+            bytes,
+        }
+    }
+
+    #[test]
+    fn the_storage_name_and_disk_rate_are_the_mounts() {
+        assert_eq!(storage_name(None), "storage");
+        assert_eq!(
+            storage_name(Some((Some("raid5"), 3))),
+            "storage (raid5 over 3 members)"
+        );
+        assert_eq!(storage_name(Some((None, 2))), "storage (md over 2 members)");
+        let disk = |path: &str, device: Option<&str>| DiskFigure {
+            path: path.into(),
+            device: device.map(str::to_string),
+            seq_read_bytes_per_sec: Some(90e6),
+            seq_write_bytes_per_sec: Some(30e6),
+            measured_by: None,
+        };
+        // A file below the mount stands for it; /srv2 is another mount.
+        let disks = [disk("/srv2", None), disk("/srv/bench", None)];
+        assert_eq!(disk_rate(&disks, "/srv/", None, false), Some(90e6));
+        assert_eq!(disk_rate(&disks, "/srv", None, true), Some(30e6));
+        assert_eq!(disk_rate(&disks[..1], "/srv", None, true), None);
+        // Else the device at the top of the mount's chain.
+        let disks = [disk("/mnt/x", Some("md0"))];
+        assert_eq!(disk_rate(&disks, "/srv", Some("md0"), true), Some(30e6));
+        assert_eq!(disk_rate(&disks, "/srv", Some("sda"), true), None);
+    }
+
+    #[test]
+    fn the_path_has_smbds_cores_else_every_logical_cpu() {
+        let pinned = path_model::PathCores {
+            count: 1.0,
+            source: Some("smbd's affinity: 2".into()),
+            cpus: vec![2],
+            taken_by_others: 0.0,
+        };
+        assert_eq!(path_cores(Some(&pinned), Some(4)), pinned);
+        assert_eq!(path_cores(None, Some(4)).count, 4.0);
+        // No CPU in the tree, or a count of 0: one core, never a division by 0.
+        assert_eq!(path_cores(None, None).count, 1.0);
+        assert_eq!(path_cores(None, Some(0)).count, 1.0);
+    }
+
+    #[test]
+    fn the_shared_cpu_is_the_copys_costs_else_the_stages_measured_apart() {
+        // Measured apart: this box sends at 10 ns/B of CPU (softirq 4 of it)
+        // and decrypts at 20 ns/B, on 2 cores.
+        let tcp = [path_model::TcpFigure {
+            peer: "10.0.0.2".into(),
+            role: "send".into(),
+            streams: 1,
+            bytes_per_sec: 100e6,
+            cpus: 2,
+            ns_per_byte: 10.0,
+            softirq_ns_per_byte: 4.0,
+            measured_by: None,
+        }];
+        let apart = shared_cpu(
+            None,
+            path_model::PathCores::counted(2.0),
+            &tcp,
+            Some(cost("kcryptd", 20.0)),
+            false,
+        );
+        assert!(apart.copy_costs.is_empty());
+        assert_eq!(apart.only_core(), None);
+        let total: f64 = apart.costs.iter().map(|c| c.ns_per_byte).sum();
+        assert!((total - 30.0).abs() < 1e-9, "{:?}", apart.costs);
+        // 2 cores / 30 ns/B = 66.7 MB/s.
+        let c = apart.ceiling.expect("a ceiling");
+        assert!((c.bytes_per_sec - 2e9 / 30.0).abs() < 1.0, "{c:?}");
+        // Nothing measured to write with: no costs, no ceiling.
+        let none = shared_cpu(None, path_model::PathCores::counted(2.0), &tcp, None, true);
+        assert!(none.costs.is_empty() && none.ceiling.is_none());
+
+        // A copy on smbd's one core (CPU 2), busy 1 s of the 1 s it moved
+        // 20 MB: smbd's 20 ns/B took 0.4 s, the other 0.6 s were others'.
+        let mut svc = service(true, None);
+        svc.write_costs = vec![cost("smbd", 20.0)];
+        svc.write_load = Some(load_on_cpu2(1_000_000_000, 1_000_000_000, 20_000_000));
+        let cores = svc.cores.clone().unwrap();
+        let copy = shared_cpu(Some(&svc), cores, &tcp, Some(cost("kcryptd", 20.0)), true);
+        assert_eq!(copy.costs, [cost("smbd", 20.0)]);
+        assert_eq!(copy.copy_costs, copy.costs);
+        assert_eq!(copy.only_core(), Some(2));
+        assert!(
+            (copy.cores.taken_by_others - 0.6).abs() < 1e-9,
+            "{:?}",
+            copy.cores
+        );
+        // The 0.4 core left / 20 ns/B = 20 MB/s, below smbd's 1 core / 20 ns/B.
+        let c = copy.ceiling.expect("a ceiling");
+        assert!((c.bytes_per_sec - 20e6).abs() < 1.0, "{c:?}");
+    }
+
+    #[test]
+    fn the_copys_dm_crypt_time_rerates_the_crypto_stage() {
+        let st = || Stage {
+            name: "crypto".into(),
+            ceiling_bytes_per_sec: Some(21.8e6),
+            basis: "bench crypto".into(),
+        };
+        // 2 cores / (4.0 + 6.0 ns/B) = 200 MB/s; smbd's time is not dm-crypt's.
+        let copy = [
+            cost("smbd", 9.0),
+            cost("kcryptd", 4.0),
+            cost("kworker", 6.0),
+        ];
+        let r = crypto_during_copy(st(), &copy, 2.0);
+        assert!((r.ceiling_bytes_per_sec.unwrap() - 200e6).abs() < 1.0);
+        assert_eq!(
+            r.basis,
+            format!(
+                "dm-crypt during the copy: 2 cores / (kcryptd 4.0 + kworker 6.0) ns/B = {} (instead of bench crypto)",
+                mb(200e6)
+            )
+        );
+        // No dm-crypt time in the copy: bench crypto's figure stands.
+        assert_eq!(crypto_during_copy(st(), &copy[..1], 2.0), st());
+        assert_eq!(crypto_during_copy(st(), &[], 2.0), st());
+    }
+
+    #[test]
+    fn the_cpu_stage_is_the_ceiling_with_each_stages_share() {
+        let c = path_model::cpu_ceiling(&[cost("smbd", 15.0), cost("kcryptd", 5.0)], 2.0)
+            .expect("a ceiling");
+        let st = cpu_stage(&c);
+        assert_eq!(st.name, "cpu");
+        // smbd alone on its core: 1 core / 15 ns/B = 66.7 MB/s, below 2 cores / 20 ns/B.
+        assert!((st.ceiling_bytes_per_sec.unwrap() - 1e9 / 15.0).abs() < 1.0);
+        assert_eq!(
+            st.basis,
+            format!("{}; shares: smbd 75 %, kcryptd 25 %", c.arithmetic)
+        );
+    }
+
+    /// The model of a copy measured at 40 MB/s on a path whose CPU allows
+    /// 50 MB/s: the prediction misses by 25 %, and the what-if of one core
+    /// fewer is held by the CPU.
+    #[test]
+    fn a_services_model_is_its_lowest_stage_against_the_copy() {
+        let costs = [cost("smbd", 10.0), cost("kcryptd", 30.0)];
+        let cpu = path_model::cpu_ceiling(&costs, 2.0).expect("a ceiling");
+        let others = vec![
+            Stage {
+                name: "network".into(),
+                ceiling_bytes_per_sec: Some(117e6),
+                basis: "literal".into(),
+            },
+            Stage {
+                name: "storage".into(),
+                ceiling_bytes_per_sec: Some(90e6),
+                basis: "literal".into(),
+            },
+        ];
+        let mut stages = others.clone();
+        stages.push(cpu_stage(&cpu));
+        let changes = what_if::Inputs {
+            costs: costs.to_vec(),
+            cores: 2.0,
+            others,
+            ..Default::default()
+        };
+        let model = model_of(
+            &service(true, None),
+            true,
+            &stages,
+            Some(cpu),
+            what_if::predict(&changes),
+        );
+        // 2 cores / 40 ns/B = 50 MB/s.
+        assert!((model.predicted_bytes_per_sec.unwrap() - 50e6).abs() < 1.0);
+        assert_eq!(model.measured_bytes_per_sec, Some(40e6));
+        assert!((model.miss_pct.unwrap() - 25.0).abs() < 1e-9, "{model:?}");
+        assert_eq!(model.limit, Some(Limit::Cpu));
+        assert_eq!(model.measured_by, "bench smb seq-write of share 'data'");
+        // 1 core / 40 ns/B = 25 MB/s.
+        let one = model
+            .what_ifs
+            .iter()
+            .find(|w| w.change == "only one core")
+            .expect("a one-core what-if");
+        assert!((one.predicted_bytes_per_sec - 25e6).abs() < 1.0, "{one:?}");
+    }
     use crate::advise::test_support::snapshot_of;
 
     fn cipher(cipher: &str, bits: u32, enc: f64, dec: f64) -> CipherFigure {
@@ -1405,14 +1659,7 @@ mod tests {
         let mut svc = service(true, Some("/srv/other"));
         // 20 ns/B x 143.3 MB = 2866 ms.
         svc.write_bytes_per_sec = Some(50e6);
-        svc.write_load = Some(path_model::CoreLoad {
-            busy_by_cpu: vec![crate::bench::smb::server::CpuBusy {
-                cpu: 2,
-                busy_ns: 1_030_000_000,
-            }],
-            elapsed_ns: 2_842_000_000,
-            bytes: 143_300_000,
-        });
+        svc.write_load = Some(load_on_cpu2(1_030_000_000, 2_842_000_000, 143_300_000));
         let m = Measurements {
             services: vec![svc],
             ..Default::default()

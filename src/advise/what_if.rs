@@ -115,11 +115,6 @@ pub fn irq_shared_with(snapshot: &Snapshot, core: Option<u32>) -> Option<u32> {
     (irq.only_core(&name) == Some(core)).then_some(core)
 }
 
-/// The what-ifs of one path.
-pub fn what_ifs(p: &Path) -> Vec<WhatIf> {
-    predict(&inputs(p))
-}
-
 /// The lowest known ceiling among `stages`.
 fn floor_of(stages: &[Stage]) -> Option<f64> {
     stages
