@@ -189,6 +189,7 @@ complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_s
 psync\t'pread(2)/pwrite(2), one I/O at a time'
 null\t'No I/O at all: measures the benchmark\'s own overhead'"
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l destroy-data -d 'Allow writes to this block device even though it holds data (must be a PATH; repeat for each; never while mounted, held or swap)' -r -F
+complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l interval -d 'Seconds per throughput point of each test\'s timeline (0.1 and up, iperf3\'s -i)' -r
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l settle -d 'Seconds to wait for an idle box before measuring (0 = don\'t wait); a box that never goes idle makes the run \'disturbed\'' -r
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l db -d 'Database file for the run store [default: $XDG_DATA_HOME/nastune/nastune.db]' -r -F
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l buffered -d 'Same as --direct=0'

@@ -18,6 +18,7 @@ use super::engine::{Completion, Dir, Engine, result_error};
 use super::verify::{Stamp, WrittenBlocks};
 use super::workload::Workload;
 use crate::bench::histogram::Histogram;
+use crate::bench::timeline::Buckets;
 
 #[derive(Debug, Clone, Default)]
 pub struct DirCounts {
@@ -41,6 +42,8 @@ pub struct JobResult {
     /// Bytes moved during the warm-up: not counted above, yet the device saw
     /// them, so the validity guard must not take them for someone else's I/O.
     pub warmup_bytes: u64,
+    /// Bytes and I/Os per interval of the measured window (`--interval`).
+    pub buckets: Option<Buckets>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +76,8 @@ pub struct JobPlan<'a> {
     pub end: Instant,
     pub stop: &'a AtomicBool,
     pub seed: u64,
+    /// Per-interval counts of the measured window, when asked for.
+    pub interval: Option<Duration>,
 }
 
 struct Slot {
@@ -143,6 +148,9 @@ impl Tally {
                 .record(t.duration_since(s.start).as_nanos() as u64);
             d.bytes += c.result as u64;
             d.ios += 1;
+            if let Some(b) = self.res.buckets.as_mut() {
+                b.record(t, c.result as u64);
+            }
             if (c.result as u64) < self.bs {
                 d.short_ios += 1;
             }
@@ -188,6 +196,9 @@ pub fn run(engine: &mut dyn Engine, plan: &JobPlan<'_>) -> Result<JobResult, Job
         written: w.verify.then(|| WrittenBlocks::new(blocks)),
         res: JobResult::default(),
     };
+    if st.measuring {
+        st.res.buckets = plan.interval.map(|i| Buckets::new(window_start, i));
+    }
 
     loop {
         let now = Instant::now();
@@ -197,6 +208,7 @@ pub fn run(engine: &mut dyn Engine, plan: &JobPlan<'_>) -> Result<JobResult, Job
         if !st.measuring && now >= plan.ramp_end {
             st.measuring = true;
             window_start = now;
+            st.res.buckets = plan.interval.map(|i| Buckets::new(now, i));
         }
         if !stopping {
             while let Some(slot) = st.free.pop() {
@@ -301,6 +313,7 @@ mod tests {
             end: start + w.ramp_time + w.runtime,
             stop: &stop,
             seed: 3,
+            interval: None,
         };
         let r = run(&mut engine, &plan).unwrap();
         assert!(r.read.ios > 0);

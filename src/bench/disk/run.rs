@@ -17,6 +17,7 @@ use super::{
 use crate::bench::cpu::{self, CpuUsage};
 use crate::bench::diskstats::{self, Layer, LayerIo};
 use crate::bench::interrupt;
+use crate::bench::timeline::{self, Sampler, Timeline};
 use crate::bench::validity::{self, Guard, GuardPlan};
 use crate::probe::diskstats::read_diskstats;
 use crate::root::Root;
@@ -32,6 +33,9 @@ pub struct Bench<'a> {
     /// Several targets measured at once meet here after settling, so their
     /// jobs start together.
     pub start: Option<&'a StartGate>,
+    /// Per-interval throughput and counters (`--interval`); `None` keeps one
+    /// figure per test.
+    pub interval: Option<Duration>,
 }
 
 /// Where several targets' passes wait for each other. Unlike a `Barrier` it
@@ -67,6 +71,7 @@ struct Pass {
     cpu: CpuUsage,
     devices: Vec<LayerIo>,
     verify: Option<VerifyResult>,
+    timeline: Option<Timeline>,
 }
 
 fn settle(b: &Bench<'_>) {
@@ -89,6 +94,11 @@ fn merge_jobs(into: &mut JobResult, from: &JobResult) {
     into.sync_ns.merge(&from.sync_ns);
     into.window = into.window.max(from.window);
     into.warmup_bytes += from.warmup_bytes;
+    match (&mut into.buckets, &from.buckets) {
+        (Some(a), Some(b)) => a.merge(b),
+        (None, Some(b)) => into.buckets = Some(b.clone()),
+        _ => {}
+    }
     match (&mut into.written, &from.written) {
         (Some(a), Some(b)) => a.merge(b),
         (None, Some(b)) => into.written = Some(b.clone()),
@@ -159,6 +169,7 @@ fn run_pass(
                         end: start + w.ramp_time + w.runtime,
                         stop,
                         seed: 0x2545_f491 ^ u64::from(j) << 40 ^ u64::from(pass) << 8 ^ 1,
+                        interval: b.interval,
                     };
                     let r = job::run(eng.as_mut(), &plan).map_err(|e| e.to_string());
                     if r.is_err() {
@@ -191,10 +202,23 @@ fn run_pass(
                 thread::sleep(Duration::from_millis(50).min(w.ramp_time - t));
             }
         }
+        // The counters beside the series: sampled at each interval's end,
+        // from where the jobs' measured window begins.
+        let mut sampler = b
+            .interval
+            .map(|i| Sampler::start(b.root, b.target.device.clone(), i, start + w.ramp_time));
         while !handles.iter().all(|h| h.is_finished()) {
             progress(name, (start.elapsed().as_secs_f64() / planned).min(1.0));
-            thread::sleep(Duration::from_millis(100));
+            let tick = Duration::from_millis(100);
+            match sampler.as_mut() {
+                Some(s) => {
+                    s.poll();
+                    thread::sleep(tick.min(s.until_next()).max(Duration::from_millis(1)));
+                }
+                None => thread::sleep(tick),
+            }
         }
+        let sampled = sampler.map(Sampler::finish);
         let mut merged = JobResult::default();
         let mut first_err = None;
         let mut engines = Vec::new();
@@ -235,7 +259,18 @@ fn run_pass(
         } else {
             merged.window
         };
+        let timeline = match (b.interval, &merged.buckets, sampled) {
+            (Some(i), Some(buckets), Some(sampled)) => {
+                let points = buckets.points(elapsed, &sampled.samples);
+                let ctx = timeline::Context {
+                    buffered_writes: !w.direct && w.rw.writes(),
+                };
+                Some(Timeline::judge(i, points, sampled, ctx))
+            }
+            _ => None,
+        };
         Ok(Pass {
+            timeline,
             elapsed,
             cpu: cpu::usage(&cpu_before, &cpu_after),
             devices,
@@ -337,6 +372,7 @@ pub fn run_test(
     let mut last_cpu: Option<CpuUsage> = None;
     let mut verify: Option<VerifyResult> = None;
     let mut passes = 0;
+    let mut first_timeline: Option<Timeline> = None;
     for pass in 0..loops.max(1) {
         if interrupt::interrupted() {
             break;
@@ -375,6 +411,11 @@ pub fn run_test(
             }
         }
         last_cpu = Some(p.cpu);
+        // The first pass's series: later passes start from the same settled
+        // state, and one series per test keeps the document small.
+        if first_timeline.is_none() {
+            first_timeline = p.timeline;
+        }
     }
     let moved = total.read.bytes + total.write.bytes;
     // The guard watched the device from before the first warm-up to after the
@@ -443,6 +484,7 @@ pub fn run_test(
         notes,
         page_cache,
         validity: Some(validity),
+        timeline: first_timeline,
     }
 }
 
