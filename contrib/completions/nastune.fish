@@ -196,6 +196,7 @@ complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_s
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l end-fsync -d 'One fsync at the end of each write test, timed inside the measured window'
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l verify -d 'Read back and check every block a write test wrote'
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l stack -d 'Run the --rw read test at every layer under PATH: the file, dm, md, partition, each disk and the disks together'
+complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l until-steady -d 'Write (or read) until the rate settles: the last 10 s within ±15 % after the page cache filled; --runtime is the cap [default with it: 300s]'
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l json -d 'Print the versioned JSON document instead of the table'
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l strict -d 'Exit 1 when the run was disturbed (other processes\' CPU, swapping, throttling, a syncing array, the page cache …; see the result\'s validity)'
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l no-store -d 'Do not save this run in the store'

@@ -8,6 +8,7 @@
 pub mod cause;
 pub mod counters;
 pub mod detect;
+pub mod steady;
 
 use std::time::{Duration, Instant};
 
@@ -139,6 +140,10 @@ pub struct Timeline {
     /// Why: from the counters around the event (or why none could show).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<Cause>,
+    /// `--until-steady`: when the rate had settled and the test stopped, ms
+    /// into the window (absent: it ran to its cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_ms: Option<u64>,
 }
 
 /// What a test did, for judging its timeline's cause.
@@ -166,6 +171,7 @@ impl Timeline {
             log_events: sampled.log_events,
             event,
             cause,
+            steady_ms: None,
         }
     }
 

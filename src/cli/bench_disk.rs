@@ -111,6 +111,9 @@ pub struct DiskArgs {
     /// Seconds per throughput point of each test's timeline (0.1 and up, iperf3's -i)
     #[arg(long, value_name = "SECS", default_value = "1", value_parser = interval_arg)]
     pub interval: Duration,
+    /// Write (or read) until the rate settles: the last 10 s within ±15 % after the page cache filled; --runtime is the cap [default with it: 300s]
+    #[arg(long, requires = "rw")]
+    pub until_steady: bool,
     /// Print the versioned JSON document instead of the table
     #[arg(long)]
     pub json: bool,
@@ -156,7 +159,11 @@ impl DiskArgs {
         } else {
             self.direct
         };
-        let runtime = self.runtime.unwrap_or(suites::DEFAULT_RUNTIME);
+        let runtime = self.runtime.unwrap_or(if self.until_steady {
+            crate::bench::timeline::steady::DEFAULT_CAP
+        } else {
+            suites::DEFAULT_RUNTIME
+        });
         let path = self.paths.first().cloned().unwrap_or_else(|| ".".into());
         let mut plan = match self.rw {
             Some(rw) => Plan::custom(
@@ -196,6 +203,7 @@ impl DiskArgs {
         plan.settle_s = self.guard.settle;
         plan.direct_chosen = self.buffered || self.direct.is_some();
         plan.interval = Some(self.interval);
+        plan.until_steady = self.until_steady;
         plan.check_shape()?;
         Ok(plan)
     }

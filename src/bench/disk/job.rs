@@ -10,7 +10,7 @@
 //! fio reaps). The error is at most one loop turn (the queueing of one batch).
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use super::buffers::Rng;
@@ -78,6 +78,10 @@ pub struct JobPlan<'a> {
     pub seed: u64,
     /// Per-interval counts of the measured window, when asked for.
     pub interval: Option<Duration>,
+    /// I/Os completed in the measured window, shared with the caller for a
+    /// live rate (`--until-steady`); 32 bits wrapping: the caller takes
+    /// differences over one interval, far below 2^32 I/Os.
+    pub done: Option<&'a AtomicU32>,
 }
 
 struct Slot {
@@ -87,7 +91,7 @@ struct Slot {
 }
 
 /// In-flight bookkeeping and the counts, updated on every completion.
-struct Tally {
+struct Tally<'a> {
     slots: Vec<Slot>,
     free: Vec<u32>,
     done: Vec<Completion>,
@@ -97,9 +101,10 @@ struct Tally {
     bs: u64,
     written: Option<WrittenBlocks>,
     res: JobResult,
+    live: Option<&'a AtomicU32>,
 }
 
-impl Tally {
+impl Tally<'_> {
     /// Reaps at least `min` completions and accounts for them.
     fn reap(&mut self, engine: &mut dyn Engine, min: u32) -> Result<(), JobError> {
         let name = engine.name();
@@ -151,6 +156,9 @@ impl Tally {
             if let Some(b) = self.res.buckets.as_mut() {
                 b.record(t, c.result as u64);
             }
+            if let Some(n) = self.live {
+                n.fetch_add(1, Ordering::Relaxed);
+            }
             if (c.result as u64) < self.bs {
                 d.short_ios += 1;
             }
@@ -195,6 +203,7 @@ pub fn run(engine: &mut dyn Engine, plan: &JobPlan<'_>) -> Result<JobResult, Job
         bs,
         written: w.verify.then(|| WrittenBlocks::new(blocks)),
         res: JobResult::default(),
+        live: plan.done,
     };
     if st.measuring {
         st.res.buckets = plan.interval.map(|i| Buckets::new(window_start, i));
@@ -314,6 +323,7 @@ mod tests {
             stop: &stop,
             seed: 3,
             interval: None,
+            done: None,
         };
         let r = run(&mut engine, &plan).unwrap();
         assert!(r.read.ios > 0);

@@ -187,6 +187,7 @@ pub fn measure(plan: &Plan) -> Result<Option<DiskBench>, MeasureError> {
         settle: SETTLE,
         start: None,
         interval: plan.interval,
+        until_steady: plan.until_steady,
     };
     let mut bar = crate::progress::Progress::stderr();
     let mut results: Vec<TestResult> = Vec::new();
@@ -287,6 +288,7 @@ pub(super) fn run_together(
                         settle: SETTLE,
                         start: Some(gate),
                         interval: None,
+                        until_steady: false,
                     };
                     run_test(&bench, &test.name, &test.workload, 1, 0.0, &mut |_, _| {})
                 })
@@ -326,6 +328,7 @@ pub(super) fn alone(
         settle: SETTLE,
         start: None,
         interval: plan.interval,
+        until_steady: plan.until_steady,
     };
     let t = &p.tests[0];
     let mut bar = crate::progress::Progress::stderr();

@@ -38,6 +38,9 @@ pub struct Plan {
     /// One throughput point per this long in each test (`--interval`);
     /// `None`: one figure per test.
     pub interval: Option<Duration>,
+    /// `--until-steady`: each pass stops once its rate has settled (the
+    /// runtime is then a cap).
+    pub until_steady: bool,
 }
 
 /// What a suite takes from the caller; the suite sets the rest of each workload.
@@ -111,6 +114,7 @@ impl Plan {
             settle_s: crate::bench::validity::DEFAULT_SETTLE_S,
             direct_chosen: false,
             interval: Some(crate::bench::timeline::DEFAULT_INTERVAL),
+            until_steady: false,
         })
     }
 

@@ -2,7 +2,7 @@
 //! the edges of the measured window, merge the jobs, repeat for `--loops`.
 
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,7 @@ use super::{
 use crate::bench::cpu::{self, CpuUsage};
 use crate::bench::diskstats::{self, Layer, LayerIo};
 use crate::bench::interrupt;
+use crate::bench::timeline::cause::DIRTY_REACHED;
 use crate::bench::timeline::{self, Sampler, Timeline};
 use crate::bench::validity::{self, Guard, GuardPlan};
 use crate::probe::diskstats::read_diskstats;
@@ -36,6 +37,8 @@ pub struct Bench<'a> {
     /// Per-interval throughput and counters (`--interval`); `None` keeps one
     /// figure per test.
     pub interval: Option<Duration>,
+    /// `--until-steady`: stop a pass once its rate has settled (with `interval`).
+    pub until_steady: bool,
 }
 
 /// Where several targets' passes wait for each other. Unlike a `Barrier` it
@@ -133,6 +136,7 @@ fn run_pass(
         start.wait();
     }
     let stop = AtomicBool::new(false);
+    let done = AtomicU32::new(0);
     let barrier = Barrier::new(w.numjobs as usize + 1);
     let planned = (w.ramp_time + w.runtime).as_secs_f64().max(0.001);
     let read_stats = || read_diskstats(b.root).ok();
@@ -140,7 +144,7 @@ fn run_pass(
     thread::scope(|s| {
         let handles: Vec<_> = (0..w.numjobs)
             .map(|j| {
-                let (stop, barrier) = (&stop, &barrier);
+                let (stop, barrier, done) = (&stop, &barrier, &done);
                 s.spawn(move || {
                     let setup = (|| {
                         let file = b.target.open_for_io(w.direct, w.rw.writes()).map_err(|e| {
@@ -170,6 +174,7 @@ fn run_pass(
                         stop,
                         seed: 0x2545_f491 ^ u64::from(j) << 40 ^ u64::from(pass) << 8 ^ 1,
                         interval: b.interval,
+                        done: b.until_steady.then_some(done),
                     };
                     let r = job::run(eng.as_mut(), &plan).map_err(|e| e.to_string());
                     if r.is_err() {
@@ -207,12 +212,18 @@ fn run_pass(
         let mut sampler = b
             .interval
             .map(|i| Sampler::start(b.root, b.target.device.clone(), i, start + w.ramp_time));
+        let mut steady = b.until_steady.then(|| Steady::new(w));
         while !handles.iter().all(|h| h.is_finished()) {
             progress(name, (start.elapsed().as_secs_f64() / planned).min(1.0));
             let tick = Duration::from_millis(100);
             match sampler.as_mut() {
                 Some(s) => {
-                    s.poll();
+                    if s.poll()
+                        && let Some(st) = steady.as_mut()
+                        && st.settled(s, done.load(Ordering::Relaxed))
+                    {
+                        stop.store(true, Ordering::Relaxed);
+                    }
                     thread::sleep(tick.min(s.until_next()).max(Duration::from_millis(1)));
                 }
                 None => thread::sleep(tick),
@@ -265,7 +276,9 @@ fn run_pass(
                 let ctx = timeline::Context {
                     buffered_writes: !w.direct && w.rw.writes(),
                 };
-                Some(Timeline::judge(i, points, sampled, ctx))
+                let mut t = Timeline::judge(i, points, sampled, ctx);
+                t.steady_ms = steady.and_then(|s| s.at_ms);
+                Some(t)
             }
             _ => None,
         };
@@ -333,6 +346,50 @@ fn spread(passes: &[PassSummary]) -> Option<Spread> {
             0.0
         },
     })
+}
+
+/// The live rate of a pass for `--until-steady`, one point per sample.
+struct Steady {
+    bs: u64,
+    buffered_writes: bool,
+    last_ios: u32,
+    rates: Vec<f64>,
+    past_cache: bool,
+    /// When the pass was found settled, ms into the window.
+    at_ms: Option<u64>,
+}
+
+impl Steady {
+    fn new(w: &Workload) -> Self {
+        let buffered_writes = !w.direct && w.rw.writes();
+        Steady {
+            bs: u64::from(w.bs),
+            buffered_writes,
+            last_ios: 0,
+            rates: Vec::new(),
+            past_cache: !buffered_writes,
+            at_ms: None,
+        }
+    }
+
+    /// Takes the sample `s` just took and the jobs' I/O count; true once settled.
+    fn settled(&mut self, s: &Sampler<'_>, ios: u32) -> bool {
+        let n = ios.wrapping_sub(self.last_ios);
+        self.last_ios = ios;
+        let secs = s.interval().as_secs_f64();
+        self.rates.push(f64::from(n) * self.bs as f64 / secs);
+        if self.buffered_writes
+            && let (Some(c), Some(d)) = (s.last(), s.dirty())
+        {
+            let dirty = c.dirty_bytes.unwrap_or(0) + c.writeback_bytes.unwrap_or(0);
+            self.past_cache |= dirty as f64 >= d.background_bytes as f64 * DIRTY_REACHED;
+        }
+        let done = timeline::steady::is_steady(&self.rates, s.interval(), self.past_cache);
+        if done && self.at_ms.is_none() {
+            self.at_ms = Some((self.rates.len() as f64 * secs * 1000.0) as u64);
+        }
+        done
+    }
 }
 
 /// Said when the engine cannot keep several I/Os in flight but more were asked

@@ -111,7 +111,8 @@ pub fn judge(
                 limits.limit_from,
             ),
             fix: Some(format!(
-                "write more than {} (--size and --runtime) to see where this disk's writes fall",
+                "write more than {} to see where this disk's writes fall: --until-steady with \
+                 a --size above it",
                 mib(limits.limit_bytes as f64)
             )),
         });

@@ -288,15 +288,30 @@ impl<'a> Sampler<'a> {
         self.next.saturating_duration_since(Instant::now())
     }
 
-    /// Samples if an interval ended; call often (every 100 ms or sooner).
-    pub fn poll(&mut self) {
+    /// Samples if an interval ended (then true); call often (every 100 ms or sooner).
+    pub fn poll(&mut self) -> bool {
         let now = Instant::now();
         if now < self.next || self.out.samples.len() >= super::MAX_POINTS {
-            return;
+            return false;
         }
         self.sample(now);
         // A late poll skips no interval's number, only its exact timing.
         self.next += self.interval;
+        true
+    }
+
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// The latest sample.
+    pub fn last(&self) -> Option<&Counters> {
+        self.out.samples.last()
+    }
+
+    /// The dirty thresholds when sampling began.
+    pub fn dirty(&self) -> Option<&DirtyLimits> {
+        self.out.dirty.as_ref()
     }
 
     fn sample(&mut self, now: Instant) {
@@ -360,12 +375,17 @@ impl<'a> Sampler<'a> {
         }
     }
 
-    /// The last (partial) interval's sample, and everything gathered.
+    /// The samples still due, and everything gathered. The jobs may end
+    /// between an interval's end and the poll that would sample it; that
+    /// interval gets its sample now, and the short last one (the window closes
+    /// a few ms past an interval's end) one more, so every point has counters.
     pub fn finish(mut self) -> Sampled {
         let now = Instant::now();
-        if self.out.samples.is_empty() || now > self.last_t + Duration::from_millis(1) {
+        while now >= self.next && self.out.samples.len() < super::MAX_POINTS {
             self.sample(now);
+            self.next += self.interval;
         }
+        self.sample(now);
         self.out
     }
 }

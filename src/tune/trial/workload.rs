@@ -367,6 +367,7 @@ impl PreparedWorkload {
             settle: Duration::from_millis(200),
             start: None,
             interval: None,
+            until_steady: false,
         };
         let name = self.spec.kind.name();
         let r = run_test(&bench, name, workload, 1, 0.0, &mut |_, _| {});
