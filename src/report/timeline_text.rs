@@ -76,8 +76,8 @@ pub fn render(out: &mut String, tests: &[TestResult]) {
     };
     let _ = writeln!(
         out,
-        "\nthroughput over time ({} per point; blank: no I/O completed):",
-        secs(first.interval_ms)
+        "\nthroughput over time ({} s per point; blank: no I/O completed):",
+        first.interval_ms as f64 / 1000.0
     );
     for (t, tl) in &with {
         let rates = columns(&tl.points);
