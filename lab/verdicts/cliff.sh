@@ -35,4 +35,17 @@ jq -r '.tests[0].timeline.cause.summary // ""' "$w"
 [ "$cause" = writeback ] || fail "the slow disk's cliff was named '$cause', not writeback"
 [ "$before" -ge $((48 << 20)) ] && [ "$before" -le $(((128 + 16) << 20)) ] ||
     fail "the writeback cliff came after $((before >> 20)) MiB, not 64-128 MiB"
+s=$R/writeback-small.json
+# The longest run of intervals with no I/O, with or without an event.
+longest='reduce .tests[0].timeline.points[] as $p ({cur: 0, best: 0};
+    if $p.ops == 0 then .cur += $p.ms | .best = ([.best, .cur] | max) else .cur = 0 end) | .best'
+small_stall=$(jq -r "$longest" "$s")
+big_stall=$(jq -r "$longest" "$w")
+row() { # LABEL FILE
+    jq -r --arg name "$1" --arg stall "$(jq -r "$longest" "$2")" '.tests[0] as $t |
+        "\($name)  longest stall \($stall) ms  mean \(($t.write.bw_bytes / 1e5 | floor) / 10) MB/s over \($t.job_runtime_ms) ms"' "$2"
+}
+row "dirty 128/64 MiB:" "$w"
+row "dirty  16/8  MiB:" "$s"
+[ "$small_stall" -lt "$big_stall" ] || fail "smaller dirty limits did not shorten the longest stall ($small_stall ms against $big_stall ms)"
 exit $failed
