@@ -383,7 +383,7 @@ _nastune() {
             return 0
             ;;
         nastune__subcmd__bench__subcmd__disk)
-            opts="-h -V --suite --rw --rwmixread --bs --iodepth --numjobs --direct --buffered --size --runtime --ramp-time --fsync --fdatasync --end-fsync --loops --engine --verify --destroy-data --stack --json --settle --strict --db --no-store --help --version"
+            opts="-h -V --suite --rw --rwmixread --bs --iodepth --numjobs --direct --buffered --size --runtime --ramp-time --fsync --fdatasync --end-fsync --loops --engine --verify --destroy-data --stack --interval --until-steady --json --settle --strict --db --no-store --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -446,6 +446,10 @@ _nastune() {
                     return 0
                     ;;
                 --destroy-data)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

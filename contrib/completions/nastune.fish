@@ -189,12 +189,14 @@ complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_s
 psync\t'pread(2)/pwrite(2), one I/O at a time'
 null\t'No I/O at all: measures the benchmark\'s own overhead'"
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l destroy-data -d 'Allow writes to this block device even though it holds data (must be a PATH; repeat for each; never while mounted, held or swap)' -r -F
+complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l interval -d 'Seconds per throughput point of each test\'s timeline (0.1 and up, iperf3\'s -i)' -r
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l settle -d 'Seconds to wait for an idle box before measuring (0 = don\'t wait); a box that never goes idle makes the run \'disturbed\'' -r
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l db -d 'Database file for the run store [default: $XDG_DATA_HOME/nastune/nastune.db]' -r -F
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l buffered -d 'Same as --direct=0'
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l end-fsync -d 'One fsync at the end of each write test, timed inside the measured window'
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l verify -d 'Read back and check every block a write test wrote'
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l stack -d 'Run the --rw read test at every layer under PATH: the file, dm, md, partition, each disk and the disks together'
+complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l until-steady -d 'Write (or read) until the rate settles: the last 10 s within ±15 % after the page cache filled; --runtime is the cap [default with it: 300s]'
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l json -d 'Print the versioned JSON document instead of the table'
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l strict -d 'Exit 1 when the run was disturbed (other processes\' CPU, swapping, throttling, a syncing array, the page cache …; see the result\'s validity)'
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from disk" -l no-store -d 'Do not save this run in the store'

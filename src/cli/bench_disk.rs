@@ -109,6 +109,12 @@ pub struct DiskArgs {
     /// Run the --rw read test at every layer under PATH: the file, dm, md, partition, each disk and the disks together
     #[arg(long, requires = "rw")]
     pub stack: bool,
+    /// Seconds per throughput point of each test's timeline (0.1 and up, iperf3's -i)
+    #[arg(long, value_name = "SECS", default_value = "1", value_parser = interval_arg)]
+    pub interval: Duration,
+    /// Write (or read) until the rate settles: the last 10 s within ±15 % after the page cache filled; --runtime is the cap [default with it: 300s]
+    #[arg(long, requires = "rw")]
+    pub until_steady: bool,
     /// Print the versioned JSON document instead of the table
     #[arg(long)]
     pub json: bool,
@@ -122,6 +128,19 @@ pub(crate) fn size_arg(s: &str) -> Result<u64, String> {
 
 fn duration_arg(s: &str) -> Result<Duration, String> {
     workload::parse_duration(s).map_err(|e| e.to_string())
+}
+
+fn interval_arg(s: &str) -> Result<Duration, String> {
+    let min = crate::bench::timeline::MIN_INTERVAL;
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= min.as_secs_f64() && v <= 3600.0 => {
+            Ok(Duration::from_secs_f64(v))
+        }
+        _ => Err(format!(
+            "'{s}' is not a number of seconds from {} to 3600 (e.g. 1 or 0.25)",
+            min.as_secs_f64()
+        )),
+    }
 }
 
 fn bool_arg(s: &str) -> Result<bool, String> {
@@ -141,7 +160,11 @@ impl DiskArgs {
         } else {
             self.direct
         };
-        let runtime = self.runtime.unwrap_or(suites::DEFAULT_RUNTIME);
+        let runtime = self.runtime.unwrap_or(if self.until_steady {
+            crate::bench::timeline::steady::DEFAULT_CAP
+        } else {
+            suites::DEFAULT_RUNTIME
+        });
         let path = self.paths.first().cloned().unwrap_or_else(|| ".".into());
         let mut plan = match self.rw {
             Some(rw) => Plan::custom(
@@ -180,6 +203,8 @@ impl DiskArgs {
         plan.loops = self.loops;
         plan.settle_s = self.guard.settle;
         plan.direct_chosen = self.buffered || self.direct.is_some();
+        plan.interval = Some(self.interval);
+        plan.until_steady = self.until_steady;
         plan.check_shape()?;
         Ok(plan)
     }

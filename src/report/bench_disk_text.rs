@@ -293,6 +293,7 @@ pub fn render(doc: &DiskBench, run: Option<RunId>) -> String {
         for test_result in &doc.tests {
             test(&mut out, test_result, doc.tests.len() > 1);
         }
+        super::timeline_text::render(&mut out, &doc.tests);
     }
     if let Some(v) = &doc.validity {
         let _ = writeln!(out, "\n{}", super::validity_text::line(v));

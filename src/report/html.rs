@@ -106,6 +106,7 @@ pub fn render(runs: &[ReportRun]) -> String {
             svg::bar_chart(&g.title, &g.categories, &series, &fmt)
         );
     }
+    super::timeline_html::section(&mut h, runs);
     tune_changes(&mut h, runs);
     tune_trials(&mut h, runs);
     let curves = runs::latency_curves(runs);

@@ -17,6 +17,8 @@ pub mod probe_text;
 pub mod runs;
 pub mod smb_text;
 pub mod svg;
+pub mod timeline_html;
+pub mod timeline_text;
 pub mod tune_folklore_text;
 pub mod tune_text;
 pub mod tune_try_text;

@@ -18,6 +18,7 @@ mod bench_crypto;
 mod bench_disk;
 mod bench_disk_safety;
 mod bench_disk_shared;
+mod bench_disk_timeline;
 mod bench_http;
 mod bench_smb;
 mod bench_smb_faults;

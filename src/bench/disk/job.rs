@@ -10,7 +10,7 @@
 //! fio reaps). The error is at most one loop turn (the queueing of one batch).
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use super::buffers::Rng;
@@ -18,6 +18,7 @@ use super::engine::{Completion, Dir, Engine, result_error};
 use super::verify::{Stamp, WrittenBlocks};
 use super::workload::Workload;
 use crate::bench::histogram::Histogram;
+use crate::bench::timeline::Buckets;
 
 #[derive(Debug, Clone, Default)]
 pub struct DirCounts {
@@ -41,6 +42,8 @@ pub struct JobResult {
     /// Bytes moved during the warm-up: not counted above, yet the device saw
     /// them, so the validity guard must not take them for someone else's I/O.
     pub warmup_bytes: u64,
+    /// Bytes and I/Os per interval of the measured window (`--interval`).
+    pub buckets: Option<Buckets>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +76,12 @@ pub struct JobPlan<'a> {
     pub end: Instant,
     pub stop: &'a AtomicBool,
     pub seed: u64,
+    /// Per-interval counts of the measured window, when asked for.
+    pub interval: Option<Duration>,
+    /// I/Os completed in the measured window, shared with the caller for a
+    /// live rate (`--until-steady`); 32 bits wrapping: the caller takes
+    /// differences over one interval, far below 2^32 I/Os.
+    pub done: Option<&'a AtomicU32>,
 }
 
 struct Slot {
@@ -82,7 +91,7 @@ struct Slot {
 }
 
 /// In-flight bookkeeping and the counts, updated on every completion.
-struct Tally {
+struct Tally<'a> {
     slots: Vec<Slot>,
     free: Vec<u32>,
     done: Vec<Completion>,
@@ -92,9 +101,10 @@ struct Tally {
     bs: u64,
     written: Option<WrittenBlocks>,
     res: JobResult,
+    live: Option<&'a AtomicU32>,
 }
 
-impl Tally {
+impl Tally<'_> {
     /// Reaps at least `min` completions and accounts for them.
     fn reap(&mut self, engine: &mut dyn Engine, min: u32) -> Result<(), JobError> {
         let name = engine.name();
@@ -143,6 +153,12 @@ impl Tally {
                 .record(t.duration_since(s.start).as_nanos() as u64);
             d.bytes += c.result as u64;
             d.ios += 1;
+            if let Some(b) = self.res.buckets.as_mut() {
+                b.record(t, c.result as u64);
+            }
+            if let Some(n) = self.live {
+                n.fetch_add(1, Ordering::Relaxed);
+            }
             if (c.result as u64) < self.bs {
                 d.short_ios += 1;
             }
@@ -187,7 +203,11 @@ pub fn run(engine: &mut dyn Engine, plan: &JobPlan<'_>) -> Result<JobResult, Job
         bs,
         written: w.verify.then(|| WrittenBlocks::new(blocks)),
         res: JobResult::default(),
+        live: plan.done,
     };
+    if st.measuring {
+        st.res.buckets = plan.interval.map(|i| Buckets::new(window_start, i));
+    }
 
     loop {
         let now = Instant::now();
@@ -197,6 +217,7 @@ pub fn run(engine: &mut dyn Engine, plan: &JobPlan<'_>) -> Result<JobResult, Job
         if !st.measuring && now >= plan.ramp_end {
             st.measuring = true;
             window_start = now;
+            st.res.buckets = plan.interval.map(|i| Buckets::new(now, i));
         }
         if !stopping {
             while let Some(slot) = st.free.pop() {
@@ -301,6 +322,8 @@ mod tests {
             end: start + w.ramp_time + w.runtime,
             stop: &stop,
             seed: 3,
+            interval: None,
+            done: None,
         };
         let r = run(&mut engine, &plan).unwrap();
         let elapsed = start.elapsed();

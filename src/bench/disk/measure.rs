@@ -186,6 +186,8 @@ pub fn measure(plan: &Plan) -> Result<Option<DiskBench>, MeasureError> {
         layers: &layers,
         settle: SETTLE,
         start: None,
+        interval: plan.interval,
+        until_steady: plan.until_steady,
     };
     let mut bar = crate::progress::Progress::stderr();
     let mut results: Vec<TestResult> = Vec::new();
@@ -285,6 +287,8 @@ pub(super) fn run_together(
                         layers,
                         settle: SETTLE,
                         start: Some(gate),
+                        interval: None,
+                        until_steady: false,
                     };
                     run_test(&bench, &test.name, &test.workload, 1, 0.0, &mut |_, _| {})
                 })
@@ -323,6 +327,8 @@ pub(super) fn alone(
         layers: &p.layers,
         settle: SETTLE,
         start: None,
+        interval: plan.interval,
+        until_steady: plan.until_steady,
     };
     let t = &p.tests[0];
     let mut bar = crate::progress::Progress::stderr();

@@ -116,6 +116,9 @@ pub struct TestResult {
     /// Whether the box was quiet while this test ran (absent in runs before 0.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validity: Option<Validity>,
+    /// Throughput over time (the first pass), with the cliff or stall and its cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<crate::bench::timeline::Timeline>,
 }
 
 impl TestResult {
@@ -141,6 +144,7 @@ impl TestResult {
             notes: Vec::new(),
             page_cache: false,
             validity: None,
+            timeline: None,
         }
     }
 

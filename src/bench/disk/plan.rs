@@ -35,6 +35,12 @@ pub struct Plan {
     /// filesystem runs buffered, as programs there do (the client's cache is
     /// part of the service).
     pub direct_chosen: bool,
+    /// One throughput point per this long in each test (`--interval`);
+    /// `None`: one figure per test.
+    pub interval: Option<Duration>,
+    /// `--until-steady`: each pass stops once its rate has settled (the
+    /// runtime is then a cap).
+    pub until_steady: bool,
 }
 
 /// What a suite takes from the caller; the suite sets the rest of each workload.
@@ -107,6 +113,8 @@ impl Plan {
             loops: 1,
             settle_s: crate::bench::validity::DEFAULT_SETTLE_S,
             direct_chosen: false,
+            interval: Some(crate::bench::timeline::DEFAULT_INTERVAL),
+            until_steady: false,
         })
     }
 

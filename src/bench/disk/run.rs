@@ -2,7 +2,7 @@
 //! the edges of the measured window, merge the jobs, repeat for `--loops`.
 
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,8 @@ use super::{
 use crate::bench::cpu::{self, CpuUsage};
 use crate::bench::diskstats::{self, Layer, LayerIo};
 use crate::bench::interrupt;
+use crate::bench::timeline::cause::DIRTY_REACHED;
+use crate::bench::timeline::{self, Sampler, Timeline};
 use crate::bench::validity::{self, Guard, GuardPlan};
 use crate::probe::diskstats::read_diskstats;
 use crate::root::Root;
@@ -32,6 +34,11 @@ pub struct Bench<'a> {
     /// Several targets measured at once meet here after settling, so their
     /// jobs start together.
     pub start: Option<&'a StartGate>,
+    /// Per-interval throughput and counters (`--interval`); `None` keeps one
+    /// figure per test.
+    pub interval: Option<Duration>,
+    /// `--until-steady`: stop a pass once its rate has settled (with `interval`).
+    pub until_steady: bool,
 }
 
 /// Where several targets' passes wait for each other. Unlike a `Barrier` it
@@ -67,6 +74,7 @@ struct Pass {
     cpu: CpuUsage,
     devices: Vec<LayerIo>,
     verify: Option<VerifyResult>,
+    timeline: Option<Timeline>,
 }
 
 fn settle(b: &Bench<'_>) {
@@ -89,6 +97,11 @@ fn merge_jobs(into: &mut JobResult, from: &JobResult) {
     into.sync_ns.merge(&from.sync_ns);
     into.window = into.window.max(from.window);
     into.warmup_bytes += from.warmup_bytes;
+    match (&mut into.buckets, &from.buckets) {
+        (Some(a), Some(b)) => a.merge(b),
+        (None, Some(b)) => into.buckets = Some(b.clone()),
+        _ => {}
+    }
     match (&mut into.written, &from.written) {
         (Some(a), Some(b)) => a.merge(b),
         (None, Some(b)) => into.written = Some(b.clone()),
@@ -123,6 +136,7 @@ fn run_pass(
         start.wait();
     }
     let stop = AtomicBool::new(false);
+    let done = AtomicU32::new(0);
     let barrier = Barrier::new(w.numjobs as usize + 1);
     let planned = (w.ramp_time + w.runtime).as_secs_f64().max(0.001);
     let read_stats = || read_diskstats(b.root).ok();
@@ -130,7 +144,7 @@ fn run_pass(
     thread::scope(|s| {
         let handles: Vec<_> = (0..w.numjobs)
             .map(|j| {
-                let (stop, barrier) = (&stop, &barrier);
+                let (stop, barrier, done) = (&stop, &barrier, &done);
                 s.spawn(move || {
                     let setup = (|| {
                         let file = b.target.open_for_io(w.direct, w.rw.writes()).map_err(|e| {
@@ -159,6 +173,8 @@ fn run_pass(
                         end: start + w.ramp_time + w.runtime,
                         stop,
                         seed: 0x2545_f491 ^ u64::from(j) << 40 ^ u64::from(pass) << 8 ^ 1,
+                        interval: b.interval,
+                        done: b.until_steady.then_some(done),
                     };
                     let r = job::run(eng.as_mut(), &plan).map_err(|e| e.to_string());
                     if r.is_err() {
@@ -191,10 +207,29 @@ fn run_pass(
                 thread::sleep(Duration::from_millis(50).min(w.ramp_time - t));
             }
         }
+        // The counters beside the series: sampled at each interval's end,
+        // from where the jobs' measured window begins.
+        let mut sampler = b
+            .interval
+            .map(|i| Sampler::start(b.root, b.target.device.clone(), i, start + w.ramp_time));
+        let mut steady = b.until_steady.then(|| Steady::new(w));
         while !handles.iter().all(|h| h.is_finished()) {
             progress(name, (start.elapsed().as_secs_f64() / planned).min(1.0));
-            thread::sleep(Duration::from_millis(100));
+            let tick = Duration::from_millis(100);
+            match sampler.as_mut() {
+                Some(s) => {
+                    if s.poll()
+                        && let Some(st) = steady.as_mut()
+                        && st.settled(s, done.load(Ordering::Relaxed))
+                    {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    thread::sleep(tick.min(s.until_next()).max(Duration::from_millis(1)));
+                }
+                None => thread::sleep(tick),
+            }
         }
+        let sampled = sampler.map(Sampler::finish);
         let mut merged = JobResult::default();
         let mut first_err = None;
         let mut engines = Vec::new();
@@ -235,7 +270,20 @@ fn run_pass(
         } else {
             merged.window
         };
+        let timeline = match (b.interval, &merged.buckets, sampled) {
+            (Some(i), Some(buckets), Some(sampled)) => {
+                let points = buckets.points(elapsed, &sampled.samples);
+                let ctx = timeline::Context {
+                    buffered_writes: !w.direct && w.rw.writes(),
+                };
+                let mut t = Timeline::judge(i, points, sampled, ctx);
+                t.steady_ms = steady.and_then(|s| s.at_ms);
+                Some(t)
+            }
+            _ => None,
+        };
         Ok(Pass {
+            timeline,
             elapsed,
             cpu: cpu::usage(&cpu_before, &cpu_after),
             devices,
@@ -300,6 +348,50 @@ fn spread(passes: &[PassSummary]) -> Option<Spread> {
     })
 }
 
+/// The live rate of a pass for `--until-steady`, one point per sample.
+struct Steady {
+    bs: u64,
+    buffered_writes: bool,
+    last_ios: u32,
+    rates: Vec<f64>,
+    past_cache: bool,
+    /// When the pass was found settled, ms into the window.
+    at_ms: Option<u64>,
+}
+
+impl Steady {
+    fn new(w: &Workload) -> Self {
+        let buffered_writes = !w.direct && w.rw.writes();
+        Steady {
+            bs: u64::from(w.bs),
+            buffered_writes,
+            last_ios: 0,
+            rates: Vec::new(),
+            past_cache: !buffered_writes,
+            at_ms: None,
+        }
+    }
+
+    /// Takes the sample `s` just took and the jobs' I/O count; true once settled.
+    fn settled(&mut self, s: &Sampler<'_>, ios: u32) -> bool {
+        let n = ios.wrapping_sub(self.last_ios);
+        self.last_ios = ios;
+        let secs = s.interval().as_secs_f64();
+        self.rates.push(f64::from(n) * self.bs as f64 / secs);
+        if self.buffered_writes
+            && let (Some(c), Some(d)) = (s.last(), s.dirty())
+        {
+            let dirty = c.dirty_bytes.unwrap_or(0) + c.writeback_bytes.unwrap_or(0);
+            self.past_cache |= dirty as f64 >= d.background_bytes as f64 * DIRTY_REACHED;
+        }
+        let done = timeline::steady::is_steady(&self.rates, s.interval(), self.past_cache);
+        if done && self.at_ms.is_none() {
+            self.at_ms = Some((self.rates.len() as f64 * secs * 1000.0) as u64);
+        }
+        done
+    }
+}
+
 /// Said when the engine cannot keep several I/Os in flight but more were asked
 /// for; an engine doing no I/O measures only itself, so its depth means nothing.
 fn depth_note(engine: &engine::Registered, iodepth: u32) -> Option<String> {
@@ -337,6 +429,7 @@ pub fn run_test(
     let mut last_cpu: Option<CpuUsage> = None;
     let mut verify: Option<VerifyResult> = None;
     let mut passes = 0;
+    let mut first_timeline: Option<Timeline> = None;
     for pass in 0..loops.max(1) {
         if interrupt::interrupted() {
             break;
@@ -375,6 +468,11 @@ pub fn run_test(
             }
         }
         last_cpu = Some(p.cpu);
+        // The first pass's series: later passes start from the same settled
+        // state, and one series per test keeps the document small.
+        if first_timeline.is_none() {
+            first_timeline = p.timeline;
+        }
     }
     let moved = total.read.bytes + total.write.bytes;
     // The guard watched the device from before the first warm-up to after the
@@ -443,6 +541,7 @@ pub fn run_test(
         notes,
         page_cache,
         validity: Some(validity),
+        timeline: first_timeline,
     }
 }
 

@@ -368,6 +368,8 @@ impl PreparedWorkload {
             layers,
             settle: Duration::from_millis(200),
             start: None,
+            interval: None,
+            until_steady: false,
         };
         let name = self.spec.kind.name();
         let r = run_test(&bench, name, workload, 1, 0.0, &mut |_, _| {});
