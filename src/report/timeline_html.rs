@@ -127,12 +127,23 @@ pub fn chart(title: &str, t: &Timeline) -> String {
     }
     if let Some(e) = &t.event {
         let x = px(e.start_ms as f64 / 1000.0);
+        // Only "cliff at 5.0 s" beside the marker: the whole line (rates,
+        // longest stall) is ~90 characters, wider than the plot right of a
+        // cliff past its middle, so it goes in the caption under the chart.
+        let short = match e.kind {
+            crate::bench::timeline::EventKind::Cliff => "cliff",
+            crate::bench::timeline::EventKind::Stall => "stall",
+        };
+        let (lx, anchor) = if x > (LEFT + RIGHT) / 2.0 {
+            (x - 4.0, "end")
+        } else {
+            (x + 4.0, "start")
+        };
         let _ = write!(
             s,
-            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{bottom:.1}" stroke="#e15759" stroke-dasharray="4 3"/><text x="{:.1}" y="{:.1}" class="label" fill="#e15759">{}</text>"##,
-            x + 4.0,
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{bottom:.1}" stroke="#e15759" stroke-dasharray="4 3"/><text x="{lx:.1}" y="{:.1}" text-anchor="{anchor}" class="label" fill="#e15759">{short} at {:.1} s</text>"##,
             TOP + 12.0,
-            escape(&super::timeline_text::event_line(t).unwrap_or_default())
+            e.start_ms as f64 / 1000.0,
         );
     }
     let mut lx = LEFT;
@@ -164,6 +175,9 @@ pub fn section(h: &mut String, runs: &[ReportRun]) {
             }
             let title = format!("run {} {}", r.id, t.label());
             let _ = writeln!(h, "<figure>{}</figure>", chart(&title, tl));
+            if let Some(line) = super::timeline_text::event_line(tl) {
+                let _ = writeln!(h, "<p><b>over time</b>: {}</p>", escape(&line));
+            }
             if let Some(c) = &tl.cause {
                 let _ = writeln!(h, "<p><b>cause</b>: {}</p>", escape(&c.summary));
                 if let Some(fix) = &c.fix {
@@ -179,6 +193,7 @@ mod tests {
     use super::*;
     use crate::bench::timeline::detect::tests::series;
     use crate::bench::timeline::{Context, counters::Sampled};
+    use crate::report::timeline_text;
 
     #[test]
     fn the_chart_marks_the_cliff_and_escapes_its_title() {
@@ -196,7 +211,17 @@ mod tests {
         );
         let svg = chart("<test> & co", &t);
         assert!(svg.contains("&lt;test&gt; &amp; co"), "{svg}");
-        assert!(svg.contains("cliff at 2.0 s after 190.7 MiB"), "{svg}");
+        assert!(
+            svg.contains(
+                r##"text-anchor="start" class="label" fill="#e15759">cliff at 2.0 s</text>"##
+            ),
+            "{svg}"
+        );
+        assert!(
+            timeline_text::event_line(&t)
+                .unwrap()
+                .starts_with("cliff at 2.0 s after 190.7 MiB"),
+        );
         // The cliff's mark sits at 2 s of 5 on the axis.
         let x = LEFT + 2.0 / 5.0 * (RIGHT - LEFT);
         assert!(
@@ -204,5 +229,25 @@ mod tests {
             "{svg}"
         );
         assert!(svg.contains("dirty + writeback"));
+    }
+
+    #[test]
+    fn a_late_cliffs_label_ends_at_its_mark_inside_the_plot() {
+        let pts = series(1000, &[100.0, 100.0, 100.0, 100.0, 100.0, 10.0, 10.0, 10.0]);
+        let t = Timeline::judge(
+            std::time::Duration::from_secs(1),
+            pts,
+            Sampled::default(),
+            Context {
+                buffered_writes: false,
+            },
+        );
+        let svg = chart("late", &t);
+        assert!(
+            svg.contains(
+                r##"text-anchor="end" class="label" fill="#e15759">cliff at 5.0 s</text>"##
+            ),
+            "{svg}"
+        );
     }
 }
