@@ -269,7 +269,7 @@ fn folklore_measures_the_network_recipes_over_a_shaped_veth() {
         assert_eq!(r["status"], "measured", "{recipe}: {r:#}");
         let trial = &r["trial"];
         assert_eq!(trial["workload"], "net:10.77.0.1:5201", "{recipe}");
-        assert_eq!(trial["metric"]["name"], "mbit_per_sec", "{recipe}");
+        assert_eq!(trial["metric"]["name"], "mb_per_sec", "{recipe}");
         assert_eq!(trial["runs"].as_array().unwrap().len(), 4, "{recipe}");
         assert_eq!(trial["kept"], false, "{recipe}");
         let (lo, hi) = (
@@ -344,7 +344,7 @@ fn folklore_measures_the_samba_recipes_against_a_real_smbd() {
         assert_eq!(r["status"], "measured", "{name}: {r:#}");
         let trial = &r["trial"];
         assert_eq!(trial["runs"].as_array().unwrap().len(), 4, "{name}");
-        assert_eq!(trial["metric"]["name"], "mib_per_sec", "{name}");
+        assert_eq!(trial["metric"]["name"], "mb_per_sec", "{name}");
         assert_eq!(trial["kept"], false, "{name}");
         assert!(
             r["setting"].as_str().unwrap().starts_with("smb.conf:"),

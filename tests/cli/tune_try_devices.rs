@@ -81,8 +81,8 @@ fn try_netdev_settings_with_a_net_judge_over_a_shaped_veth() {
     // Judged by throughput, by the p99 of request/response transactions, and
     // by this box's CPU per GB (kept only with throughput kept, and saying so).
     for (set, extra, metric) in [
-        ("txqueuelen=5000", &[][..], "mbit_per_sec"),
-        ("gso=off", &[][..], "mbit_per_sec"),
+        ("txqueuelen=5000", &[][..], "mb_per_sec"),
+        ("gso=off", &[][..], "mb_per_sec"),
         ("txqueuelen=5000", &["--rr", "--metric", "p99"][..], "p99"),
         ("gso=off", &["--metric", "cpu_per_gb"][..], "cpu"),
     ] {

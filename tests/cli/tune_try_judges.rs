@@ -186,7 +186,7 @@ fn try_tcp_timestamps_off_with_a_net_judge_is_never_kept_without_the_flag() {
         "1s",
     ];
     let doc = json_of(&etc.run(&exec, &args));
-    assert_eq!(doc["metric"]["name"], "mbit_per_sec", "{doc}");
+    assert_eq!(doc["metric"]["name"], "mb_per_sec", "{doc}");
     assert_eq!(doc["workload"], "net:127.0.0.1:5201");
     assert!(
         doc["security_trade"]
