@@ -150,7 +150,8 @@ pub fn chart(title: &str, t: &Timeline) -> String {
 }
 
 /// The "Throughput over time" section: a chart per disk test with a
-/// timeline, and its cause and fix under it.
+/// timeline and per direction of a judged network run, each with its cause
+/// and fix under it.
 pub fn section(h: &mut String, runs: &[ReportRun]) {
     let mut started = false;
     for r in runs {
@@ -163,13 +164,39 @@ pub fn section(h: &mut String, runs: &[ReportRun]) {
                 started = true;
             }
             let title = format!("run {} {}", r.id, t.label());
-            let _ = writeln!(h, "<figure>{}</figure>", chart(&title, tl));
-            if let Some(c) = &tl.cause {
-                let _ = writeln!(h, "<p><b>cause</b>: {}</p>", escape(&c.summary));
-                if let Some(fix) = &c.fix {
-                    let _ = writeln!(h, "<p><b>fix</b>: <code>{}</code></p>", escape(fix));
+            figure(h, &title, tl);
+        }
+        // A network run's series are its interval reports, drawn when the
+        // run judged them (runs stored before that keep their report).
+        for n in r.docs.nets() {
+            for nt in &n.end.timelines {
+                let tl = nt.timeline(&n.intervals);
+                if tl.points.is_empty() {
+                    continue;
                 }
+                if !started {
+                    h.push_str("<h2 id=\"timeline\">Throughput over time</h2>\n");
+                    started = true;
+                }
+                let title = format!(
+                    "run {} net to {} {}",
+                    r.id,
+                    n.start.connecting_to.host,
+                    nt.direction.name()
+                );
+                figure(h, &title, &tl);
             }
+        }
+    }
+}
+
+/// One chart with its cause and fix under it.
+fn figure(h: &mut String, title: &str, tl: &Timeline) {
+    let _ = writeln!(h, "<figure>{}</figure>", chart(title, tl));
+    if let Some(c) = &tl.cause {
+        let _ = writeln!(h, "<p><b>cause</b>: {}</p>", escape(&c.summary));
+        if let Some(fix) = &c.fix {
+            let _ = writeln!(h, "<p><b>fix</b>: <code>{}</code></p>", escape(fix));
         }
     }
 }
