@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::engine::{Interval, IntervalSum};
-use crate::bench::timeline::{Cause, CauseKind, Counters, Event, Point, Timeline, detect};
+use crate::bench::timeline::{Cause, Counters, Event, Point, Timeline, cause, detect};
 
 /// Which of an interval's sums a series is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,13 +102,11 @@ pub fn judge(intervals: &[Interval], interval_ms: u64) -> Vec<NetTimeline> {
                 return None;
             }
             let event = detect::detect(&pts);
-            let cause = event.as_ref().map(|_| Cause {
-                kind: CauseKind::Unknown,
-                summary: "bench net samples no counter that says why the network's rate fell \
-                          (another flow on the link, a shaper, the far end's load)"
-                    .into(),
-                fix: None,
-            });
+            let cause = cause::unsampled(
+                event.as_ref(),
+                "bench net samples no counter that says why the network's rate fell \
+                 (another flow on the link, a shaper, the far end's load)",
+            );
             Some(NetTimeline {
                 direction: dir,
                 interval_ms,
@@ -122,7 +120,7 @@ pub fn judge(intervals: &[Interval], interval_ms: u64) -> Vec<NetTimeline> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::timeline::EventKind;
+    use crate::bench::timeline::{CauseKind, EventKind};
     use crate::net::cpu::CpuUse;
 
     /// Intervals of `secs` each with these megabytes sent, the first

@@ -109,7 +109,7 @@ fn netns_paced_300mbit_holds_its_rate_within_3_percent() {
 
 /// Changes both egresses of the pair made with `tag` to `rate` (the server's
 /// first: it carries a reverse test's data).
-fn reshape(ns: &crate::netns_pair::Netns, tag: &str, rate: &str) {
+pub fn reshape(ns: &crate::netns_pair::Netns, tag: &str, rate: &str) {
     for (dev_ns, dev) in [(&ns.server, "vs"), (&ns.client, "vc")] {
         let dev = format!("{dev}{tag}{}", std::process::id() % 100_000);
         sh(&[
