@@ -767,7 +767,7 @@ _nastune() {
             return 0
             ;;
         nastune__subcmd__bench__subcmd__smb)
-            opts="-U -w -h -V --user --password-file --workload --size --block --depth --files --security --compare-security --dialect --timeout --json --settle --strict --db --no-store --help --version"
+            opts="-U -w -h -V --user --password-file --workload --size --block --depth --interval --files --security --compare-security --dialect --timeout --json --settle --strict --db --no-store --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -802,6 +802,10 @@ _nastune() {
                     return 0
                     ;;
                 --depth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

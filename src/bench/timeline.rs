@@ -48,6 +48,11 @@ impl Buckets {
         }
     }
 
+    /// The interval each point covers.
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
     /// Counts one completion of `bytes` at `t`.
     pub fn record(&mut self, t: Instant, bytes: u64) {
         let since = t.saturating_duration_since(self.start);
@@ -171,6 +176,22 @@ impl Timeline {
             log_events: sampled.log_events,
             event,
             cause,
+            steady_ms: None,
+        }
+    }
+
+    /// The timeline of a series sampled without counters, its event
+    /// detected and its cause `unknown` for the reason `why`.
+    pub fn unsampled(interval: Duration, points: Vec<Point>, why: &str) -> Timeline {
+        let event = detect::detect(&points);
+        Timeline {
+            interval_ms: interval.max(MIN_INTERVAL).as_millis() as u64,
+            cause: cause::unsampled(event.as_ref(), why),
+            points,
+            device: None,
+            dirty: None,
+            log_events: Vec::new(),
+            event,
             steady_ms: None,
         }
     }

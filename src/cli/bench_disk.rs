@@ -130,7 +130,7 @@ fn duration_arg(s: &str) -> Result<Duration, String> {
     workload::parse_duration(s).map_err(|e| e.to_string())
 }
 
-fn interval_arg(s: &str) -> Result<Duration, String> {
+pub(super) fn interval_arg(s: &str) -> Result<Duration, String> {
     let min = crate::bench::timeline::MIN_INTERVAL;
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= min.as_secs_f64() && v <= 3600.0 => {

@@ -56,6 +56,9 @@ pub struct SmbArgs {
     /// Requests in flight in the sequential workloads
     #[arg(long, default_value_t = 4, value_parser = crate::cli::values::whole("depth", 1..=256))]
     pub depth: u32,
+    /// Seconds per throughput point of the sequential workloads' timeline (0.1 and up, iperf3's -i)
+    #[arg(long, value_name = "SECS", default_value = "1", value_parser = super::bench_disk::interval_arg)]
+    pub interval: Duration,
     /// Files in the small-files workload
     #[arg(long, default_value_t = 256, value_parser = crate::cli::values::whole("files", 1..=100_000))]
     pub files: u32,
@@ -152,6 +155,7 @@ impl SmbArgs {
                 small_file_bytes: 64 << 10,
                 metadata_dirs: 8,
                 metadata_files_per_dir: 64,
+                interval_ms: Some(self.interval.as_millis() as u64),
             },
             target,
             credentials,

@@ -335,6 +335,7 @@ pub fn run(
         remote_cpus: theirs.nastune.as_ref().and_then(|n| n.cpus),
     };
     end.cpu_cost = doc::cpu_costs(&plan, &end);
+    end.timelines = super::series::judge(&intervals, cfg.interval.as_millis() as u64);
     Ok(NetReport {
         schema_version: doc::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").into(),

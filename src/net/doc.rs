@@ -187,6 +187,10 @@ pub struct End {
     pub cpu_cost: Option<CpuCostBothEnds>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rr: Option<RrResult>,
+    /// The cliff or stall found in each direction's interval reports (absent in
+    /// runs stored before it, and without interval reports).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timelines: Vec<super::series::NetTimeline>,
     /// Stream errors seen locally (a reset connection, say); empty when clean.
     pub warnings: Vec<String>,
 }

@@ -16,6 +16,7 @@ pub mod plan;
 pub mod protocol;
 pub mod results;
 pub mod rr;
+pub mod series;
 pub mod server;
 pub mod sockopt;
 pub mod tcp_info;

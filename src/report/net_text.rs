@@ -178,6 +178,12 @@ pub fn summary(r: &NetReport) -> String {
     for w in &e.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
+    let timelines: Vec<(String, crate::bench::timeline::Timeline)> = e
+        .timelines
+        .iter()
+        .map(|t| (t.direction.name().to_string(), t.timeline(&r.intervals)))
+        .collect();
+    super::timeline_text::render_labelled(&mut out, &timelines, "no byte moved");
     if let Some(v) = &r.validity {
         let _ = writeln!(out, "{}", super::validity_text::line(v));
     }

@@ -85,6 +85,12 @@ pub fn render(report: &SmbReport) -> String {
         for r in &run.results {
             let _ = writeln!(out, "{}", result_line(r));
         }
+        let timelines: Vec<(String, &crate::bench::timeline::Timeline)> = run
+            .results
+            .iter()
+            .filter_map(|r| Some((r.label(), r.timeline.as_ref()?)))
+            .collect();
+        super::timeline_text::render_labelled(&mut out, &timelines, "no request completed");
         // Said once per run: a warm read measures the server's memory.
         for r in &run.results {
             if let Some(ColdCache::NotEvicted(why)) = &r.cold_cache {

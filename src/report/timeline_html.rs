@@ -161,7 +161,8 @@ pub fn chart(title: &str, t: &Timeline) -> String {
 }
 
 /// The "Throughput over time" section: a chart per disk test with a
-/// timeline, and its cause and fix under it.
+/// timeline, per sequential SMB workload with one and per direction of a
+/// judged network run, each with its cause and fix under it.
 pub fn section(h: &mut String, runs: &[ReportRun]) {
     let mut started = false;
     for r in runs {
@@ -169,21 +170,61 @@ pub fn section(h: &mut String, runs: &[ReportRun]) {
             let Some(tl) = t.timeline.as_ref().filter(|tl| !tl.points.is_empty()) else {
                 continue;
             };
-            if !started {
-                h.push_str("<h2 id=\"timeline\">Throughput over time</h2>\n");
-                started = true;
-            }
             let title = format!("run {} {}", r.id, t.label());
-            let _ = writeln!(h, "<figure>{}</figure>", chart(&title, tl));
-            if let Some(line) = super::timeline_text::event_line(tl) {
-                let _ = writeln!(h, "<p><b>over time</b>: {}</p>", escape(&line));
-            }
-            if let Some(c) = &tl.cause {
-                let _ = writeln!(h, "<p><b>cause</b>: {}</p>", escape(&c.summary));
-                if let Some(fix) = &c.fix {
-                    let _ = writeln!(h, "<p><b>fix</b>: <code>{}</code></p>", escape(fix));
+            figure(h, &mut started, &title, tl);
+        }
+        for smb in r.docs.smbs() {
+            for run in &smb.runs {
+                for w in &run.results {
+                    let Some(tl) = w.timeline.as_ref().filter(|tl| !tl.points.is_empty()) else {
+                        continue;
+                    };
+                    let title = format!(
+                        "run {} smb {} {} {}",
+                        r.id,
+                        smb.settings.target,
+                        run.security.name(),
+                        w.label()
+                    );
+                    figure(h, &mut started, &title, tl);
                 }
             }
+        }
+        // A network run's series are its interval reports, drawn when the
+        // run judged them (runs stored before that keep their report).
+        for n in r.docs.nets() {
+            for nt in &n.end.timelines {
+                let tl = nt.timeline(&n.intervals);
+                if tl.points.is_empty() {
+                    continue;
+                }
+                let title = format!(
+                    "run {} net to {} {}",
+                    r.id,
+                    n.start.connecting_to.host,
+                    nt.direction.name()
+                );
+                figure(h, &mut started, &title, &tl);
+            }
+        }
+    }
+}
+
+/// One chart with its cause and fix under it, after the section's heading
+/// when it is the first.
+fn figure(h: &mut String, started: &mut bool, title: &str, tl: &Timeline) {
+    if !*started {
+        h.push_str("<h2 id=\"timeline\">Throughput over time</h2>\n");
+        *started = true;
+    }
+    let _ = writeln!(h, "<figure>{}</figure>", chart(title, tl));
+    if let Some(line) = super::timeline_text::event_line(tl) {
+        let _ = writeln!(h, "<p><b>over time</b>: {}</p>", escape(&line));
+    }
+    if let Some(c) = &tl.cause {
+        let _ = writeln!(h, "<p><b>cause</b>: {}</p>", escape(&c.summary));
+        if let Some(fix) = &c.fix {
+            let _ = writeln!(h, "<p><b>fix</b>: <code>{}</code></p>", escape(fix));
         }
     }
 }

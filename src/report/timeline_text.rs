@@ -66,9 +66,24 @@ pub fn event_line(t: &Timeline) -> Option<String> {
 
 /// The timeline section for these tests; empty when none has a timeline.
 pub fn render(out: &mut String, tests: &[TestResult]) {
-    let with: Vec<(&TestResult, &Timeline)> = tests
+    let with: Vec<(String, &Timeline)> = tests
         .iter()
-        .filter_map(|t| Some((t, t.timeline.as_ref()?)))
+        .filter_map(|t| Some((t.label(), t.timeline.as_ref()?)))
+        .collect();
+    render_labelled(out, &with, "no I/O completed");
+}
+
+/// The timeline section for these labelled timelines (a disk test, a
+/// direction of a network test); empty when none has a point. `blank` says
+/// what a blank column means.
+pub fn render_labelled<T: std::borrow::Borrow<Timeline>>(
+    out: &mut String,
+    with: &[(String, T)],
+    blank: &str,
+) {
+    let with: Vec<(&str, &Timeline)> = with
+        .iter()
+        .map(|(l, t)| (l.as_str(), t.borrow()))
         .filter(|(_, tl)| !tl.points.is_empty())
         .collect();
     let Some((_, first)) = with.first() else {
@@ -76,17 +91,17 @@ pub fn render(out: &mut String, tests: &[TestResult]) {
     };
     let _ = writeln!(
         out,
-        "\nthroughput over time ({} s per point; blank: no I/O completed):",
+        "\nthroughput over time ({} s per point; blank: {blank}):",
         first.interval_ms as f64 / 1000.0
     );
-    for (t, tl) in &with {
+    for (label, tl) in &with {
         let rates = columns(&tl.points);
         let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = rates.iter().copied().fold(0.0, f64::max);
         let _ = writeln!(
             out,
             "{:<30} |{}| {} to {}",
-            t.label(),
+            label,
             sparkline(&rates),
             format::rate(lo),
             format::rate(hi)

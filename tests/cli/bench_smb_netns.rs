@@ -87,3 +87,82 @@ fn smb_over_shaped_100mbit_veth_within_10_percent_of_tcp_goodput() {
         ratios.1 * 100.0
     );
 }
+
+/// The link shaped down from 100 to 20 Mbit/s during a `bench smb`
+/// seq-write: its timeline (`--interval 0.5`) has the cliff, no later than
+/// the change, with the rate before and after it the link's.
+#[test]
+fn smb_seq_write_over_a_link_shaped_down_mid_run_has_a_cliff() {
+    use std::time::{Duration, Instant};
+    let _serial = crate::net::heavy();
+    let Some(ns) = shaped_pair_or_skip("smc", "100mbit", "64kb") else {
+        return;
+    };
+    let Some(s) = Smbd::start_in(&ns.server, Ipv4Addr::new(10, 77, 0, 1), "") else {
+        return;
+    };
+    let db = tempfile::tempdir().unwrap();
+    let dbfile = db.path().join("nastune.db");
+    let spawned = Instant::now();
+    let child = Command::new("ip")
+        .args(["netns", "exec", &ns.client, env!("CARGO_BIN_EXE_nastune")])
+        .args(["bench", "smb", &s.unc("rw"), "--user", USER])
+        .args([
+            "--workload",
+            "seq-write",
+            "--size",
+            "64M",
+            "--interval",
+            "0.5",
+        ])
+        .args(["--settle", "0", "--json", "--db"])
+        .arg(&dbfile)
+        .env("NASTUNE_SMB_PASSWORD", PASSWORD)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    let changed_ms = spawned.elapsed().as_millis() as u64;
+    crate::net_netns::reshape(&ns, "smc", "20mbit");
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}\n{}", stderr(&o), s.log());
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let tl = &v["runs"][0]["results"][0]["timeline"];
+    let e = &tl["event"];
+    eprintln!("shaped down {changed_ms} ms after the start: {e}");
+    assert_eq!(tl["interval_ms"], 500, "{tl}");
+    assert_eq!(e["kind"], "cliff", "{tl}");
+    assert_eq!(tl["cause"]["kind"], "unknown", "{tl}");
+    // The write began after the process did: the change came at most
+    // `changed_ms` into it, and the interval holding it may be the first slow.
+    let start = e["start_ms"].as_u64().unwrap();
+    assert!((1000..=changed_ms + 500).contains(&start), "{tl}");
+    let (before, after) = (
+        e["rate_before"].as_f64().unwrap(),
+        e["rate_after"].as_f64().unwrap(),
+    );
+    assert!(before > 9e6 && after < 3.5e6, "{tl}");
+    // The text draws it, and the HTML report charts it.
+    let show = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_nastune"))
+            .args(args)
+            .arg("--db")
+            .arg(&dbfile)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let cliff = format!("cliff at {:.1} s", start as f64 / 1000.0);
+    let text = show(&["history", "show", "1"]);
+    assert!(
+        text.contains("throughput over time (0.5 s per point"),
+        "{text}"
+    );
+    assert!(text.contains(&cliff), "{text}");
+    let html = show(&["report", "1", "--html", "-"]);
+    assert!(html.contains("run 1 smb //10.77.0.1"), "{html}");
+    assert!(html.contains("plain seq-write"), "{html}");
+    assert!(html.contains(&cliff), "{html}");
+}

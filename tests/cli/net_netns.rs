@@ -107,6 +107,19 @@ fn netns_paced_300mbit_holds_its_rate_within_3_percent() {
     );
 }
 
+/// Changes both egresses of the pair made with `tag` to `rate` (the server's
+/// first: it carries a reverse test's data).
+pub fn reshape(ns: &crate::netns_pair::Netns, tag: &str, rate: &str) {
+    for (dev_ns, dev) in [(&ns.server, "vs"), (&ns.client, "vc")] {
+        let dev = format!("{dev}{tag}{}", std::process::id() % 100_000);
+        sh(&[
+            "ip", "netns", "exec", dev_ns, "tc", "qdisc", "change", "dev", &dev, "root", "tbf",
+            "rate", rate, "burst", "64kb", "latency", "20ms",
+        ])
+        .unwrap();
+    }
+}
+
 /// `compare` of two stored `bench net` runs: the reporting intervals are the
 /// samples, so a link shaped down from 100 to 20 Mbit/s between the runs is
 /// judged worse with an interval that excludes zero.
@@ -140,15 +153,7 @@ fn compare_judges_a_slower_link_worse_from_net_intervals() {
         assert!(o.status.success(), "{}", stderr(&o));
     };
     run();
-    for dev_ns in [&ns.server, &ns.client] {
-        let dev = if dev_ns == &ns.server { "vs" } else { "vc" };
-        let dev = format!("{dev}cmp{}", std::process::id() % 100_000);
-        sh(&[
-            "ip", "netns", "exec", dev_ns, "tc", "qdisc", "change", "dev", &dev, "root", "tbf",
-            "rate", "20mbit", "burst", "64kb", "latency", "20ms",
-        ])
-        .unwrap();
-    }
+    reshape(&ns, "cmp", "20mbit");
     run();
     let o = Command::new(env!("CARGO_BIN_EXE_nastune"))
         .args(["compare", "1", "2", "--json", "--db"])
@@ -190,4 +195,76 @@ fn compare_judges_a_slower_link_worse_from_net_intervals() {
     // In decimal MB/s, as check gives the network's rate, not in bits.
     assert!(md.contains(" MB/s"), "{md}");
     assert!(!md.contains("bit/s"), "{md}");
+}
+
+/// A link shaped down from 100 to 20 Mbit/s partway through one `bench net`
+/// run: the cliff is found in its interval reports within one interval of the
+/// change, drawn in its text and charted in the HTML report.
+#[test]
+fn a_link_shaped_down_mid_run_is_a_cliff_within_one_interval() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::time::{Duration, Instant};
+    let _serial = crate::net::heavy();
+    let Some(ns) = shaped_pair_or_skip("clf", "100mbit", "64kb") else {
+        return;
+    };
+    let _server = serve(&ns, 1);
+    let db = tempfile::tempdir().unwrap();
+    let dbfile = db.path().join("nastune.db");
+    // Reverse: the server sends through its own tbf, and this end's reports
+    // are of bytes received, which follow the link without a send buffer.
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", &ns.client, env!("CARGO_BIN_EXE_nastune")])
+        .args(["bench", "net", "10.77.0.1", "-t", "8", "-i", "0.5", "-R"])
+        .arg("--db")
+        .arg(&dbfile)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    // The first report is printed at 0.5 s into the test (plus a sampling
+    // lag of at most the client's 50 ms tick): the test began before this.
+    let began = Instant::now() - Duration::from_millis(500);
+    assert!(first.contains("0.00-0.50"), "{first}");
+    std::thread::sleep(Duration::from_secs(3));
+    let changed = began.elapsed().as_secs_f64();
+    reshape(&ns, "clf", "20mbit");
+    let mut text = String::new();
+    out.read_to_string(&mut text).unwrap();
+    assert!(child.wait().unwrap().success(), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("cliff at "))
+        .unwrap_or_else(|| panic!("no cliff found:\n{text}"));
+    let at: f64 = line
+        .split("cliff at ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    eprintln!("shaped down at {changed:.2} s, cliff found at {at:.1} s: {line}");
+    // The interval holding the change may still be half fast: the cliff
+    // begins at its start or the next one's, 0.5 s either side; 0.1 s more
+    // for the report's sampling lag.
+    assert!(
+        at >= changed - 0.5 && at <= changed + 0.6,
+        "cliff at {at} s, the link changed at {changed:.2} s:\n{text}"
+    );
+    assert!(text.contains("received "), "{text}");
+    assert!(
+        text.contains("cause: bench net samples no counter"),
+        "{text}"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_nastune"))
+        .args(["report", "1", "--html", "-", "--db"])
+        .arg(&dbfile)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = stdout(&o);
+    assert!(html.contains("Throughput over time"), "{html}");
+    assert!(html.contains("net to 10.77.0.1 received"), "{html}");
+    assert!(html.contains(&format!("cliff at {at:.1} s")), "{html}");
 }

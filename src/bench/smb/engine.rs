@@ -7,7 +7,9 @@
 //! that made it is gone; see [`Owner`].
 
 use std::net::ToSocketAddrs;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use crate::bench::timeline::{Buckets, Timeline};
 
 use super::server::{self, Sampler};
 use super::{Plan, SecurityRun, Workload, WorkloadResult};
@@ -267,19 +269,20 @@ fn workloads(
         .then(|| super::local::served_here(root, plan))
         .flatten()
         .and_then(|s| s.share_path);
+    let interval = s.interval_ms.map(Duration::from_millis);
     for w in &s.workloads {
         check_interrupt()?;
         progress(&format!("{} {}", security.name(), w.name()));
         match w {
             Workload::SeqWrite => {
                 let smp = sample(root);
-                let mut r = seq(c, &big, size, block, s.depth, true)?;
+                let mut r = seq(c, &big, size, block, s.depth, true, interval)?;
                 r.server = smp.map(|x| x.finish(root, r.bytes));
                 results.push(r);
             }
             Workload::SeqRead => {
                 if !s.workloads.contains(&Workload::SeqWrite) {
-                    seq(c, &big, size, block, s.depth, true)?;
+                    seq(c, &big, size, block, s.depth, true, None)?;
                 }
                 // A user's copy of a large file reads it from the disk, not
                 // from the memory the write just filled.
@@ -298,7 +301,7 @@ fn workloads(
                     ),
                 });
                 let smp = sample(root);
-                let mut r = seq(c, &big, size, block, s.depth, false)?;
+                let mut r = seq(c, &big, size, block, s.depth, false, interval)?;
                 r.server = smp.map(|x| x.finish(root, r.bytes));
                 r.cold_cache = cold;
                 results.push(r);
@@ -352,15 +355,25 @@ struct Meter {
     start: Instant,
     cpu: cpu::ProcessCpu,
     hist: Histogram,
+    buckets: Option<Buckets>,
 }
 
 impl Meter {
     fn start() -> Meter {
+        let start = Instant::now();
         Meter {
             cpu: cpu::process_cpu(),
-            start: Instant::now(),
+            start,
             hist: Histogram::new(),
+            buckets: None,
         }
+    }
+
+    /// A meter that also counts bytes per `interval` by completion time.
+    fn with_interval(interval: Option<Duration>) -> Meter {
+        let mut m = Meter::start();
+        m.buckets = interval.map(|i| Buckets::new(m.start, i));
+        m
     }
 
     fn finish(
@@ -372,6 +385,14 @@ impl Meter {
     ) -> WorkloadResult {
         let elapsed = self.start.elapsed();
         let after = cpu::process_cpu();
+        let timeline = self.buckets.map(|b| {
+            Timeline::unsampled(
+                b.interval(),
+                b.points(elapsed, &[]),
+                "bench smb samples no counter that says why the rate fell (the server's \
+                 disk or cache, the network, another client)",
+            )
+        });
         let secs = elapsed.as_secs_f64().max(1e-9);
         WorkloadResult {
             workload,
@@ -387,6 +408,7 @@ impl Meter {
                 .saturating_sub(self.cpu.user_ns + self.cpu.sys_ns),
             server: None,
             cold_cache: None,
+            timeline,
         }
     }
 }
@@ -400,6 +422,7 @@ fn seq(
     block: u32,
     depth: u32,
     write: bool,
+    interval: Option<Duration>,
 ) -> Result<WorkloadResult, Error> {
     let f = if write {
         c.create(path, Open::NewFile).or_else(|e| match e {
@@ -420,7 +443,7 @@ fn seq(
         Vec::new()
     };
     let blocks = size / u64::from(block);
-    let mut m = Meter::start();
+    let mut m = Meter::with_interval(interval);
     let result = (|| {
         let (mut next, mut done, mut bytes) = (0u64, 0u64, 0u64);
         while done < blocks {
@@ -450,6 +473,9 @@ fn seq(
             }
             bytes += n as u64;
             done += 1;
+            if let Some(b) = &mut m.buckets {
+                b.record(Instant::now(), n as u64);
+            }
         }
         Ok(bytes)
     })();

@@ -133,6 +133,10 @@ pub struct Settings {
     pub small_file_bytes: u32,
     pub metadata_dirs: u32,
     pub metadata_files_per_dir: u32,
+    /// The sequential workloads' throughput point, ms (`--interval`); absent:
+    /// no timeline (`check --smb`, `tune try`, runs stored before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_ms: Option<u64>,
 }
 
 impl Settings {
@@ -157,6 +161,7 @@ impl Settings {
             small_file_bytes: 64 << 10,
             metadata_dirs: 0,
             metadata_files_per_dir: 0,
+            interval_ms: None,
         }
     }
 }
@@ -188,6 +193,10 @@ pub struct WorkloadResult {
     /// whose cache nastune cannot empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold_cache: Option<ColdCache>,
+    /// Sequential workloads with an interval: bytes per interval by
+    /// completion time, and the cliff or stall in them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<crate::bench::timeline::Timeline>,
 }
 
 /// How a sequential read started on a server that is this box.
@@ -357,6 +366,7 @@ mod tests {
             client_cpu_ns: 0,
             server: None,
             cold_cache: None,
+            timeline: None,
         }
     }
 

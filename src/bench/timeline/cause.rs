@@ -75,6 +75,16 @@ fn mean(v: impl Iterator<Item = f64>) -> Option<f64> {
     (n > 0).then(|| s / f64::from(n))
 }
 
+/// The cause of an event in a series sampled without counters (a network
+/// stream, an SMB file): `unknown`, with `why` saying what was not sampled.
+pub fn unsampled(event: Option<&Event>, why: &str) -> Option<Cause> {
+    event.map(|_| Cause {
+        kind: CauseKind::Unknown,
+        summary: why.to_string(),
+        fix: None,
+    })
+}
+
 /// The cause of `event` (or, without one, why none could show).
 pub fn judge(
     points: &[Point],
