@@ -2026,7 +2026,7 @@ _nastune() {
                     return 0
                     ;;
                 --metric)
-                    COMPREPLY=($(compgen -W "bw iops p99 cpu_per_gb" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "bw iops p99 cpu_per_gb stall sustained" -- "${cur}"))
                     return 0
                     ;;
                 --user)

@@ -200,6 +200,11 @@ impl Timeline {
     pub fn longest_stall_ms(&self) -> u64 {
         detect::longest_stall_ms(&self.points)
     }
+
+    /// The rate after the first seconds, or after the cliff or stall, bytes/s.
+    pub fn sustained_rate(&self) -> Option<f64> {
+        detect::sustained_rate(&self.points, self.event.as_ref())
+    }
 }
 
 #[cfg(test)]

@@ -40,10 +40,13 @@ wholly on the better side (and the mean gains --min-gain), otherwise the session
 back; Ctrl-C or SIGTERM ends the run in progress and reverts the change (exit 130). The \
 verdict names the effect (helps, no effect, hurts). The runs, interval and verdict are stored as a 'tune-try' run. \
 The judge (--bench) is a disk workload (reads on a device, file or directory; seq-write, \
-rand-write and rand-write-fsync on a temporary file in a directory), net:HOST[:PORT] (a \
-'nastune net serve' peer; --rr for latency), smb://HOST/SHARE (--user, --smb-size, --smb-read) \
-or http:URL; --metric picks bw, iops, p99 or cpu_per_gb (a CPU gain is kept only with \
-throughput kept, and says so). A read_ahead_kb change \
+rand-write, rand-write-fsync and buffered-seq-write on a temporary file in a directory), \
+net:HOST[:PORT] (a 'nastune net serve' peer; --rr for latency), smb://HOST/SHARE (--user, \
+--smb-size, --smb-read) or http:URL; --metric picks bw, iops, p99 or cpu_per_gb (a CPU gain is \
+kept only with throughput kept, and says so), and for a disk workload stall (the longest time \
+with no I/O completed, in s) or sustained (MB/s after the first seconds or after the cliff), \
+from its throughput in 0.25 s points: the pair that shows a dirty-limit change, which a \
+buffered write's mean hides. A read_ahead_kb change \
 needs the buffered-seq-read workload: seq-read and rand-read use direct I/O, which read-ahead \
 does not touch. The judge must exercise the change: a block device change needs a --bench PATH \
 whose I/O passes through that device (its partition, or dm or md over it), a network interface \
@@ -206,15 +209,18 @@ pub struct TryArgs {
     /// The judge. A disk workload KIND:PATH: seq-read or rand-read (direct I/O, which
     /// read-ahead does not touch), buffered-seq-read (through the emptied page cache: the one a
     /// queue/read_ahead_kb change needs), on a block device, file or directory; seq-write,
-    /// rand-write (direct I/O) or rand-write-fsync (buffered, fsync after each write) on a
-    /// directory (a temporary file there, never a device). Or net:HOST[:PORT] (bench net to a
+    /// rand-write (direct I/O), rand-write-fsync (buffered, fsync after each write) or
+    /// buffered-seq-write (1 MiB buffered writes, a copy's) on a directory (a temporary file
+    /// there, never a device). Or net:HOST[:PORT] (bench net to a
     /// peer running 'nastune net serve'), smb://HOST[:PORT]/SHARE[/DIR] (bench smb) or
     /// http:URL (bench http). With --folklore, repeatable: each recipe is judged by the first
     /// given judge that exercises it
     #[arg(long, value_name = "JUDGE", required = true)]
     pub bench: Vec<Judge>,
-    /// The judge's number to decide by: bw, iops, p99 or cpu_per_gb [default: the judge's own:
-    /// bw for sequential disk, net and smb; iops for random disk and http; p99 with --rr]
+    /// The judge's number to decide by: bw, iops, p99 or cpu_per_gb; for a disk workload also
+    /// stall (the longest time with no I/O completed, s: lower is better) or sustained (MB/s
+    /// after the first seconds or after the cliff) [default: the judge's own: bw for sequential
+    /// disk, net and smb; iops for random disk and http; p99 with --rr]
     #[arg(long, value_enum)]
     pub metric: Option<MetricName>,
     /// net judge: request/response latency (transactions/s and p99) instead of throughput

@@ -24,13 +24,28 @@ pub fn render(r: &TryReport) -> String {
          ({:.2}); {} in {} ({better} is better)",
         r.workload, r.runs_per_side, r.runtime_ms, r.warmup_value, r.metric.name, r.metric.unit
     );
-    let _ = writeln!(out, "  run  side      {:>12}", r.metric.unit);
+    // A disk judge's timeline figures ride along as two more columns.
+    let timelines = (r.run_timelines.len() == o.runs.len()).then_some(&r.run_timelines);
+    let extra_head = if timelines.is_some() {
+        format!("  {:>12}  {:>14}", "stall s", "sustained MB/s")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "  run  side      {:>12}{extra_head}", r.metric.unit);
     for (n, (side, value)) in o.runs.iter().enumerate() {
         let side = match side {
             Side::Baseline => "without",
             Side::Changed => "with",
         };
-        let _ = writeln!(out, "  {:>3}  {side:<8}  {:>12.2}", n + 1, value);
+        let extra = timelines
+            .map(|t| {
+                let sustained = t[n]
+                    .sustained_mb_per_sec
+                    .map_or("-".to_string(), |v| format!("{v:.2}"));
+                format!("  {:>12.2}  {sustained:>14}", t[n].longest_stall_s)
+            })
+            .unwrap_or_default();
+        let _ = writeln!(out, "  {:>3}  {side:<8}  {:>12.2}{extra}", n + 1, value);
     }
     for (name, s) in [("without", &o.baseline), ("with", &o.changed)] {
         let _ = writeln!(

@@ -34,7 +34,8 @@ pub enum Target {
 pub enum Needs {
     /// Reads through the page cache (read-ahead): buffered-seq-read.
     BufferedRead,
-    /// Writes through the page cache (dirty limits): rand-write-fsync, or an
+    /// Writes through the page cache (dirty limits): rand-write-fsync,
+    /// buffered-seq-write, or an
     /// smb judge (smbd writes through this box's page cache).
     BufferedWrite,
     /// The page cache at all (reclaim balance): a buffered disk workload.
@@ -58,12 +59,18 @@ impl Needs {
         let ok = match self {
             Needs::BufferedRead => disk == Some(WorkloadKind::BufferedSeqRead),
             Needs::BufferedWrite => {
-                disk == Some(WorkloadKind::RandWriteFsync)
-                    || (matches!(judge, Judge::Smb(_)) && !smb_read)
+                matches!(
+                    disk,
+                    Some(WorkloadKind::RandWriteFsync | WorkloadKind::BufferedSeqWrite)
+                ) || (matches!(judge, Judge::Smb(_)) && !smb_read)
             }
             Needs::PageCache => matches!(
                 disk,
-                Some(WorkloadKind::BufferedSeqRead | WorkloadKind::RandWriteFsync)
+                Some(
+                    WorkloadKind::BufferedSeqRead
+                        | WorkloadKind::RandWriteFsync
+                        | WorkloadKind::BufferedSeqWrite
+                )
             ),
             Needs::Disk => disk.is_some(),
             Needs::Net => !matches!(judge, Judge::Disk(_)),
@@ -79,8 +86,8 @@ impl Needs {
                 "read-ahead acts on buffered reads only: judge it with buffered-seq-read:PATH"
             }
             Needs::BufferedWrite => {
-                "dirty limits act on buffered writes only: judge it with rand-write-fsync:DIR or \
-                 an smb://HOST/SHARE write"
+                "dirty limits act on buffered writes only: judge it with rand-write-fsync:DIR, \
+                 buffered-seq-write:DIR or an smb://HOST/SHARE write"
             }
             Needs::PageCache => {
                 "it acts on the page cache: judge it with buffered-seq-read:PATH or \

@@ -509,6 +509,20 @@ pub struct TryReport {
     /// What the change gives up in security, when it lowers it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_trade: Option<String>,
+    /// A disk judge's throughput over time, one entry per run in `runs`'
+    /// order, whatever the metric: a dirty-limit change shows there (the
+    /// longest stall, the sustained rate) when the mean hides it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub run_timelines: Vec<RunTimeline>,
+}
+
+/// The timeline figures of one trial run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RunTimeline {
+    /// The longest time with no I/O completed.
+    pub longest_stall_s: f64,
+    /// MB/s after the first seconds, or after the cliff or stall.
+    pub sustained_mb_per_sec: Option<f64>,
 }
 
 fn is_zero(n: &u32) -> bool {

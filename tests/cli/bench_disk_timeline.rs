@@ -2,7 +2,6 @@
 //! the test's bytes, the device's counters ride along, and a buffered write
 //! into a throttled device's page cache shows the writeback cliff and names it.
 
-use std::path::Path;
 use std::process::Output;
 
 use crate::loopdev::{loop_dev, sh};
@@ -98,14 +97,14 @@ fn an_interval_out_of_range_is_refused_naming_the_value() {
 
 /// The tests that change the machine's dirty limits or blkio throttles run
 /// one at a time, and apart from the one that counts a device's bytes: each
-/// one's figures depend on those.
-static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// one's figures depend on those (the dirty-limit `tune try` takes it too).
+pub(crate) static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Restores a sysctl (or any file) on drop.
-struct Restore(&'static str, String);
+pub(crate) struct Restore(&'static str, String);
 
 impl Restore {
-    fn set(path: &'static str, value: &str) -> Restore {
+    pub(crate) fn set(path: &'static str, value: &str) -> Restore {
         let old = std::fs::read_to_string(path).unwrap();
         std::fs::write(path, value).unwrap();
         Restore(path, old)
@@ -119,14 +118,23 @@ impl Drop for Restore {
 }
 
 /// Lifts the blkio throttle of a device (root cgroup v1) on drop.
-struct Throttle(String);
+pub(crate) struct Throttle(String);
+
+impl Throttle {
+    /// Holds writes to `dev` to `bps` bytes a second (the root group: the
+    /// flusher threads too).
+    pub(crate) fn set(dev: &str, bps: u64) -> Throttle {
+        let numbers = dev_numbers(dev);
+        std::fs::write(THROTTLE, format!("{numbers} {bps}\n")).unwrap();
+        Throttle(numbers)
+    }
+}
+
+pub(crate) const THROTTLE: &str = "/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device";
 
 impl Drop for Throttle {
     fn drop(&mut self) {
-        let _ = std::fs::write(
-            "/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device",
-            format!("{} 0\n", self.0),
-        );
+        let _ = std::fs::write(THROTTLE, format!("{} 0\n", self.0));
     }
 }
 
@@ -139,7 +147,19 @@ fn dirty_now() -> u64 {
         .sum()
 }
 
-fn dev_numbers(dev: &str) -> String {
+/// ext4 on `l`, mounted at its mount point, with its inode tables and
+/// journal written now, not later by ext4lazyinit through a throttle.
+pub(crate) fn mount_ext4(l: &crate::loopdev::Loop) -> std::path::PathBuf {
+    sh(&format!(
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 {}",
+        l.dev
+    ));
+    let mnt = l.mountpoint();
+    sh(&format!("mount {} {}", l.dev, mnt.display()));
+    mnt
+}
+
+pub(crate) fn dev_numbers(dev: &str) -> String {
     use std::os::unix::fs::MetadataExt;
     let r = std::fs::metadata(dev).unwrap().rdev();
     format!("{}:{}", libc::major(r), libc::minor(r))
@@ -153,24 +173,14 @@ fn dev_numbers(dev: &str) -> String {
 /// nastune must find the cliff between the two and call it writeback.
 #[test]
 fn a_buffered_write_over_a_throttled_disk_stalls_at_the_dirty_limit_and_says_writeback() {
-    let throttle = Path::new("/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device");
-    if !require(&[Need::Path(
-        "/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device",
-    )]) {
+    if !require(&[Need::Path(THROTTLE)]) {
         return;
     }
     let _machine = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(l) = loop_dev(2048, &["mkfs.ext4", "fallocate"]) else {
         return;
     };
-    // Inode tables and journal written now, not by ext4lazyinit through the throttle.
-    sh(&format!(
-        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 {}",
-        l.dev
-    ));
-    let mnt = l.mountpoint();
-    sh(&format!("mount {} {}", l.dev, mnt.display()));
-    let numbers = dev_numbers(&l.dev);
+    let mnt = mount_ext4(&l);
     const LIMIT: u64 = 512 << 20;
     const BACKGROUND: u64 = 256 << 20;
     // Allocated, not written: nastune lays out a file shorter than --size by
@@ -182,8 +192,7 @@ fn a_buffered_write_over_a_throttled_disk_stalls_at_the_dirty_limit_and_says_wri
         "/proc/sys/vm/dirty_background_bytes",
         &BACKGROUND.to_string(),
     );
-    std::fs::write(throttle, format!("{numbers} {}\n", 4u64 << 20)).unwrap();
-    let throttle_guard = Throttle(numbers);
+    let throttle_guard = Throttle::set(&l.dev, 4 << 20);
     // Others' dirty pages count against the same global limit: what is left
     // after a sync, as nastune syncs before it measures.
     // SAFETY: sync(2) has no preconditions.
@@ -276,15 +285,12 @@ fn a_buffered_write_over_a_throttled_disk_stalls_at_the_dirty_limit_and_says_wri
 /// 1 s a point), not at its 60 s cap.
 #[test]
 fn until_steady_stops_a_throttled_write_once_its_rate_settles() {
-    let throttle = "/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device";
-    if !require(&[Need::Path(throttle)]) {
+    if !require(&[Need::Path(THROTTLE)]) {
         return;
     }
     let _machine = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(l) = loop_dev(256, &[]) else { return };
-    let numbers = dev_numbers(&l.dev);
-    std::fs::write(throttle, format!("{numbers} {}\n", 8u64 << 20)).unwrap();
-    let guard = Throttle(numbers);
+    let guard = Throttle::set(&l.dev, 8 << 20);
     let d = l.dev.clone();
     let o = nastune()
         .args([

@@ -127,6 +127,23 @@ pub fn detect(points: &[Point]) -> Option<Event> {
     })
 }
 
+/// The sustained rate, bytes/s: the bytes from the cliff or stall (when
+/// there is one) or from the end of the first seconds ([`BASELINE_MS`], a
+/// third of the series at most, as the baseline) to the end, over that time.
+/// Bytes over time, not a median of intervals: the stalls between bursts
+/// cost a copy their time, and a writer held by writeback that moves 1 MiB
+/// in every other interval has a median of nothing but a rate of half its
+/// bursts. `None` for an empty series.
+pub fn sustained_rate(points: &[Point], event: Option<&Event>) -> Option<f64> {
+    let total: u64 = points.iter().map(|p| p.ms).sum();
+    let from = event.map_or(BASELINE_MS.min(total / 3), |e| e.start_ms);
+    let (bytes, ms) = points
+        .iter()
+        .filter(|p| p.t_ms - p.ms >= from)
+        .fold((0, 0), |(b, m), p| (b + p.bytes, m + p.ms));
+    (ms > 0).then(|| bytes as f64 * 1000.0 / ms as f64)
+}
+
 /// The index where the first run of points matching `bad` begins whose
 /// length (points, ms) satisfies `enough`.
 fn first_run(
@@ -175,6 +192,28 @@ pub(crate) mod tests {
                 }
             })
             .collect()
+    }
+
+    #[test]
+    fn the_sustained_rate_counts_from_the_event_or_after_the_first_seconds() {
+        // 112 MB/s for 4 s, then 1 s of nothing and 20 MB/s bursts every
+        // other second: from the stall on, 40 MB in 6 s.
+        let s = series(
+            1000,
+            &[112.0, 112.0, 112.0, 112.0, 0.0, 20.0, 0.0, 20.0, 0.0, 0.0],
+        );
+        let e = detect(&s).unwrap();
+        let r = sustained_rate(&s, Some(&e)).unwrap();
+        assert!((r - 40.0 * MB as f64 / 6.0).abs() < 1.0, "{r}");
+        // No event: from 2 s on (a steady 50 MB/s after a 90 MB/s start
+        // that is not a cliff).
+        let s = series(1000, &[90.0, 90.0, 50.0, 50.0, 50.0, 50.0]);
+        assert_eq!(detect(&s), None);
+        assert_eq!(sustained_rate(&s, None), Some(50.0 * MB as f64));
+        // A short run: after its first third (3 points of 250 ms).
+        let s = series(250, &[40.0, 10.0, 10.0]);
+        assert_eq!(sustained_rate(&s, None), Some(10.0 * MB as f64 * 4.0));
+        assert_eq!(sustained_rate(&[], None), None);
     }
 
     // Held out: these series were written from the stories before

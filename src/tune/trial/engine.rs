@@ -587,6 +587,8 @@ impl Trial<'_> {
         let mut reruns = 0;
         // Throughput beside the metric, for a CPU-per-GB verdict.
         let bw = std::cell::RefCell::new(Vec::new());
+        // The timeline figures beside it, for the table.
+        let mut run_timelines = Vec::new();
         let result = trial::run_trial_reviewed(
             &trial_plan,
             || {
@@ -594,6 +596,12 @@ impl Trial<'_> {
                 let (sample, validity) = guarded_measure(judge, &mut reruns)?;
                 let v = pick(sample)?;
                 bw.borrow_mut().push(sample.bw);
+                if let Some(stall) = sample.stall {
+                    run_timelines.push(trial::RunTimeline {
+                        longest_stall_s: stall,
+                        sustained_mb_per_sec: sample.sustained,
+                    });
+                }
                 if !validity.is_clean() {
                     let why = format!("run {taken}: {}", validity.reasons.join("; "));
                     if a.strict {
@@ -677,6 +685,7 @@ impl Trial<'_> {
             disturbed_runs,
             reruns,
             security_trade: trade,
+            run_timelines,
         };
         store.save(run, &report)?;
         store.finish_run(run, "ok")?;

@@ -91,6 +91,7 @@ impl PreparedHttp {
                 r.cpu.process_user_ns + r.cpu.process_sys_ns,
                 r.body_bytes,
             ),
+            ..Sample::default()
         })
     }
 

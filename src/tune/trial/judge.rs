@@ -34,6 +34,12 @@ pub enum MetricName {
     /// CPU-seconds spent per GB moved (this box's, where it can be counted).
     #[value(name = "cpu_per_gb")]
     CpuPerGb,
+    /// Disk judges: the longest time with no I/O completed, in seconds (the
+    /// freeze a copy shows when writeback holds the writer).
+    Stall,
+    /// Disk judges: the rate after the first seconds, or after the cliff
+    /// when there is one (what a long copy settles at once the cache is full).
+    Sustained,
 }
 
 impl MetricName {
@@ -43,6 +49,8 @@ impl MetricName {
             MetricName::Iops => "iops",
             MetricName::P99 => "p99",
             MetricName::CpuPerGb => "cpu_per_gb",
+            MetricName::Stall => "stall",
+            MetricName::Sustained => "sustained",
         }
     }
 }
@@ -62,6 +70,9 @@ pub struct Sample {
     pub iops: Option<f64>,
     pub p99: Option<f64>,
     pub cpu_per_gb: Option<f64>,
+    /// From the run's throughput over time (disk judges).
+    pub stall: Option<f64>,
+    pub sustained: Option<f64>,
 }
 
 impl Sample {
@@ -71,6 +82,8 @@ impl Sample {
             MetricName::Iops => self.iops,
             MetricName::P99 => self.p99,
             MetricName::CpuPerGb => self.cpu_per_gb,
+            MetricName::Stall => self.stall,
+            MetricName::Sustained => self.sustained,
         }
     }
 }
@@ -88,6 +101,12 @@ pub fn p99_ns(s: Option<&crate::bench::disk::LatencyStats>) -> Option<f64> {
 pub const CPU_PER_GB: Metric = Metric {
     name: "cpu_seconds_per_gb",
     unit: "CPU-s/GB",
+    better: Better::Lower,
+};
+
+pub const LONGEST_STALL_S: Metric = Metric {
+    name: "longest_stall_s",
+    unit: "s",
     better: Better::Lower,
 };
 
@@ -239,6 +258,7 @@ impl Judge {
         match (self, m) {
             (_, MetricName::CpuPerGb) => CPU_PER_GB,
             (_, MetricName::P99) => P99_US,
+            (_, MetricName::Stall) => LONGEST_STALL_S,
             (Judge::Disk(w), _) => w.kind.metric_of(m),
             (Judge::Net(_), MetricName::Bw) => super::net::BW,
             (Judge::Net(_), _) => super::net::TPS,
@@ -359,9 +379,26 @@ mod tests {
         let e = disk.pick(&o, Some(MetricName::CpuPerGb)).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "the disk judge does not measure 'cpu_per_gb'; it measures 'iops', 'bw', 'p99'"
+            "the disk judge does not measure 'cpu_per_gb'; it measures 'iops', 'bw', 'p99', \
+             'stall', 'sustained'"
         );
+        // The timeline's metrics are the disk judges', the stall lower-better;
+        // the buffered read has no series.
+        assert_eq!(disk.metric(MetricName::Stall).better, Better::Lower);
+        assert_eq!(
+            disk.metric(MetricName::Sustained).name,
+            "read_sustained_mb_per_sec"
+        );
+        let write: Judge = "buffered-seq-write:/srv".parse().unwrap();
+        assert_eq!(write.pick(&o, None).unwrap(), MetricName::Bw);
+        assert_eq!(
+            write.metric(MetricName::Sustained).name,
+            "write_sustained_mb_per_sec"
+        );
+        let cached: Judge = "buffered-seq-read:/srv".parse().unwrap();
+        assert!(cached.pick(&o, Some(MetricName::Stall)).is_err());
         let smb: Judge = "smb://h/s".parse().unwrap();
+        assert!(smb.pick(&o, Some(MetricName::Stall)).is_err());
         assert_eq!(smb.pick(&o, None).unwrap(), MetricName::Bw);
         let cpu = smb.pick(&o, Some(MetricName::CpuPerGb)).unwrap();
         assert_eq!(smb.metric(cpu).better, Better::Lower);

@@ -136,6 +136,7 @@ impl PreparedSmb {
             iops: Some(r.iops),
             p99: p99_ns(r.clat_ns.as_ref()).map(|ns| ns / 1e3),
             cpu_per_gb: cpu_seconds_per_gb(r.client_cpu_ns + server_ns, r.bytes),
+            ..Sample::default()
         })
     }
 

@@ -5,10 +5,16 @@
 //! 4 KiB random at queue depth 32, both direct I/O, or `buffered-seq-read`
 //! ([`super::buffered`]: through the page cache, emptied before each run, so
 //! read-ahead counts) take a block device, a file or a directory. Writes
-//! (`seq-write`, `rand-write`, direct I/O, and `rand-write-fsync`: buffered 4 KiB
-//! writes each followed by fsync, the write-back path a `vm.dirty_*` change
-//! touches) take a directory only: they write a temporary file there, never a
-//! device or an existing file.
+//! (`seq-write`, `rand-write`, direct I/O, `rand-write-fsync`: buffered 4 KiB
+//! writes each followed by fsync, and `buffered-seq-write`: 1 MiB buffered
+//! writes, a copy's, the two write-back paths a `vm.dirty_*` change touches)
+//! take a directory only: they write a temporary file there, never a device or
+//! an existing file.
+//!
+//! The `bench disk` runs keep their throughput over time in
+//! [`JUDGE_INTERVAL`] points, for the `stall` and `sustained` metrics: the
+//! mean of a buffered write hides what a dirty limit changes (a large one
+//! lets the first seconds run at memory speed and then holds the writer).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -30,6 +36,11 @@ use crate::root::Root;
 /// The temporary file a write judge writes, at most (half the free space if less).
 const WRITE_FILE_BYTES: u64 = 256 << 20;
 
+/// The judge's points: a quarter second, so a trial run of a few seconds
+/// (5 s by default) has 20 of them, and a one-second stall, the shortest a
+/// user sees as a freeze, spans four.
+pub const JUDGE_INTERVAL: Duration = Duration::from_millis(250);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadKind {
@@ -45,16 +56,19 @@ pub enum WorkloadKind {
     RandWrite,
     /// 4 KiB random buffered writes, each followed by fsync: IOPS.
     RandWriteFsync,
+    /// 1 MiB sequential buffered writes, no fsync (a copy's): MB/s.
+    BufferedSeqWrite,
 }
 
 impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 6] = [
+    pub const ALL: [WorkloadKind; 7] = [
         WorkloadKind::SeqRead,
         WorkloadKind::RandRead,
         WorkloadKind::BufferedSeqRead,
         WorkloadKind::SeqWrite,
         WorkloadKind::RandWrite,
         WorkloadKind::RandWriteFsync,
+        WorkloadKind::BufferedSeqWrite,
     ];
 
     pub fn name(self) -> &'static str {
@@ -65,24 +79,30 @@ impl WorkloadKind {
             WorkloadKind::SeqWrite => "seq-write",
             WorkloadKind::RandWrite => "rand-write",
             WorkloadKind::RandWriteFsync => "rand-write-fsync",
+            WorkloadKind::BufferedSeqWrite => "buffered-seq-write",
         }
     }
 
     pub fn writes(self) -> bool {
         matches!(
             self,
-            WorkloadKind::SeqWrite | WorkloadKind::RandWrite | WorkloadKind::RandWriteFsync
+            WorkloadKind::SeqWrite
+                | WorkloadKind::RandWrite
+                | WorkloadKind::RandWriteFsync
+                | WorkloadKind::BufferedSeqWrite
         )
     }
 
     /// The metrics it measures, the default first (the buffered read has
-    /// no latency histogram).
+    /// no latency histogram nor a series: it is not a `bench disk` run).
     pub fn metrics(self) -> &'static [MetricName] {
         use MetricName::*;
         match self {
-            WorkloadKind::SeqRead | WorkloadKind::SeqWrite => &[Bw, Iops, P99],
+            WorkloadKind::SeqRead | WorkloadKind::SeqWrite | WorkloadKind::BufferedSeqWrite => {
+                &[Bw, Iops, P99, Stall, Sustained]
+            }
             WorkloadKind::RandRead | WorkloadKind::RandWrite | WorkloadKind::RandWriteFsync => {
-                &[Iops, Bw, P99]
+                &[Iops, Bw, P99, Stall, Sustained]
             }
             WorkloadKind::BufferedSeqRead => &[Bw],
         }
@@ -102,7 +122,10 @@ impl WorkloadKind {
             // trials stored before 0.2 say "read_mib_per_sec" in MiB/s.
             (MetricName::Bw, false) => ("read_mb_per_sec", "MB/s"),
             (MetricName::Bw, true) => ("write_mb_per_sec", "MB/s"),
+            (MetricName::Sustained, false) => ("read_sustained_mb_per_sec", "MB/s"),
+            (MetricName::Sustained, true) => ("write_sustained_mb_per_sec", "MB/s"),
             (MetricName::P99, _) => return super::judge::P99_US,
+            (MetricName::Stall, _) => return super::judge::LONGEST_STALL_S,
             (MetricName::CpuPerGb, _) => return super::judge::CPU_PER_GB,
         };
         Metric {
@@ -120,9 +143,11 @@ impl WorkloadKind {
             WorkloadKind::SeqWrite => (Rw::Write, 1 << 20, 8),
             WorkloadKind::RandWrite => (Rw::Randwrite, 4096, 32),
             WorkloadKind::RandWriteFsync => (Rw::Randwrite, 4096, 1),
+            WorkloadKind::BufferedSeqWrite => (Rw::Write, 1 << 20, 1),
             WorkloadKind::BufferedSeqRead => return None,
         };
         let fsync = u32::from(self == WorkloadKind::RandWriteFsync);
+        let buffered = fsync == 1 || self == WorkloadKind::BufferedSeqWrite;
         Some(Workload {
             rw,
             rwmixread: if self.writes() { 0 } else { 100 },
@@ -130,8 +155,8 @@ impl WorkloadKind {
             iodepth,
             numjobs: 1,
             // Direct I/O: the page cache would measure memory, not the change;
-            // the fsync'd writes go through it, as a file server's do.
-            direct: fsync == 0,
+            // the fsync'd writes and the copy go through it, as a file server's do.
+            direct: !buffered,
             runtime,
             ramp_time: Duration::ZERO,
             fsync,
@@ -175,7 +200,7 @@ pub enum WorkloadError {
     Syntax(String),
     #[error(
         "unknown workload kind '{0}'; use 'seq-read', 'rand-read', 'buffered-seq-read', \
-         'seq-write', 'rand-write' or 'rand-write-fsync'"
+         'seq-write', 'rand-write', 'rand-write-fsync' or 'buffered-seq-write'"
     )]
     Kind(String),
     #[error(
@@ -368,7 +393,7 @@ impl PreparedWorkload {
             layers,
             settle: Duration::from_millis(200),
             start: None,
-            interval: None,
+            interval: Some(JUDGE_INTERVAL),
             until_steady: false,
         };
         let name = self.spec.kind.name();
@@ -387,11 +412,14 @@ impl PreparedWorkload {
             r.read
         };
         let d = side.ok_or_else(|| failed("no I/O completed".into()))?;
+        let timeline = r.timeline.as_ref();
         Ok(Sample {
             bw: Some(d.bw_bytes / 1e6),
             iops: Some(d.iops),
             p99: p99_ns(d.clat_ns.as_ref()).map(|ns| ns / 1e3),
             cpu_per_gb: None,
+            stall: timeline.map(|t| t.longest_stall_ms() as f64 / 1e3),
+            sustained: timeline.and_then(|t| t.sustained_rate()).map(|r| r / 1e6),
         })
     }
 }
@@ -424,7 +452,7 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "unknown workload kind 'seq-writes'; use 'seq-read', 'rand-read', 'buffered-seq-read', \
-             'seq-write', 'rand-write' or 'rand-write-fsync'"
+             'seq-write', 'rand-write', 'rand-write-fsync' or 'buffered-seq-write'"
         );
         assert!("seq-read:".parse::<TrialWorkload>().is_err());
         assert_eq!(WorkloadKind::RandRead.metric().unit, "IOPS");
