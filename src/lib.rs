@@ -26,6 +26,7 @@ pub mod smb;
 pub mod stats;
 pub mod store;
 pub mod time;
+pub mod timeline;
 pub mod tune;
 pub mod watch;
 

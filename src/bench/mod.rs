@@ -9,5 +9,4 @@ pub use crate::histogram;
 pub mod http;
 pub mod interrupt;
 pub mod smb;
-pub mod timeline;
 pub mod validity;

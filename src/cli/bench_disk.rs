@@ -131,7 +131,7 @@ fn duration_arg(s: &str) -> Result<Duration, String> {
 }
 
 pub(super) fn interval_arg(s: &str) -> Result<Duration, String> {
-    let min = crate::bench::timeline::MIN_INTERVAL;
+    let min = crate::timeline::MIN_INTERVAL;
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= min.as_secs_f64() && v <= 3600.0 => {
             Ok(Duration::from_secs_f64(v))
@@ -161,7 +161,7 @@ impl DiskArgs {
             self.direct
         };
         let runtime = self.runtime.unwrap_or(if self.until_steady {
-            crate::bench::timeline::steady::DEFAULT_CAP
+            crate::timeline::steady::DEFAULT_CAP
         } else {
             suites::DEFAULT_RUNTIME
         });

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::engine::{Interval, IntervalSum};
-use crate::bench::timeline::{Cause, Counters, Event, Point, Timeline, cause, detect};
+use crate::timeline::{Cause, Counters, Event, Point, Timeline, cause, detect};
 
 /// Which of an interval's sums a series is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,8 +120,8 @@ pub fn judge(intervals: &[Interval], interval_ms: u64) -> Vec<NetTimeline> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::timeline::{CauseKind, EventKind};
     use crate::net::cpu::CpuUse;
+    use crate::timeline::{CauseKind, EventKind};
 
     /// Intervals of `secs` each with these megabytes sent, the first
     /// `omitted` of them the warm-up.

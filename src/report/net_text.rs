@@ -178,7 +178,7 @@ pub fn summary(r: &NetReport) -> String {
     for w in &e.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
-    let timelines: Vec<(String, crate::bench::timeline::Timeline)> = e
+    let timelines: Vec<(String, crate::timeline::Timeline)> = e
         .timelines
         .iter()
         .map(|t| (t.direction.name().to_string(), t.timeline(&r.intervals)))

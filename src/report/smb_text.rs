@@ -85,7 +85,7 @@ pub fn render(report: &SmbReport) -> String {
         for r in &run.results {
             let _ = writeln!(out, "{}", result_line(r));
         }
-        let timelines: Vec<(String, &crate::bench::timeline::Timeline)> = run
+        let timelines: Vec<(String, &crate::timeline::Timeline)> = run
             .results
             .iter()
             .filter_map(|r| Some((r.label(), r.timeline.as_ref()?)))

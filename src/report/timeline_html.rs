@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::runs::ReportRun;
 use super::svg::{escape, nice_ticks};
-use crate::bench::timeline::Timeline;
+use crate::timeline::Timeline;
 
 const WIDTH: f64 = 900.0;
 const LEFT: f64 = 90.0;
@@ -26,7 +26,7 @@ pub fn chart(title: &str, t: &Timeline) -> String {
     let mb = |b: f64| b / 1e6;
     // A last interval of a few ms holds a few I/Os: its rate is noise, drawn
     // as a spike (47 MB/s on a disk doing 4), so the lines leave it out.
-    let full = |p: &&crate::bench::timeline::Point| p.ms * 2 >= t.interval_ms;
+    let full = |p: &&crate::timeline::Point| p.ms * 2 >= t.interval_ms;
     let ours: Vec<(f64, f64)> = t
         .points
         .iter()
@@ -131,8 +131,8 @@ pub fn chart(title: &str, t: &Timeline) -> String {
         // longest stall) is ~90 characters, wider than the plot right of a
         // cliff past its middle, so it goes in the caption under the chart.
         let short = match e.kind {
-            crate::bench::timeline::EventKind::Cliff => "cliff",
-            crate::bench::timeline::EventKind::Stall => "stall",
+            crate::timeline::EventKind::Cliff => "cliff",
+            crate::timeline::EventKind::Stall => "stall",
         };
         let (lx, anchor) = if x > (LEFT + RIGHT) / 2.0 {
             (x - 4.0, "end")
@@ -232,9 +232,9 @@ fn figure(h: &mut String, started: &mut bool, title: &str, tl: &Timeline) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::timeline::detect::tests::series;
-    use crate::bench::timeline::{Context, counters::Sampled};
     use crate::report::timeline_text;
+    use crate::timeline::detect::tests::series;
+    use crate::timeline::{Context, counters::Sampled};
 
     #[test]
     fn the_chart_marks_the_cliff_and_escapes_its_title() {

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use crate::bench::disk::TestResult;
-use crate::bench::timeline::{EventKind, Point, Timeline};
 use crate::report::format;
+use crate::timeline::{EventKind, Point, Timeline};
 
 /// Characters a sparkline is drawn with, lowest first; an interval with no
 /// I/O at all is a blank so a stall shows as a gap.
@@ -129,7 +129,7 @@ pub fn render_labelled<T: std::borrow::Borrow<Timeline>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::timeline::Counters;
+    use crate::timeline::Counters;
 
     fn p(ms: u64, bytes: u64) -> Point {
         Point {

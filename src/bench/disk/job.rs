@@ -18,7 +18,7 @@ use super::engine::{Completion, Dir, Engine, result_error};
 use super::verify::{Stamp, WrittenBlocks};
 use super::workload::Workload;
 use crate::bench::histogram::Histogram;
-use crate::bench::timeline::Buckets;
+use crate::timeline::Buckets;
 
 #[derive(Debug, Clone, Default)]
 pub struct DirCounts {

@@ -118,7 +118,7 @@ pub struct TestResult {
     pub validity: Option<Validity>,
     /// Throughput over time (the first pass), with the cliff or stall and its cause.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeline: Option<crate::bench::timeline::Timeline>,
+    pub timeline: Option<crate::timeline::Timeline>,
 }
 
 impl TestResult {

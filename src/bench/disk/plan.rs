@@ -113,7 +113,7 @@ impl Plan {
             loops: 1,
             settle_s: crate::bench::validity::DEFAULT_SETTLE_S,
             direct_chosen: false,
-            interval: Some(crate::bench::timeline::DEFAULT_INTERVAL),
+            interval: Some(crate::timeline::DEFAULT_INTERVAL),
             until_steady: false,
         })
     }

@@ -17,11 +17,11 @@ use super::{
 use crate::bench::cpu::{self, CpuUsage};
 use crate::bench::diskstats::{self, Layer, LayerIo};
 use crate::bench::interrupt;
-use crate::bench::timeline::cause::DIRTY_REACHED;
-use crate::bench::timeline::{self, Sampler, Timeline};
 use crate::bench::validity::{self, Guard, GuardPlan};
 use crate::probe::diskstats::read_diskstats;
 use crate::root::Root;
+use crate::timeline::cause::DIRTY_REACHED;
+use crate::timeline::{self, Sampler, Timeline};
 
 /// What a test runs on.
 pub struct Bench<'a> {

@@ -9,7 +9,7 @@
 use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant};
 
-use crate::bench::timeline::{Buckets, Timeline};
+use crate::timeline::{Buckets, Timeline};
 
 use super::server::{self, Sampler};
 use super::{Plan, SecurityRun, Workload, WorkloadResult};

@@ -196,7 +196,7 @@ pub struct WorkloadResult {
     /// Sequential workloads with an interval: bytes per interval by
     /// completion time, and the cliff or stall in them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeline: Option<crate::bench::timeline::Timeline>,
+    pub timeline: Option<crate::timeline::Timeline>,
 }
 
 /// How a sequential read started on a server that is this box.

@@ -173,7 +173,7 @@ fn first_run(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::bench::timeline::Counters;
+    use crate::timeline::Counters;
 
     const MB: u64 = 1_000_000;
 

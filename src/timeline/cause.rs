@@ -297,8 +297,8 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::timeline::counters::{DirtyLimits, LogEvent};
-    use crate::bench::timeline::detect::{detect, tests::series};
+    use crate::timeline::counters::{DirtyLimits, LogEvent};
+    use crate::timeline::detect::{detect, tests::series};
 
     const M: u64 = 1 << 20;
 
