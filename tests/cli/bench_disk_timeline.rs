@@ -101,19 +101,31 @@ fn an_interval_out_of_range_is_refused_naming_the_value() {
 pub(crate) static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Restores a sysctl (or any file) on drop.
-pub(crate) struct Restore(&'static str, String);
+pub(crate) struct Restore(String, String);
 
 impl Restore {
     pub(crate) fn set(path: &'static str, value: &str) -> Restore {
-        let old = std::fs::read_to_string(path).unwrap();
+        let read = |p: &str| std::fs::read_to_string(p).unwrap();
+        // The kernel keeps each dirty limit as bytes or as a ratio, whichever
+        // was written last, and refuses 0 bytes (EINVAL): a limit that was a
+        // ratio (dirty_bytes 0, the default) goes back by writing its ratio.
+        // Writing the old "0" left the test's 512 MiB limit on the machine.
+        let (back, old) = match path.strip_suffix("_bytes") {
+            Some(stem) if read(path).trim() == "0" => {
+                let ratio = format!("{stem}_ratio");
+                let old = read(&ratio);
+                (ratio, old)
+            }
+            _ => (path.to_string(), read(path)),
+        };
         std::fs::write(path, value).unwrap();
-        Restore(path, old)
+        Restore(back, old)
     }
 }
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        let _ = std::fs::write(self.0, &self.1);
+        let _ = std::fs::write(&self.0, &self.1);
     }
 }
 
