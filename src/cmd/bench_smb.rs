@@ -23,7 +23,7 @@ fn run(_args: &SmbArgs, _global: &GlobalArgs) -> anyhow::Result<ExitCode> {
 fn run(args: &SmbArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     use anyhow::Context;
 
-    use crate::bench::smb::{self, SmbReport, engine};
+    use crate::bench::smb::{SmbReport, engine};
     use crate::bench::validity::{Guard, GuardPlan, Outcome};
     use crate::root::Root;
 
@@ -73,15 +73,8 @@ fn run(args: &SmbArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(crate::bench::interrupt::EXIT_CODE));
         }
     }
-    let report = SmbReport {
-        schema_version: smb::SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        settings: plan.settings.clone(),
-        server_local: local,
-        slowdowns: smb::slowdowns(&runs),
-        runs,
-        validity: Some(guard.finish(&root, Outcome::default())),
-    };
+    let validity = guard.finish(&root, Outcome::default());
+    let report = SmbReport::new(plan.settings.clone(), local, runs, Some(validity));
     let disturbed = args.guard.strict && report.validity.as_ref().is_some_and(|v| !v.is_clean());
     if let Some(store) = &store {
         super::save_bench_run(store, crate::store::RunKind::BenchSmb, &report, &root)?;

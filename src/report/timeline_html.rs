@@ -236,20 +236,25 @@ mod tests {
     use crate::timeline::detect::tests::series;
     use crate::timeline::{Context, counters::Sampled};
 
+    /// One-second points judged as direct writes (no dirty-page context).
+    fn judged(points: Vec<crate::timeline::Point>) -> Timeline {
+        Timeline::judge(
+            std::time::Duration::from_secs(1),
+            points,
+            Sampled::default(),
+            Context {
+                buffered_writes: false,
+            },
+        )
+    }
+
     #[test]
     fn the_chart_marks_the_cliff_and_escapes_its_title() {
         let mut pts = series(1000, &[100.0, 100.0, 10.0, 10.0, 10.0]);
         for p in &mut pts {
             p.counters.dirty_bytes = Some(1 << 20);
         }
-        let t = Timeline::judge(
-            std::time::Duration::from_secs(1),
-            pts,
-            Sampled::default(),
-            Context {
-                buffered_writes: false,
-            },
-        );
+        let t = judged(pts);
         let svg = chart("<test> & co", &t);
         assert!(svg.contains("&lt;test&gt; &amp; co"), "{svg}");
         assert!(
@@ -274,15 +279,10 @@ mod tests {
 
     #[test]
     fn a_late_cliffs_label_ends_at_its_mark_inside_the_plot() {
-        let pts = series(1000, &[100.0, 100.0, 100.0, 100.0, 100.0, 10.0, 10.0, 10.0]);
-        let t = Timeline::judge(
-            std::time::Duration::from_secs(1),
-            pts,
-            Sampled::default(),
-            Context {
-                buffered_writes: false,
-            },
-        );
+        let t = judged(series(
+            1000,
+            &[100.0, 100.0, 100.0, 100.0, 100.0, 10.0, 10.0, 10.0],
+        ));
         let svg = chart("late", &t);
         assert!(
             svg.contains(

@@ -266,6 +266,27 @@ impl crate::doc::Document for SmbReport {
     }
 }
 
+impl SmbReport {
+    /// The document of these security runs, with their slowdowns against the
+    /// plain one.
+    pub fn new(
+        settings: Settings,
+        server_local: bool,
+        runs: Vec<SecurityRun>,
+        validity: Option<crate::bench::validity::Validity>,
+    ) -> SmbReport {
+        SmbReport {
+            schema_version: SCHEMA_VERSION,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            settings,
+            server_local,
+            slowdowns: slowdowns(&runs),
+            runs,
+            validity,
+        }
+    }
+}
+
 /// Slowdown factors of every non-plain run against the plain run, per workload label.
 pub fn slowdowns(runs: &[SecurityRun]) -> Vec<Slowdown> {
     let Some(plain) = runs.iter().find(|r| r.security == Security::Plain) else {
@@ -304,15 +325,12 @@ pub fn measure(
                 .map_err(|e| e.to_string())?,
         );
     }
-    Ok(smb::SmbReport {
-        schema_version: smb::SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        settings: plan.settings.clone(),
-        server_local: local,
-        slowdowns: smb::slowdowns(&runs),
+    Ok(smb::SmbReport::new(
+        plan.settings.clone(),
+        local,
         runs,
-        validity: None,
-    })
+        None,
+    ))
 }
 
 #[cfg(not(feature = "smb"))]
