@@ -74,7 +74,7 @@ fn try_smb_encryption_off_gains_and_is_kept_only_when_weaker_security_is_allowed
 
     // Without the flag: the gain is measured, then refused.
     let doc = json_of(&try_smb(&smbd, t.path(), set, &[]));
-    assert_eq!(doc["metric"]["name"], "mib_per_sec", "{doc}");
+    assert_eq!(doc["metric"]["name"], "mb_per_sec", "{doc}");
     assert_eq!(
         doc["effect"], "helps",
         "encryption costs on this CPU: {doc}"
