@@ -28,6 +28,10 @@ use capture::{Event, Recorder};
 /// means we were pointed at the wrong tree, and bounded memory matters on 128 MiB.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
+/// The longest line [`Root::read_lines_kept`] reads: a /proc table's lines
+/// are under 200 bytes; a tree's file without newlines is not read whole.
+pub const MAX_LINE_BYTES: u64 = 64 * 1024;
+
 /// Directory inside a captured tree that holds values not read from files.
 pub const SYNTHETIC_DIR: &str = ".nastune";
 
@@ -263,6 +267,61 @@ impl Root {
             Err(e) if e.is_not_found() => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// Reads a text file of any length a line at a time and returns the lines
+    /// `keep` accepts, in order. /proc/net/tcp lists every socket of the
+    /// namespace at 150 bytes a line, so a box holding 30,000 connections in
+    /// TIME_WAIT (a web server, a client churning connections) passes
+    /// [`MAX_FILE_BYTES`] while the few lines wanted are small. The lines
+    /// kept are bounded by [`MAX_FILE_BYTES`], and each line read by
+    /// [`MAX_LINE_BYTES`]; a capture stores the lines kept.
+    pub fn read_lines_kept(
+        &self,
+        rel: &str,
+        mut keep: impl FnMut(&str) -> bool,
+    ) -> Result<String, ReadError> {
+        use std::io::BufRead;
+        self.replayed(rel)?;
+        let path = self.path(rel);
+        let result = (|| {
+            let io = |e| ReadError::from_io(path.clone(), e);
+            let file = self.open_for_read(rel, &path, false)?;
+            let mut reader = io::BufReader::new(file);
+            let (mut kept, mut line) = (String::new(), Vec::new());
+            loop {
+                line.clear();
+                let n = (&mut reader)
+                    .take(MAX_LINE_BYTES + 1)
+                    .read_until(b'\n', &mut line)
+                    .map_err(io)?;
+                if n == 0 {
+                    return Ok(kept);
+                }
+                if n as u64 > MAX_LINE_BYTES {
+                    return Err(ReadError::TooLarge {
+                        path: path.clone(),
+                        limit: MAX_LINE_BYTES,
+                    });
+                }
+                let text = std::str::from_utf8(&line)
+                    .map_err(|_| ReadError::NotText { path: path.clone() })?;
+                if keep(text.trim_end_matches('\n')) {
+                    if (kept.len() + text.len()) as u64 > MAX_FILE_BYTES {
+                        return Err(ReadError::TooLarge {
+                            path: path.clone(),
+                            limit: MAX_FILE_BYTES,
+                        });
+                    }
+                    kept.push_str(text);
+                }
+            }
+        })();
+        match &result {
+            Ok(text) => self.record(rel, Event::File(text.clone().into_bytes())),
+            Err(e) => self.note_error(rel, e),
+        }
+        result
     }
 
     /// Reads at most `limit` bytes from the start of a file (a block device's
@@ -705,6 +764,36 @@ mod tests {
             Err(ReadError::TooLarge { .. })
         ));
         assert_eq!(root.read_head("proc/big", 16).unwrap().len(), 16);
+    }
+
+    #[test]
+    fn a_table_larger_than_a_whole_read_gives_its_kept_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("proc")).unwrap();
+        let mut text = "x".repeat(100) + "\n";
+        text = text.repeat((MAX_FILE_BYTES / 100) as usize);
+        text.push_str("wanted 1\n");
+        fs::write(dir.path().join("proc/table"), &text).unwrap();
+        fs::write(dir.path().join("proc/oneline"), "y".repeat(70_000)).unwrap();
+        let root = Root::tree(dir.path()).unwrap().with_recorder();
+        let kept = root.read_lines_kept("proc/table", |l| l.starts_with("wanted"));
+        assert_eq!(kept.unwrap(), "wanted 1\n");
+        // What a capture stores is what was kept.
+        let recorded = format!("{:?}", root.take_recording());
+        let kept_bytes = format!("File({:?})", b"wanted 1\n".to_vec());
+        assert!(
+            recorded.ends_with(&format!("{kept_bytes})] }}")),
+            "{recorded}"
+        );
+        // Keeping every line is bounded like a whole read; so is one line.
+        assert!(matches!(
+            root.read_lines_kept("proc/table", |_| true),
+            Err(ReadError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            root.read_lines_kept("proc/oneline", |_| true),
+            Err(ReadError::TooLarge { limit, .. }) if limit == MAX_LINE_BYTES
+        ));
     }
 
     #[test]

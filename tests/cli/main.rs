@@ -11,6 +11,9 @@ mod netns_pair;
 mod private_etc;
 mod ttar;
 mod util;
+// Shared with the quiet binary, which holds the tests that change the dirty limits.
+#[allow(dead_code)]
+mod writeback;
 
 mod advise;
 mod bad_input;

@@ -24,6 +24,8 @@ mod smbd;
 #[allow(dead_code)]
 #[path = "../cli/util.rs"]
 mod util;
+#[path = "../cli/writeback.rs"]
+mod writeback;
 
 /// The names the shared tests use in the cli binary.
 mod bench_disk {
@@ -48,3 +50,4 @@ mod check_truth;
 mod crypto_contention;
 mod no_effect;
 mod smb_encryption;
+mod writeback_timeline;

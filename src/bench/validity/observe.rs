@@ -559,7 +559,11 @@ pub fn observations(
 pub fn port_owners(root: &Root, port: u16) -> Vec<u32> {
     let mut inodes = BTreeSet::new();
     for table in ["proc/net/tcp", "proc/net/tcp6"] {
-        if let Ok(Some(text)) = root.read_optional(table) {
+        // Read by line and filtered as read: the table lists every socket,
+        // and a box with tens of thousands in TIME_WAIT passes 4 MiB (seen
+        // at 28,000 on this project's test machine), which a whole-file
+        // read refused, so a local smbd went unseen.
+        if let Ok(text) = root.read_lines_kept(table, |line| listens_on(line, port)) {
             inodes.extend(parse_listening_inodes(&text, port));
         }
     }
@@ -593,17 +597,21 @@ pub fn port_owners(root: &Root, port: u16) -> Vec<u32> {
     pids
 }
 
-/// Inodes of sockets in state LISTEN (0A) on `port` in a /proc/net/tcp table.
+/// Inodes of sockets in state LISTEN (0A) on `port` in a /proc/net/tcp table
+/// (its header line names no port and is passed over).
 pub fn parse_listening_inodes(text: &str, port: u16) -> Vec<u64> {
     text.lines()
-        .skip(1)
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let local_port = f.get(1)?.rsplit_once(':')?.1;
-            let p = u16::from_str_radix(local_port, 16).ok()?;
-            (p == port && *f.get(3)? == "0A").then(|| f.get(9)?.parse().ok())?
-        })
+        .filter(|line| listens_on(line, port))
+        .filter_map(|line| line.split_whitespace().nth(9)?.parse().ok())
         .collect()
+}
+
+/// Whether a /proc/net/tcp line is a socket in state LISTEN (0A) on `port`.
+fn listens_on(line: &str, port: u16) -> bool {
+    let mut f = line.split_whitespace();
+    let local_port = f.nth(1).and_then(|a| a.rsplit_once(':'));
+    let state = f.nth(1);
+    local_port.is_some_and(|(_, p)| u16::from_str_radix(p, 16) == Ok(port)) && state == Some("0A")
 }
 
 #[cfg(test)]
@@ -654,6 +662,34 @@ mod tests {
         let tcp = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   0: 0100007F:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 31337 1 0000000000000000 100 0 0 10 0\n   1: 0100007F:0050 0100007F:C350 01 00000000:00000000 00:00000000 00000000     0        0 31338 1 0000000000000000 100 0 0 10 0\n";
         assert_eq!(parse_listening_inodes(tcp, 80), vec![31337]);
         assert!(parse_listening_inodes(tcp, 81).is_empty());
+    }
+
+    /// A table past the whole-file bound (4 MiB: 40,000 sockets in
+    /// TIME_WAIT) still gives the listener's owner; read whole, it was
+    /// refused as too large and the local server went unseen.
+    #[test]
+    fn a_listener_is_found_in_a_table_larger_than_a_whole_file_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let net = dir.path().join("proc/net");
+        std::fs::create_dir_all(&net).expect("proc/net");
+        let mut tcp = String::from(
+            "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n",
+        );
+        for i in 0..40_000u32 {
+            tcp.push_str(&format!(
+                "{i:5}: 0100007F:{:04X} 0100007F:01BD 06 00000000:00000000 03:00001000 00000000     0        0 0 3 0000000000000000\n",
+                32768 + i % 28_000
+            ));
+        }
+        tcp.push_str("40000: 0100007F:01BD 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1 0000000000000000 100 0 0 10 0\n");
+        assert!(tcp.len() as u64 > crate::root::MAX_FILE_BYTES);
+        std::fs::write(net.join("tcp"), &tcp).expect("tcp");
+        let fd = dir.path().join("proc/77/fd");
+        std::fs::create_dir_all(&fd).expect("fd");
+        std::os::unix::fs::symlink("socket:[4242]", fd.join("5")).expect("link");
+        let root = Root::tree(dir.path()).expect("tree");
+        assert_eq!(port_owners(&root, 445), vec![77]);
+        assert!(port_owners(&root, 446).is_empty());
     }
 
     #[test]
