@@ -56,7 +56,7 @@ pub struct SmbArgs {
     /// Requests in flight in the sequential workloads
     #[arg(long, default_value_t = 4, value_parser = crate::cli::values::whole("depth", 1..=256))]
     pub depth: u32,
-    /// Seconds per throughput point of the sequential workloads' timeline (0.1 and up, iperf3's -i)
+    /// Seconds per throughput point of the sequential and small-file workloads' timeline (0.1 and up, iperf3's -i)
     #[arg(long, value_name = "SECS", default_value = "1", value_parser = super::bench_disk::interval_arg)]
     pub interval: Duration,
     /// Files in the small-files workload

@@ -97,6 +97,30 @@ fn every_workload_runs_records_fio_names_and_cleans_up() {
         run["results"][2]["files_per_sec"],
         run["results"][2]["iops"]
     );
+    // Every phase that moves bytes keeps its rate per interval (1 s by
+    // default), adding up to its bytes; deleting and listing move none.
+    let with_series: Vec<String> = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&labels)
+        .filter(|(r, _)| r["timeline"].is_object())
+        .map(|(r, label)| {
+            let points = r["timeline"]["points"].as_array().unwrap();
+            let sum: u64 = points.iter().map(|p| p["bytes"].as_u64().unwrap()).sum();
+            assert_eq!(sum, r["bytes"].as_u64().unwrap(), "{label}: {r}");
+            label.trim().to_string()
+        })
+        .collect();
+    assert_eq!(
+        with_series,
+        [
+            "seq-write",
+            "seq-read",
+            "small-files write",
+            "small-files read"
+        ]
+    );
     assert!(
         leftovers(&s.share_path("rw")).is_empty(),
         "{:?}",

@@ -313,7 +313,8 @@ fn workloads(
                 for phase in [Phase::Write, Phase::Read, Phase::Delete] {
                     check_interrupt()?;
                     let smp = sample(root);
-                    let mut r = small_files(c, &sub, s.small_files, s.small_file_bytes, phase)?;
+                    let files = (s.small_files, s.small_file_bytes);
+                    let mut r = small_files(c, &sub, files, phase, interval)?;
                     r.server = smp.map(|x| x.finish(root, r.bytes));
                     results.push(r);
                 }
@@ -509,12 +510,15 @@ enum Phase {
 fn small_files(
     c: &mut Client,
     dir: &str,
-    files: u32,
-    file_bytes: u32,
+    (files, file_bytes): (u32, u32),
     phase: Phase,
+    interval: Option<Duration>,
 ) -> Result<WorkloadResult, Error> {
     let data = pattern(file_bytes as usize);
-    let mut m = Meter::start();
+    // The write and read phases move bytes, a file at a time: their rate
+    // per interval is the series (a server's cache filling shows there as
+    // on a large file). Deleting moves none: no series.
+    let mut m = Meter::with_interval(interval.filter(|_| phase != Phase::Delete));
     let mut bytes = 0u64;
     let mut buf = Vec::with_capacity(file_bytes as usize);
     for i in 0..files {
@@ -552,6 +556,9 @@ fn small_files(
             }
         }
         m.hist.record(t.elapsed().as_nanos() as u64);
+        if let Some(b) = &mut m.buckets {
+            b.record(Instant::now(), u64::from(file_bytes));
+        }
     }
     let name = match phase {
         Phase::Write => "write",
