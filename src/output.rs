@@ -81,6 +81,19 @@ pub fn json_line<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<
     Ok(s)
 }
 
+/// Writes `value` on stdout as [`json_line`] makes it, serialized straight
+/// into the pipe rather than into one string first: for a document as large
+/// as its store (`history export`), whose text would otherwise be held whole.
+/// A write error comes back as itself, so a closed pipe is still seen as one.
+pub fn write_json<T: serde::Serialize + ?Sized>(value: &T) -> io::Result<()> {
+    // stdout flushes each line, and a pretty document's lines are some 30
+    // bytes long: gathered here, the pipe takes one write per 64 KiB.
+    let mut out = io::BufWriter::with_capacity(64 << 10, io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, value)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
 /// True when the error chain ends in a broken pipe.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {

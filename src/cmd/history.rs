@@ -18,12 +18,19 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
     let Some(store) = store else {
         bail!("'history' reads the store; drop --no-store");
     };
-    // Export and every --json answer are JSON; the rest is text.
+    if let HistoryCommand::Export(a) = cmd {
+        let file = store.export(&a.runs)?;
+        return match crate::output::write_json(&file) {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            // A run that could not be read stops the file midway: say which.
+            Err(e) => Err(file.take_failure().map_or_else(|| e.into(), Into::into)),
+        };
+    }
+    // Every --json answer is JSON; the rest is text.
     let json = match cmd {
         HistoryCommand::List(a) => a.json,
         HistoryCommand::Show(a) => a.json,
-        HistoryCommand::Export(_) => true,
-        HistoryCommand::Import(_) | HistoryCommand::Rm(_) => false,
+        HistoryCommand::Export(_) | HistoryCommand::Import(_) | HistoryCommand::Rm(_) => false,
     };
     let out = match cmd {
         HistoryCommand::List(a) => {
@@ -38,7 +45,7 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
             }
         }
         HistoryCommand::Show(a) => show(&store, a.run, a.json)?,
-        HistoryCommand::Export(a) => crate::output::json_line(&store.export(&a.runs)?)?,
+        HistoryCommand::Export(_) => unreachable!("written above, run by run"),
         HistoryCommand::Import(a) => {
             let name = a.file.display().to_string();
             let file = crate::root::open_regular(&a.file)

@@ -111,7 +111,8 @@ impl Cgroup {
         o
     }
 
-    fn check(&self, name: &str, o: &Output) {
+    /// Fails the test unless `o` finished well; returns the cgroup's peak.
+    fn check(&self, name: &str, o: &Output) -> Option<u64> {
         let peak = self.take_peak();
         println!(
             "{name:<28} peak {}",
@@ -128,6 +129,7 @@ impl Cgroup {
             stderr(o)
         );
         assert!(o.status.success(), "{name}: {:?}: {}", o.status, stderr(o));
+        peak
     }
 }
 
@@ -362,6 +364,14 @@ fn every_command_fits_in_64_mib() {
 /// real export and 52 MiB to over 64 (killed) for the shapes below.
 const IMPORT_PEAK_BYTES: u64 = 24 << 20;
 
+/// A copy of the stored runs of nastune 0.1 (11 runs, one of each kind), as
+/// `name` in `dir`.
+fn copy_of_the_0_1_store(dir: &Path, name: &str) -> String {
+    let db = dir.join(name);
+    std::fs::copy(fixtures().join("store/v0.1.db"), &db).unwrap();
+    db.to_str().unwrap().to_string()
+}
+
 /// A file of `text` just under the import's 4 MiB cap: `head`, then `item`
 /// repeated with commas between, then `tail`.
 fn at_the_cap(head: &str, item: &str, tail: &str) -> String {
@@ -388,9 +398,8 @@ fn history_import_of_any_shape_fits_in_64_mib() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let old = dir.path().join("old.db");
-    std::fs::copy(fixtures().join("store/v0.1.db"), &old).unwrap();
-    let old = old.to_str().unwrap();
+    let old = copy_of_the_0_1_store(dir.path(), "old.db");
+    let old = old.as_str();
     let list = nastune()
         .args(["history", "list", "--json", "--db", old])
         .output()
@@ -595,4 +604,120 @@ fn a_4_mib_smb_conf_and_1000_includes_of_one_parse_in_64_mib() {
             Duration::from_secs(120),
         );
     }
+}
+
+/// Copies of the fixture store's 11 runs (documents and all) the export test
+/// adds: 81 x 11 runs export as 44 MB of JSON, which held as value trees
+/// took 213 MiB RSS (and was killed in the cgroup); streamed, 19 MiB.
+const EXPORT_COPIES: u32 = 80;
+
+/// What the export may take of the cgroup whatever the store's size: one run
+/// and one document's value tree, SQLite's cache and the binary (the cgroup
+/// was charged 2 MiB for 11 runs, 4 MiB for 891).
+const EXPORT_PEAK_BYTES: u64 = 24 << 20;
+
+/// An export file, each run kept as its text until it is compared.
+#[derive(serde::Deserialize)]
+struct ExportText<'a> {
+    format: String,
+    #[serde(borrow)]
+    runs: Vec<&'a serde_json::value::RawValue>,
+}
+
+#[test]
+fn history_export_of_a_store_of_any_size_fits_in_64_mib() {
+    if !require(&[
+        Need::Root,
+        Need::Feature("memory cgroup", &memory_cgroup_available),
+    ]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = copy_of_the_0_1_store(dir.path(), "big.db");
+    let db = db.as_str();
+    // The first read migrates the old store, so the copies go into today's tables.
+    let o = nastune()
+        .args(["history", "list", "--db", db])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = rusqlite::Connection::open(db).unwrap();
+    let ids = |c: &rusqlite::Connection| -> Vec<i64> {
+        let mut s = c.prepare("SELECT id FROM runs ORDER BY id").unwrap();
+        let ids = s.query_map([], |r| r.get(0)).unwrap();
+        ids.map(Result::unwrap).collect()
+    };
+    let originals = ids(&c);
+    assert!(originals.iter().all(|&id| id < 100), "{originals:?}");
+    // Copy k of run N is run N + 100 k.
+    c.execute_batch(&format!(
+        "WITH RECURSIVE copy(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM copy WHERE k < {EXPORT_COPIES})
+         INSERT INTO runs (id, kind, started_unix, finished_unix, status, host_id, tool_version, command)
+         SELECT r.id + 100 * k, r.kind, r.started_unix, r.finished_unix, r.status, r.host_id, r.tool_version, r.command
+         FROM runs r, copy;
+         WITH RECURSIVE copy(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM copy WHERE k < {EXPORT_COPIES})
+         INSERT INTO documents (run_id, kind, schema_version, body)
+         SELECT d.run_id + 100 * k, d.kind, d.schema_version, d.body FROM documents d, copy
+         WHERE d.run_id < 100;"
+    ))
+    .unwrap();
+    let all = ids(&c);
+    drop(c);
+    assert_eq!(all.len(), originals.len() * (EXPORT_COPIES as usize + 1));
+
+    let cg = Cgroup::new(LIMIT_BYTES);
+    let export = |name: &str, ids: &[i64]| {
+        let mut args = vec![
+            "history".to_string(),
+            "export".into(),
+            "--db".into(),
+            db.into(),
+        ];
+        args.extend(ids.iter().map(i64::to_string));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = cg.command(&args).output().unwrap();
+        println!("{name:<28} {} bytes", o.stdout.len());
+        if let Some(peak) = cg.check(name, &o) {
+            assert!(
+                peak <= EXPORT_PEAK_BYTES,
+                "{name} peaked at {} MiB, over {} MiB",
+                peak >> 20,
+                EXPORT_PEAK_BYTES >> 20
+            );
+        }
+        o.stdout
+    };
+    let small = export(&format!("export ({} runs)", originals.len()), &originals);
+    let big = export(&format!("export ({} runs)", all.len()), &all);
+    assert!(big.len() >= 40 << 20, "only {} bytes exported", big.len());
+
+    // Each copy exports as its original did, but for its id; the originals'
+    // file imports (so would the copies, a few at a time under the 4 MiB cap).
+    let small_file: ExportText = serde_json::from_slice(&small).unwrap();
+    let original = |id: i64| -> serde_json::Value {
+        let i = originals.iter().position(|&o| o == id % 100).unwrap();
+        serde_json::from_str(small_file.runs[i].get()).unwrap()
+    };
+    let big_file: ExportText = serde_json::from_slice(&big).unwrap();
+    assert_eq!(big_file.format, "nastune-runs");
+    assert_eq!(big_file.runs.len(), all.len());
+    for (run, &id) in big_file.runs.iter().zip(&all) {
+        let mut run: serde_json::Value = serde_json::from_str(run.get()).unwrap();
+        assert_eq!(run["id"], id, "runs out of order");
+        run["id"] = (id % 100).into();
+        assert!(
+            run == original(id),
+            "run {id} differs from run {}",
+            id % 100
+        );
+    }
+    let file = dir.path().join("runs.json");
+    std::fs::write(&file, &small).unwrap();
+    let new = dir.path().join("new.db");
+    let o = nastune()
+        .args(["history", "import", file.to_str().unwrap(), "--db"])
+        .arg(&new)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
 }
