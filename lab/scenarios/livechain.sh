@@ -1,5 +1,6 @@
 # lab-about: bench disk's write guard on md and device-mapper chains: members, holders, siblings, stopped arrays
 # lab-disks: 5 32M
+# lab-disks: 1 16M
 # lab-verdict: bash lab/verdicts/livechain.sh
 #
 # A test host's kernel may have no md or dm (the CI machine's has neither), so these live uses
@@ -10,6 +11,8 @@
 # disk 2           LUKS2, opened as lc-crypt
 # disk 3           scratch: an md RAID1 created and stopped (its superblock left behind)
 # disk 4           p1, and dm-linear lc-whole over the whole disk
+# disk 5           two dm-linear mappings with LVM's uuids (one volume group), each on its own
+#                  half: lc-vg-lv1, and lc-vg-lv2 (ext4, mounted); no lvm2 in the image needed
 # md20             RAID1 of disk 0 and disk 1 p2: first under plain dm-crypt lc-mdcrypt, then
 #                  nothing, then ext4 mounted on /mnt/lc-md20
 # /run/lc.img      ext4 behind loop devices A (mounted) and B, dm-linear lc-loop over B
@@ -41,15 +44,16 @@ lab_case() {
     echo "$verdict $name expect=$expect rc=$rc ${t}s: $msg" | tee -a "$LAB_RESULT/cases.txt"
 }
 
-# dmsetup create NAME TABLE, and its /dev/mapper node (there is no udev to make it).
-dm_create() { # NAME TABLE
-    dmsetup create "$1" --table "$2"
+# dmsetup create NAME TABLE [UUID], and its /dev/mapper node (there is no udev to make it).
+dm_create() { # NAME TABLE [UUID]
+    dmsetup create "$1" --table "$2" ${3:+--uuid "$3"}
     dmsetup mknodes "$1"
 }
 
 setup() {
     : >"$LAB_RESULT/cases.txt"
     d0=$(lab_disk 0) d1=$(lab_disk 1) d2=$(lab_disk 2) d3=$(lab_disk 3) d4=$(lab_disk 4)
+    d5=$(lab_disk 5)
     head -c 64 /dev/urandom >"$KEY"
     set -x
     for d in "$d1" "$d4"; do
@@ -83,6 +87,13 @@ setup() {
     loop_b=$(losetup -f)
     losetup "$loop_b" /run/lc.img
     dm_create lc-loop "0 16384 linear $loop_b 0"
+    # LVM's uuids: "LVM-", the group's 32 characters, the volume's 32.
+    vg=lcvg0000000000000000000000000000
+    dm_create lc-vg-lv1 "0 16384 linear $d5 0" "LVM-${vg}lv100000000000000000000000000000"
+    dm_create lc-vg-lv2 "0 16384 linear $d5 16384" "LVM-${vg}lv200000000000000000000000000000"
+    mkfs.ext4 -q -F /dev/mapper/lc-vg-lv2
+    mkdir -p /mnt/lc-lv2
+    mount -t ext4 /dev/mapper/lc-vg-lv2 /mnt/lc-lv2
     set +x
     lab_view_stack
 
@@ -109,15 +120,16 @@ setup() {
     lab_case loop-under-dm refuse lc-loop --rw write --destroy-data "$loop_b" "$loop_b"
     lab_case dm-over-loop-sibling refuse /mnt/lc-loop --rw write --destroy-data \
         /dev/mapper/lc-loop /dev/mapper/lc-loop
-    lab_case loop-file refuse "${loop_a##*/}" --rw write /run/lc.img
+    # 7. Another volume of the group mounted: other sectors of the disk, so written.
+    lab_case lvm-other-volume accept "" --rw write --destroy-data /dev/mapper/lc-vg-lv1 \
+        /dev/mapper/lc-vg-lv1
     cryptsetup close lc-mdcrypt
     # The array with nothing on it: its members are its own.
     lab_case md-unused-named accept "" --rw write --destroy-data /dev/md20 /dev/md20
     mkfs.ext4 -q -F /dev/md20
     mount -t ext4 /dev/md20 /mnt/lc-md20
-    # 4. The md array mounted, and its member meanwhile.
+    # 4. The md array mounted.
     lab_case md-mounted refuse /mnt/lc-md20 --rw write --destroy-data /dev/md20 /dev/md20
-    lab_case md-mounted-member refuse md20 --rw write --destroy-data "$d0" "$d0"
     # Read-only workloads: allowed on a mounted array and on its member, nothing is
     # written (one run, two targets).
     lab_case read-mounted-member accept "" --rw read /dev/md20 "$d0"
@@ -140,8 +152,8 @@ detach_loops() { # PREFIX
 }
 
 teardown() {
-    umount /mnt/lc-md20 /mnt/lc-linb /mnt/lc-loop
-    dmsetup remove lc-loop lc-lin-a lc-lin-b lc-whole
+    umount /mnt/lc-md20 /mnt/lc-linb /mnt/lc-loop /mnt/lc-lv2
+    dmsetup remove lc-loop lc-lin-a lc-lin-b lc-whole lc-vg-lv1 lc-vg-lv2
     detach_loops /run/lc.img
     cryptsetup close lc-crypt
     mdadm --stop /dev/md20

@@ -83,6 +83,39 @@ pub fn describe(h: &Holder) -> String {
     }
 }
 
+/// Whether two mappings over one device are known to hold different sectors
+/// of it, from their uuids alone (their tables are not read: a dm-crypt table
+/// holds its key). LVM gives each physical extent to one logical volume, so two
+/// volumes of one volume group ("LVM-" and the group's 32-character uuid)
+/// never share sectors, and a snapshot's or thin volume's writes land in its
+/// own extents; kpartx's mappings of one map ("partN-" and the map's uuid) are
+/// its partitions. Anything else may overlap.
+pub fn apart(a: &Holder, b: &Holder) -> bool {
+    let (Holder::Dm { uuid: ua, .. }, Holder::Dm { uuid: ub, .. }) = (a, b) else {
+        return false;
+    };
+    if ua == ub {
+        return false;
+    }
+    let vg = |u: &str| {
+        u.strip_prefix("LVM-")
+            .and_then(|rest| rest.get(..32))
+            .filter(|_| u.len() >= 4 + 64)
+            .map(str::to_string)
+    };
+    if let (Some(x), Some(y)) = (vg(ua), vg(ub)) {
+        return x == y;
+    }
+    // "part2-mpath-3600a098…": the number, then the whole map's uuid.
+    let map = |u: &str| {
+        let rest = u.strip_prefix("part")?;
+        let (n, map) = rest.split_once('-')?;
+        (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !map.is_empty())
+            .then(|| map.to_string())
+    };
+    matches!((map(ua), map(ub)), (Some(x), Some(y)) if x == y)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,5 +213,56 @@ mod tests {
         assert_eq!(holders(&root, "sdb"), vec!["md0".to_string()]);
         assert_eq!(slaves(&root, "md0"), vec!["sdb".to_string()]);
         assert!(slaves(&root, "sdb").is_empty());
+    }
+
+    #[test]
+    fn volumes_of_one_group_and_partitions_of_one_map_are_apart() {
+        let vg = "Xb1Hk0a2MqzLs3Jd4Nf5Gh6Pq7Rs8Tu9";
+        let other_vg = "Zz1Hk0a2MqzLs3Jd4Nf5Gh6Pq7Rs8Tu9";
+        let lv1 = "Aa1Bb2Cc3Dd4Ee5Ff6Gg7Hh8Ii9Jj0Kk";
+        let lv2 = "Ll1Mm2Nn3Oo4Pp5Qq6Rr7Ss8Tt9Uu0Vv";
+        let h = |uuid: String| dm("dm-9", "x", &uuid);
+        assert!(apart(
+            &h(format!("LVM-{vg}{lv1}")),
+            &h(format!("LVM-{vg}{lv2}"))
+        ));
+        // A snapshot's copy-on-write layer is a volume of the group too.
+        assert!(apart(
+            &h(format!("LVM-{vg}{lv1}")),
+            &h(format!("LVM-{vg}{lv2}-cow"))
+        ));
+        assert!(!apart(
+            &h(format!("LVM-{vg}{lv1}")),
+            &h(format!("LVM-{other_vg}{lv2}"))
+        ));
+        assert!(!apart(
+            &h(format!("LVM-{vg}{lv1}")),
+            &h(format!("LVM-{vg}{lv1}"))
+        ));
+        // A short uuid says no group.
+        assert!(!apart(&h(format!("LVM-{vg}")), &h(format!("LVM-{vg}x"))));
+        assert!(apart(
+            &h("part1-mpath-3600a098".into()),
+            &h("part2-mpath-3600a098".into())
+        ));
+        assert!(!apart(
+            &h("part1-mpath-3600a098".into()),
+            &h("part2-mpath-3600a099".into())
+        ));
+        assert!(!apart(
+            &h("partx-mpath-a".into()),
+            &h("party-mpath-a".into())
+        ));
+        // Hand-made mappings and dm-crypt may overlap anything.
+        assert!(!apart(&h(String::new()), &h(String::new())));
+        assert!(!apart(
+            &h("CRYPT-LUKS2-a-x".into()),
+            &h(format!("LVM-{vg}{lv1}"))
+        ));
+        let md = Holder::Md {
+            dev: "md0".into(),
+            level: "raid1".into(),
+        };
+        assert!(!apart(&md, &h(format!("LVM-{vg}{lv1}"))));
     }
 }

@@ -293,6 +293,8 @@ pub struct Alias {
     /// mapping being written, which that array or mapping claimed for itself
     /// (an exclusive open of it fails, and says nothing of anyone else).
     pub held_by_chain: bool,
+    /// The device of the target's chain it was found under.
+    pub above: String,
 }
 
 /// The disk a partition is on; a whole device is its own.
@@ -329,6 +331,7 @@ pub fn aliases(root: &Root, name: &str, loops: &[LoopDev]) -> Vec<Alias> {
     // A device found below: an alias, and its own stack (and, for a
     // partition, its disk's) to follow further down.
     let found = |u: String,
+                 above: &str,
                  why: String,
                  held_by_chain: bool,
                  seen: &mut Vec<String>,
@@ -340,6 +343,7 @@ pub fn aliases(root: &Root, name: &str, loops: &[LoopDev]) -> Vec<Alias> {
             why,
             is_use: false,
             held_by_chain,
+            above: above.to_string(),
         });
         if below != u && !seen.contains(&below) {
             seen.push(below.clone());
@@ -361,7 +365,7 @@ pub fn aliases(root: &Root, name: &str, loops: &[LoopDev]) -> Vec<Alias> {
                 "{} is over '{s}' (writing it writes there)",
                 holders::describe(&holders::read_holder(root, &dev))
             );
-            found(s, why, true, &mut seen, &mut todo, &mut out);
+            found(s, &dev, why, true, &mut seen, &mut todo, &mut out);
         }
         let Some(l) = loops.iter().find(|l| l.name == dev) else {
             continue;
@@ -377,6 +381,7 @@ pub fn aliases(root: &Root, name: &str, loops: &[LoopDev]) -> Vec<Alias> {
                     ),
                     is_use: true,
                     held_by_chain: false,
+                    above: dev.clone(),
                 });
             }
         }
@@ -393,7 +398,7 @@ pub fn aliases(root: &Root, name: &str, loops: &[LoopDev]) -> Vec<Alias> {
         if let Some(u) = under.filter(|u| !seen.contains(u)) {
             seen.push(u.clone());
             let why = format!("'{dev}' is a loop device over '{u}'");
-            found(u, why, false, &mut seen, &mut todo, &mut out);
+            found(u, &dev, why, false, &mut seen, &mut todo, &mut out);
         }
     }
     out
@@ -675,7 +680,18 @@ pub fn check_write(
     let mut claimed: Vec<PathBuf> = vec![path.to_path_buf()];
     for a in &aliases {
         let mut theirs = DeviceFacts::default();
-        add_uses(root, &tables, &spanning(root, &a.name), &chain, &mut theirs);
+        // Under a mapping: another mapping known to hold other sectors of the
+        // same device (another volume of the group) is not a use of these.
+        let mut skip = chain.clone();
+        if a.held_by_chain {
+            let over = holders::read_holder(root, &a.above);
+            skip.extend(
+                holders::holders(root, &a.name)
+                    .into_iter()
+                    .filter(|h| holders::apart(&over, &holders::read_holder(root, h))),
+            );
+        }
+        add_uses(root, &tables, &spanning(root, &a.name), &skip, &mut theirs);
         // Why the other device's uses are this one's comes first.
         if a.is_use || !theirs.uses().is_empty() {
             facts.shared.push(a.why.clone());
@@ -1031,6 +1047,20 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("even with --destroy-data"), "{e}");
+        // Two volumes of one LVM group (a physical volume's extents each
+        // belong to one volume): lin-b's mount is other sectors of sdb1.
+        let (vg, other_vg) = ("V".repeat(32), "W".repeat(32));
+        sys_attr(d, "dm-0", "dm/uuid", &format!("LVM-{vg}{}", "a".repeat(32)));
+        sys_attr(d, "dm-1", "dm/uuid", &format!("LVM-{vg}{}", "b".repeat(32)));
+        assert_eq!(write_check(d, "dm-0", mi), Ok(()));
+        // Of two groups (which cannot share a physical volume): nothing is known.
+        sys_attr(
+            d,
+            "dm-1",
+            "dm/uuid",
+            &format!("LVM-{other_vg}{}", "b".repeat(32)),
+        );
+        assert!(write_check(d, "dm-0", mi).is_err());
         // Its own mapping over sdb1 is not a use of lin-b's: unmounted and
         // alone on sdb1, lin-b is written.
         std::fs::remove_dir(d.join("sys/class/block/sdb1/holders/dm-0")).unwrap();
