@@ -1,6 +1,6 @@
 # lab-about: bench disk's write guard on md and device-mapper chains: members, holders, siblings, stopped arrays
 # lab-disks: 5 32M
-# lab-disks: 1 16M
+# lab-disks: 2 16M
 # lab-verdict: bash lab/verdicts/livechain.sh
 #
 # A test host's kernel may have no md or dm (the CI machine's has neither), so these live uses
@@ -13,6 +13,7 @@
 # disk 4           p1, and dm-linear lc-whole over the whole disk
 # disk 5           two dm-linear mappings with LVM's uuids (one volume group), each on its own
 #                  half: lc-vg-lv1, and lc-vg-lv2 (ext4, mounted); no lvm2 in the image needed
+# disk 6           dm-linear lc-swap, active swap (swapon given its /dev/mapper name)
 # md20             RAID1 of disk 0 and disk 1 p2: first under plain dm-crypt lc-mdcrypt, then
 #                  nothing, then ext4 mounted on /mnt/lc-md20
 # /run/lc.img      ext4 behind loop devices A (mounted) and B, dm-linear lc-loop over B
@@ -53,7 +54,7 @@ dm_create() { # NAME TABLE [UUID]
 setup() {
     : >"$LAB_RESULT/cases.txt"
     d0=$(lab_disk 0) d1=$(lab_disk 1) d2=$(lab_disk 2) d3=$(lab_disk 3) d4=$(lab_disk 4)
-    d5=$(lab_disk 5)
+    d5=$(lab_disk 5) d6=$(lab_disk 6)
     head -c 64 /dev/urandom >"$KEY"
     set -x
     for d in "$d1" "$d4"; do
@@ -94,6 +95,9 @@ setup() {
     mkfs.ext4 -q -F /dev/mapper/lc-vg-lv2
     mkdir -p /mnt/lc-lv2
     mount -t ext4 /dev/mapper/lc-vg-lv2 /mnt/lc-lv2
+    dm_create lc-swap "0 $(cat "/sys/class/block/${d6##*/}/size") linear $d6 0"
+    mkswap /dev/mapper/lc-swap >/dev/null
+    swapon /dev/mapper/lc-swap
     set +x
     lab_view_stack
 
@@ -120,6 +124,9 @@ setup() {
     lab_case loop-under-dm refuse lc-loop --rw write --destroy-data "$loop_b" "$loop_b"
     lab_case dm-over-loop-sibling refuse /mnt/lc-loop --rw write --destroy-data \
         /dev/mapper/lc-loop /dev/mapper/lc-loop
+    # 7. Swap on a mapping: /proc/swaps names it /dev/mapper/lc-swap, not by its dm-N.
+    lab_case swap-mapping refuse "is active swap" --rw write --destroy-data /dev/mapper/lc-swap \
+        /dev/mapper/lc-swap
     # 7. Another volume of the group mounted: other sectors of the disk, so written.
     lab_case lvm-other-volume accept "" --rw write --destroy-data /dev/mapper/lc-vg-lv1 \
         /dev/mapper/lc-vg-lv1
@@ -152,8 +159,9 @@ detach_loops() { # PREFIX
 }
 
 teardown() {
+    swapoff /dev/mapper/lc-swap
     umount /mnt/lc-md20 /mnt/lc-linb /mnt/lc-loop /mnt/lc-lv2
-    dmsetup remove lc-loop lc-lin-a lc-lin-b lc-whole lc-vg-lv1 lc-vg-lv2
+    dmsetup remove lc-loop lc-lin-a lc-lin-b lc-whole lc-vg-lv1 lc-vg-lv2 lc-swap
     detach_loops /run/lc.img
     cryptsetup close lc-crypt
     mdadm --stop /dev/md20

@@ -592,7 +592,7 @@ fn lab_livechain_write_guard_follows_md_and_dm_stacks() {
     let Some(out) = lab() else { return };
     let cases = read(out, "livechain/cases.txt");
     let lines: Vec<&str> = cases.lines().collect();
-    assert_eq!(lines.len(), 16, "{cases}");
+    assert_eq!(lines.len(), 17, "{cases}");
     assert!(lines.iter().all(|l| l.starts_with("ok ")), "{cases}");
     let err = |name: &str| read(out, &format!("livechain/case-{name}.err"));
     // Written before: a mapping sharing its partition with a mounted mapping, and a

@@ -35,6 +35,14 @@ pub fn slaves(root: &Root, dev: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The device-mapper name of `dev` (`dm/name`), as /dev/mapper shows it.
+pub fn mapper_name(root: &Root, dev: &str) -> Option<String> {
+    root.read_optional(&format!("sys/class/block/{dev}/dm/name"))
+        .ok()
+        .flatten()
+        .filter(|n| !n.is_empty())
+}
+
 /// What kind of device `dev` is, from sysfs.
 pub fn read_holder(root: &Root, dev: &str) -> Holder {
     let attr = |rel: &str| {

@@ -210,16 +210,27 @@ fn unescape_octal(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Active swap among `names`, from /proc/swaps (device paths in the first column).
-pub fn parse_swaps(swaps: &str, names: &[String]) -> Vec<String> {
-    swaps
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split_whitespace().next())
-        .filter_map(|p| p.strip_prefix("/dev/"))
-        .filter(|n| names.iter().any(|x| x == n))
-        .map(|n| format!("'{n}' is active swap"))
-        .collect()
+/// An active swap area on a device: its path as /proc/swaps shows it
+/// ("/dev/sdb2", "/dev/mapper/cryptswap": the name swapon was given), and on
+/// the live system the numbers of the node there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwapDev {
+    pub path: String,
+    pub numbers: Option<String>,
+}
+
+impl SwapDev {
+    /// Whether this is device `name` ("maj:min" `numbers`; `mapper`, its
+    /// device-mapper name): by kernel name, by numbers (a node of any name,
+    /// as dmsetup makes without udev), or by /dev/mapper name.
+    pub fn is(&self, name: &str, numbers: &str, mapper: Option<&str>) -> bool {
+        self.path.strip_prefix("/dev/") == Some(name)
+            || self
+                .numbers
+                .as_deref()
+                .is_some_and(|n| !numbers.is_empty() && n == numbers)
+            || mapper.is_some_and(|m| self.path.strip_prefix("/dev/mapper/") == Some(m))
+    }
 }
 
 /// Reads `len` bytes at `off` (fewer at the end of the device).
@@ -408,14 +419,28 @@ pub fn aliases(root: &Root, name: &str, loops: &[LoopDev]) -> Vec<Alias> {
 struct Tables {
     mountinfo: String,
     swaps: String,
+    swap_devices: Vec<SwapDev>,
     loops: Vec<LoopDev>,
 }
 
 impl Tables {
     fn read(root: &Root) -> Self {
+        let swaps = root.read_string("proc/swaps").unwrap_or_default();
+        let swap_devices = parse_swap_paths(&swaps, "partition")
+            .into_iter()
+            .map(|path| {
+                let numbers = root
+                    .is_live()
+                    .then(|| std::fs::metadata(&path).ok())
+                    .flatten()
+                    .map(|m| format!("{}:{}", libc::major(m.rdev()), libc::minor(m.rdev())));
+                SwapDev { path, numbers }
+            })
+            .collect();
         Tables {
             mountinfo: root.read_string("proc/self/mountinfo").unwrap_or_default(),
-            swaps: root.read_string("proc/swaps").unwrap_or_default(),
+            swaps,
+            swap_devices,
             loops: loops::read_loops(root),
         }
     }
@@ -467,7 +492,15 @@ fn add_uses_up_to(
         .map(|n| (n.clone(), dev_numbers(root, n).unwrap_or_default()))
         .collect();
     facts.mounts.extend(parse_mounts(&t.mountinfo, &numbered));
-    facts.swaps.extend(parse_swaps(&t.swaps, names));
+    for (n, numbers) in &numbered {
+        let mapper = holders::mapper_name(root, n);
+        if t.swap_devices
+            .iter()
+            .any(|sw| sw.is(n, numbers, mapper.as_deref()))
+        {
+            facts.swaps.push(format!("'{n}' is active swap"));
+        }
+    }
     for (n, l) in loops_over(&t.loops, &numbered, skip) {
         facts
             .loop_backings
@@ -506,13 +539,18 @@ fn add_uses_up_to(
 
 /// Active swap files among /proc/swaps' entries (type `file`), by path.
 pub fn parse_swap_files(swaps: &str) -> Vec<String> {
+    parse_swap_paths(swaps, "file")
+}
+
+/// The paths of /proc/swaps' entries of type `kind` (`file` or `partition`).
+fn parse_swap_paths(swaps: &str, kind: &str) -> Vec<String> {
     swaps
         .lines()
         .skip(1)
         .filter_map(|l| {
             let mut f = l.split_whitespace();
-            let (path, kind) = (f.next()?, f.next()?);
-            (kind == "file").then(|| unescape_octal(path))
+            let (path, k) = (f.next()?, f.next()?);
+            (k == kind).then(|| unescape_octal(path))
         })
         .collect()
 }
@@ -838,11 +876,26 @@ mod tests {
             parse_mounts(mi, &devs),
             vec!["'sdc' is mounted at '/mnt/b'".to_string()]
         );
-        let swaps = "Filename Type Size Used Priority\n/dev/sdb2 partition 1048572 0 -2\n/swapfile file 1 0 -3\n";
+        let swaps = "Filename Type Size Used Priority\n/dev/sdb2 partition 1048572 0 -2\n/dev/mapper/crypt\\040swap partition 1 0 -3\n/swapfile file 1 0 -3\n";
         assert_eq!(
-            parse_swaps(swaps, &["sdb".into(), "sdb2".into()]),
-            vec!["'sdb2' is active swap".to_string()]
+            parse_swap_paths(swaps, "partition"),
+            vec![
+                "/dev/sdb2".to_string(),
+                "/dev/mapper/crypt swap".to_string()
+            ]
         );
+        let sw = |path: &str, numbers: Option<&str>| SwapDev {
+            path: path.into(),
+            numbers: numbers.map(str::to_string),
+        };
+        assert!(sw("/dev/sdb2", None).is("sdb2", "8:18", None));
+        assert!(!sw("/dev/sdb2", None).is("sdb", "8:16", None));
+        // swapon given the mapper name: the kernel name, the numbers or the dm name match.
+        let mapped = sw("/dev/mapper/cryptswap", Some("254:3"));
+        assert!(mapped.is("dm-3", "254:3", None));
+        assert!(sw("/dev/mapper/cryptswap", None).is("dm-3", "", Some("cryptswap")));
+        assert!(!mapped.is("dm-4", "254:4", Some("other")));
+        assert!(!sw("/dev/x", None).is("dm-4", "", None));
     }
 
     #[test]
@@ -1015,7 +1068,9 @@ mod tests {
     fn write_check(d: &Path, name: &str, mountinfo: &str) -> Result<(), String> {
         std::fs::create_dir_all(d.join("proc/self")).unwrap();
         std::fs::write(d.join("proc/self/mountinfo"), mountinfo).unwrap();
-        std::fs::write(d.join("proc/swaps"), "Filename Type Size Used Priority\n").unwrap();
+        if !d.join("proc/swaps").exists() {
+            std::fs::write(d.join("proc/swaps"), "Filename Type Size Used Priority\n").unwrap();
+        }
         let blank = d.join("blank");
         std::fs::write(&blank, vec![0u8; 8192]).unwrap();
         let root = Root::tree(d).unwrap();
@@ -1065,6 +1120,31 @@ mod tests {
         // alone on sdb1, lin-b is written.
         std::fs::remove_dir(d.join("sys/class/block/sdb1/holders/dm-0")).unwrap();
         assert_eq!(write_check(d, "dm-1", ""), Ok(()));
+    }
+
+    #[test]
+    fn swap_on_a_mapping_named_by_its_mapper_path() {
+        // swapon /dev/mapper/cryptswap: /proc/swaps keeps that name, not dm-6.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sys_block(d, "sdf", "8:80");
+        sys_dm(d, "dm-6", "254:6", "cryptswap", "CRYPT-PLAIN-cryptswap");
+        sys_hold(d, "sdf", "dm-6");
+        std::fs::create_dir_all(d.join("proc")).unwrap();
+        std::fs::write(
+            d.join("proc/swaps"),
+            "Filename Type Size Used Priority\n/dev/mapper/cryptswap partition 8188 0 -2\n",
+        )
+        .unwrap();
+        let e = write_check(d, "dm-6", "").unwrap_err();
+        assert!(e.contains("'dm-6' is active swap"), "{e}");
+        let e = write_check(d, "sdf", "").unwrap_err();
+        assert!(
+            e.contains(
+                "'sdf' is held by dm-crypt mapping 'cryptswap' (dm-6, plain); 'dm-6' is active swap"
+            ),
+            "{e}"
+        );
     }
 
     #[test]
