@@ -17,7 +17,7 @@
 # and archives, so the host's apt sources, architectures and packages stay as they are.
 
 # Modules the scenarios use, resolved with their dependencies by the host's kmod.
-LAB_MODULES="virtio_pci virtio_blk virtio_rng md-mod raid456 dm-mod dm-crypt loop
+LAB_MODULES="virtio_pci virtio_blk virtio_rng md-mod raid1 raid456 dm-mod dm-crypt loop
   af_alg algif_skcipher algif_aead algif_hash xts ecb cbc aesni-intel
   adiantum chacha_generic chacha-x86_64 nhpoly1305 nhpoly1305-sse2 nhpoly1305-avx2
   sch_netem sch_tbf veth

@@ -21,8 +21,9 @@ sits on it), a new file (created as fio does, in an existing directory outside /
 the temporary file, and removed afterwards), or a block device (reads always; writes only when it looks blank: no known \
 signature and zeros in its first and last MiB and where partitions usually start, from sector \
 34 to 64 MiB, and nothing mounted, held, swapped, backed or claimed on it or on a device with \
-its bytes, such as another loop device over the same file; --destroy-data naming that device \
-overrides what is stored on it, never a live use).\n\n\
+its bytes, such as another loop device over the same file, another mapping over the partition \
+an md array or mapping sits on, or the whole disk a partition is on; --destroy-data naming that \
+device overrides what is stored on it, never a live use).\n\n\
 Several PATHs run the --rw test on each alone, then on all at once (started together), and \
 report each alone and together, the aggregate, and the shared ceiling when the aggregate is \
 below 0.9 × the sum of the alone figures (a shared bus, controller or backing store). Block \

@@ -1,6 +1,7 @@
 //! The VM lab (`lab/run`): one boot of Debian's cloud kernel under QEMU runs the
-//! raid5-crypt, luks-usb, afalg, netem and fileserve scenarios with this build of
-//! nastune inside, and `bench smb` on the host against the guest's forwarded smbd.
+//! raid5-crypt, luks-usb, afalg, netem, fileserve and livechain scenarios with this
+//! build of nastune inside, and `bench smb` on the host against the guest's forwarded
+//! smbd.
 //! The chains are checked with the kernel's own tools (mdstat, dmsetup, tune2fs), and
 //! nastune's probe JSON from inside the VM is checked for what the probe reports today.
 //!
@@ -16,6 +17,16 @@ use serde_json::Value;
 
 /// lab/run's exit status for a missing prerequisite.
 const LAB_PREREQUISITE_MISSING: i32 = 77;
+
+/// The scenarios the one boot runs, in this order.
+const SCENARIOS: &[&str] = &[
+    "raid5-crypt",
+    "luks-usb",
+    "afalg",
+    "netem",
+    "fileserve",
+    "livechain",
+];
 
 /// The commands every scenario runs after its setup; numbered cmd-1, cmd-2, ...
 const COMMANDS: &[&str] = &[
@@ -103,14 +114,8 @@ fn boot() -> Lab {
         .args(["--timeout", "420"])
         .arg("--out")
         .arg(&out)
-        .args([
-            "raid5-crypt",
-            "luks-usb",
-            "afalg",
-            "netem",
-            "fileserve",
-            "--",
-        ])
+        .args(SCENARIOS)
+        .arg("--")
         .args(COMMANDS)
         .output();
     let o = match o {
@@ -578,6 +583,55 @@ fn lab_disk_bench_sees_raid_and_crypt_threads_and_members() {
     assert!(written("vd") > written("md0"), "{devices:?}");
 }
 
+/// `bench disk` on md and device-mapper chains, which a test host's kernel may not
+/// have: every case of lab/scenarios/livechain.sh as it expects (a write to a live use
+/// refused even with --destroy-data, naming the array or mapping; reads and unused
+/// arrays and mappings allowed), and the refusals that name what sits on the bytes.
+#[test]
+fn lab_livechain_write_guard_follows_md_and_dm_stacks() {
+    let Some(out) = lab() else { return };
+    let cases = read(out, "livechain/cases.txt");
+    let lines: Vec<&str> = cases.lines().collect();
+    assert_eq!(lines.len(), 17, "{cases}");
+    assert!(lines.iter().all(|l| l.starts_with("ok ")), "{cases}");
+    let err = |name: &str| read(out, &format!("livechain/case-{name}.err"));
+    // Written before: a mapping sharing its partition with a mounted mapping, and a
+    // mapping over a loop device whose file another loop device has mounted.
+    let e = err("dm-sibling-mounted");
+    assert!(
+        e.contains("device-mapper mapping 'lc-lin-a'")
+            && e.contains("held by device-mapper mapping 'lc-lin-b'")
+            && e.contains("is mounted at '/mnt/lc-linb'"),
+        "{e}"
+    );
+    let e = err("dm-over-loop-sibling");
+    assert!(e.contains("is mounted at '/mnt/lc-loop'"), "{e}");
+    // Named as the user knows them, up the stack.
+    let e = err("md-member");
+    assert!(
+        e.contains(
+            "is held by md array 'md20' (raid1); 'md20' is held by dm-crypt mapping 'lc-mdcrypt'"
+        ),
+        "{e}"
+    );
+    let e = err("luks-disk");
+    assert!(
+        e.contains("dm-crypt mapping 'lc-crypt'") && e.contains("luks2)"),
+        "{e}"
+    );
+    let e = err("partition-of-held-disk");
+    assert!(
+        e.contains("held by device-mapper mapping 'lc-whole'"),
+        "{e}"
+    );
+    // A stopped array's member: data, not a use; --destroy-data naming it writes it.
+    let e = err("stopped-member");
+    assert!(
+        e.contains("md RAID superblock") && e.contains("pass --destroy-data"),
+        "{e}"
+    );
+}
+
 #[test]
 fn lab_rr_latency_tracks_the_netem_delay() {
     let Some(out) = lab() else { return };
@@ -830,7 +884,7 @@ fn lab_rejects_unknown_scenarios_and_options() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("'--frobnicate'"));
     let o = lab_script(&["--list"], &[]);
     let list = String::from_utf8_lossy(&o.stdout);
-    for s in ["raid5-crypt", "luks-usb", "afalg", "netem", "fileserve"] {
+    for s in SCENARIOS {
         assert!(list.contains(s), "{list}");
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod buffers;
 pub mod engine;
+pub mod holders;
 pub mod job;
 pub mod leftover;
 pub mod loops;

@@ -8,14 +8,17 @@
 //! (the data the user chose to destroy), never a live use: a mount, a holder
 //! (md, dm, LVM), swap, a loop device it backs, another program's exclusive
 //! open, or any of those on a device with the same bytes (another loop device
-//! over the same file, the device under a loop device). Writing under those
-//! corrupts what is running, and the fix is to stop that use first. A file
-//! target is refused while a loop device or swap sits on it, whatever its name.
+//! over the same file, the device under a loop device, the devices under an md
+//! array or a mapping, where another mapping may sit too) or spanning them (the
+//! whole disk a partition is on). Writing under those corrupts what is
+//! running, and the fix is to stop that use first. A file target is refused
+//! while a loop device or swap sits on it, whatever its name.
 
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use super::holders;
 use super::loops::{self, Backing, LoopDev};
 use super::signatures;
 use crate::root::Root;
@@ -59,7 +62,7 @@ pub enum SafetyError {
 pub struct DeviceFacts {
     /// "'sdb1' is mounted at '/srv'".
     pub mounts: Vec<String>,
-    /// "'sdb' is held by 'md0'".
+    /// "'sdb' is held by md array 'md0' (raid1)", then what sits on md0.
     pub holders: Vec<String>,
     /// "'sdb2' is active swap".
     pub swaps: Vec<String>,
@@ -207,16 +210,27 @@ fn unescape_octal(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Active swap among `names`, from /proc/swaps (device paths in the first column).
-pub fn parse_swaps(swaps: &str, names: &[String]) -> Vec<String> {
-    swaps
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split_whitespace().next())
-        .filter_map(|p| p.strip_prefix("/dev/"))
-        .filter(|n| names.iter().any(|x| x == n))
-        .map(|n| format!("'{n}' is active swap"))
-        .collect()
+/// An active swap area on a device: its path as /proc/swaps shows it
+/// ("/dev/sdb2", "/dev/mapper/cryptswap": the name swapon was given), and on
+/// the live system the numbers of the node there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwapDev {
+    pub path: String,
+    pub numbers: Option<String>,
+}
+
+impl SwapDev {
+    /// Whether this is device `name` ("maj:min" `numbers`; `mapper`, its
+    /// device-mapper name): by kernel name, by numbers (a node of any name,
+    /// as dmsetup makes without udev), or by /dev/mapper name.
+    pub fn is(&self, name: &str, numbers: &str, mapper: Option<&str>) -> bool {
+        self.path.strip_prefix("/dev/") == Some(name)
+            || self
+                .numbers
+                .as_deref()
+                .is_some_and(|n| !numbers.is_empty() && n == numbers)
+            || mapper.is_some_and(|m| self.path.strip_prefix("/dev/mapper/") == Some(m))
+    }
 }
 
 /// Reads `len` bytes at `off` (fewer at the end of the device).
@@ -258,19 +272,19 @@ fn first_nonzero(buf: &[u8]) -> Option<u64> {
     buf.iter().position(|&b| b != 0).map(|i| i as u64)
 }
 
-/// Loop devices over any of `devices` (name, "maj:min"): a live use that no
-/// holders directory shows. Those named in `skip` are left out (the target's
-/// own chain, when `devices` is the device under it).
-pub fn loop_backings(
-    loops: &[LoopDev],
-    devices: &[(String, String)],
+/// Loop devices over any of `devices` (name, "maj:min"), with the device each
+/// sits on: a live use that no holders directory shows. Those named in `skip`
+/// are left out (the target's own chain, when `devices` is the device under it).
+fn loops_over<'a>(
+    loops: &'a [LoopDev],
+    devices: &'a [(String, String)],
     skip: &[String],
-) -> Vec<String> {
+) -> Vec<(&'a str, &'a LoopDev)> {
     let mut out = Vec::new();
     for l in loops.iter().filter(|l| !skip.contains(&l.name)) {
         for (name, nums) in devices {
             if l.is_over(name, nums) {
-                out.push(format!("'{name}' backs loop device '{}'", l.name));
+                out.push((name.as_str(), l));
             }
         }
     }
@@ -286,6 +300,12 @@ pub struct Alias {
     /// Whether its being there is a live use itself (a second loop device
     /// over the same bytes), not only what uses it (the device under a loop).
     pub is_use: bool,
+    /// Whether the target holds it already: a device under the md array or
+    /// mapping being written, which that array or mapping claimed for itself
+    /// (an exclusive open of it fails, and says nothing of anyone else).
+    pub held_by_chain: bool,
+    /// The device of the target's chain it was found under.
+    pub above: String,
 }
 
 /// The disk a partition is on; a whole device is its own.
@@ -304,21 +324,59 @@ fn disk_of(root: &Root, name: &str) -> String {
         .unwrap_or_else(|| name.to_string())
 }
 
-/// Devices whose bytes are `name`'s, found by following loop devices down:
-/// for a loop device (or a partition of one) the device under it, and every
+/// Devices a layer is visited at most: a 24-disk array of dm-crypt members,
+/// each over a partition, is 73; a fixture whose slaves loop stops.
+const MAX_STEPS: usize = 256;
+
+/// Devices whose bytes are `name`'s, found by following the stack down: for
+/// an md array or a device-mapper mapping (or a partition of one) the devices
+/// under it (its slaves), for a loop device the device under it and every
 /// other loop device over the same file or device; again for each device
-/// found (a loop over a loop over a file). Writing `name` writes theirs.
-/// Eight steps cover any stack seen on a NAS and stop a looping fixture.
+/// found (a mapping over a loop over a file). Writing `name` writes theirs.
 pub fn aliases(root: &Root, name: &str, loops: &[LoopDev]) -> Vec<Alias> {
     let disk = disk_of(root, name);
     let mut seen = vec![name.to_string(), disk.clone()];
     let mut out = Vec::new();
     let mut todo = vec![disk];
     let mut steps = 0;
+    // A device found below: an alias, and its own stack (and, for a
+    // partition, its disk's) to follow further down.
+    let found = |u: String,
+                 above: &str,
+                 why: String,
+                 held_by_chain: bool,
+                 seen: &mut Vec<String>,
+                 todo: &mut Vec<String>,
+                 out: &mut Vec<Alias>| {
+        let below = disk_of(root, &u);
+        out.push(Alias {
+            name: u.clone(),
+            why,
+            is_use: false,
+            held_by_chain,
+            above: above.to_string(),
+        });
+        if below != u && !seen.contains(&below) {
+            seen.push(below.clone());
+            todo.push(below);
+        }
+        todo.push(u);
+    };
     while let Some(dev) = todo.pop() {
         steps += 1;
-        if steps > 8 {
+        if steps > MAX_STEPS {
             break;
+        }
+        for s in holders::slaves(root, &dev) {
+            if seen.contains(&s) {
+                continue;
+            }
+            seen.push(s.clone());
+            let why = format!(
+                "{} is over '{s}' (writing it writes there)",
+                holders::describe(&holders::read_holder(root, &dev))
+            );
+            found(s, &dev, why, true, &mut seen, &mut todo, &mut out);
         }
         let Some(l) = loops.iter().find(|l| l.name == dev) else {
             continue;
@@ -333,6 +391,8 @@ pub fn aliases(root: &Root, name: &str, loops: &[LoopDev]) -> Vec<Alias> {
                         other.name, l.file
                     ),
                     is_use: true,
+                    held_by_chain: false,
+                    above: dev.clone(),
                 });
             }
         }
@@ -348,17 +408,8 @@ pub fn aliases(root: &Root, name: &str, loops: &[LoopDev]) -> Vec<Alias> {
         };
         if let Some(u) = under.filter(|u| !seen.contains(u)) {
             seen.push(u.clone());
-            let below = disk_of(root, &u);
-            out.push(Alias {
-                name: u.clone(),
-                why: format!("'{dev}' is a loop device over '{u}'"),
-                is_use: false,
-            });
-            if below != u && !seen.contains(&below) {
-                seen.push(below.clone());
-                todo.push(below);
-            }
-            todo.push(u);
+            let why = format!("'{dev}' is a loop device over '{u}'");
+            found(u, &dev, why, false, &mut seen, &mut todo, &mut out);
         }
     }
     out
@@ -368,14 +419,28 @@ pub fn aliases(root: &Root, name: &str, loops: &[LoopDev]) -> Vec<Alias> {
 struct Tables {
     mountinfo: String,
     swaps: String,
+    swap_devices: Vec<SwapDev>,
     loops: Vec<LoopDev>,
 }
 
 impl Tables {
     fn read(root: &Root) -> Self {
+        let swaps = root.read_string("proc/swaps").unwrap_or_default();
+        let swap_devices = parse_swap_paths(&swaps, "partition")
+            .into_iter()
+            .map(|path| {
+                let numbers = root
+                    .is_live()
+                    .then(|| std::fs::metadata(&path).ok())
+                    .flatten()
+                    .map(|m| format!("{}:{}", libc::major(m.rdev()), libc::minor(m.rdev())));
+                SwapDev { path, numbers }
+            })
+            .collect();
         Tables {
             mountinfo: root.read_string("proc/self/mountinfo").unwrap_or_default(),
-            swaps: root.read_string("proc/swaps").unwrap_or_default(),
+            swaps,
+            swap_devices,
             loops: loops::read_loops(root),
         }
     }
@@ -388,39 +453,104 @@ fn with_partitions(root: &Root, name: &str) -> Vec<String> {
     names
 }
 
+/// The devices whose uses reach `name`'s bytes: the device, its partitions
+/// and, for a partition, its disk itself (a filesystem, mapping or loop device
+/// over the whole disk spans every partition), but not the disk's other
+/// partitions, which hold other bytes.
+fn spanning(root: &Root, name: &str) -> Vec<String> {
+    let mut names = with_partitions(root, name);
+    let disk = disk_of(root, name);
+    if !names.contains(&disk) {
+        names.push(disk);
+    }
+    names
+}
+
+/// How many layers up a holder's own uses are followed: disk, partition, md,
+/// dm-crypt, LVM and a filesystem are five; a fixture whose holders loop stops.
+const STACK_DEPTH: usize = 8;
+
 /// Adds the live uses of `names` (a device and its partitions) to `facts`:
-/// mounts, swap, holders and loop devices over them other than `skip`.
+/// mounts, swap, holders and loop devices over them, leaving out the devices
+/// in `skip` (the target's own chain: the target itself holds the devices
+/// under it). Each holder comes with what sits on it in turn, up to the top
+/// of the stack, so the message names what to unmount or close first.
 fn add_uses(root: &Root, t: &Tables, names: &[String], skip: &[String], facts: &mut DeviceFacts) {
+    add_uses_up_to(root, t, names, skip, facts, STACK_DEPTH);
+}
+
+fn add_uses_up_to(
+    root: &Root,
+    t: &Tables,
+    names: &[String],
+    skip: &[String],
+    facts: &mut DeviceFacts,
+    depth: usize,
+) {
     let numbered: Vec<(String, String)> = names
         .iter()
         .map(|n| (n.clone(), dev_numbers(root, n).unwrap_or_default()))
         .collect();
     facts.mounts.extend(parse_mounts(&t.mountinfo, &numbered));
-    facts.swaps.extend(parse_swaps(&t.swaps, names));
-    facts
-        .loop_backings
-        .extend(loop_backings(&t.loops, &numbered, skip));
-    for n in names {
-        for holder in root
-            .read_dir_optional(&format!("sys/class/block/{n}/holders"))
-            .unwrap_or_default()
+    for (n, numbers) in &numbered {
+        let mapper = holders::mapper_name(root, n);
+        if t.swap_devices
+            .iter()
+            .any(|sw| sw.is(n, numbers, mapper.as_deref()))
         {
-            facts
-                .holders
-                .push(format!("'{n}' is held by '{holder}' (md, dm or LVM)"));
+            facts.swaps.push(format!("'{n}' is active swap"));
+        }
+    }
+    for (n, l) in loops_over(&t.loops, &numbered, skip) {
+        facts
+            .loop_backings
+            .push(format!("'{n}' backs loop device '{}'", l.name));
+        if depth > 0 {
+            let mut above = DeviceFacts::default();
+            let over = with_partitions(root, &l.name);
+            add_uses_up_to(root, t, &over, skip, &mut above, depth - 1);
+            facts.loop_backings.extend(above.uses());
+        }
+    }
+    for n in names {
+        for h in holders::holders(root, n) {
+            if skip.contains(&h) {
+                continue;
+            }
+            facts.holders.push(format!(
+                "'{n}' is held by {}",
+                holders::describe(&holders::read_holder(root, &h))
+            ));
+            if depth > 0 {
+                let mut above = DeviceFacts::default();
+                add_uses_up_to(
+                    root,
+                    t,
+                    &with_partitions(root, &h),
+                    skip,
+                    &mut above,
+                    depth - 1,
+                );
+                facts.holders.extend(above.uses());
+            }
         }
     }
 }
 
 /// Active swap files among /proc/swaps' entries (type `file`), by path.
 pub fn parse_swap_files(swaps: &str) -> Vec<String> {
+    parse_swap_paths(swaps, "file")
+}
+
+/// The paths of /proc/swaps' entries of type `kind` (`file` or `partition`).
+fn parse_swap_paths(swaps: &str, kind: &str) -> Vec<String> {
     swaps
         .lines()
         .skip(1)
         .filter_map(|l| {
             let mut f = l.split_whitespace();
-            let (path, kind) = (f.next()?, f.next()?);
-            (kind == "file").then(|| unescape_octal(path))
+            let (path, k) = (f.next()?, f.next()?);
+            (k == kind).then(|| unescape_octal(path))
         })
         .collect()
 }
@@ -573,9 +703,8 @@ pub fn check_write(
         None => None,
     };
     let tables = Tables::read(root);
-    let names = with_partitions(root, name);
     let mut facts = DeviceFacts::default();
-    add_uses(root, &tables, &names, &[], &mut facts);
+    add_uses(root, &tables, &spanning(root, name), &[], &mut facts);
     // The same bytes under other names: their uses are this device's.
     let aliases = aliases(root, name, &tables.loops);
     let chain: Vec<String> = std::iter::once(name.to_string())
@@ -589,18 +718,34 @@ pub fn check_write(
     let mut claimed: Vec<PathBuf> = vec![path.to_path_buf()];
     for a in &aliases {
         let mut theirs = DeviceFacts::default();
-        let a_names = with_partitions(root, &a.name);
-        add_uses(root, &tables, &a_names, &chain, &mut theirs);
+        // Under a mapping: another mapping known to hold other sectors of the
+        // same device (another volume of the group) is not a use of these.
+        let mut skip = chain.clone();
+        if a.held_by_chain {
+            let over = holders::read_holder(root, &a.above);
+            skip.extend(
+                holders::holders(root, &a.name)
+                    .into_iter()
+                    .filter(|h| holders::apart(&over, &holders::read_holder(root, h))),
+            );
+        }
+        add_uses(root, &tables, &spanning(root, &a.name), &skip, &mut theirs);
         // Why the other device's uses are this one's comes first.
         if a.is_use || !theirs.uses().is_empty() {
             facts.shared.push(a.why.clone());
         }
         facts.shared.extend(theirs.uses());
-        claimed.push(PathBuf::from(format!("/dev/{}", a.name)));
+        if !a.held_by_chain {
+            claimed.push(PathBuf::from(format!("/dev/{}", a.name)));
+        }
     }
     let held = if root.is_live() {
         let (held, busy) = claim(&claimed);
-        facts.claims = busy;
+        // A claim another user holds is news only when nothing above named
+        // that user: a mount or holder claims the device itself.
+        if facts.uses().is_empty() {
+            facts.claims = busy;
+        }
         held
     } else {
         Claim { _files: Vec::new() }
@@ -731,11 +876,26 @@ mod tests {
             parse_mounts(mi, &devs),
             vec!["'sdc' is mounted at '/mnt/b'".to_string()]
         );
-        let swaps = "Filename Type Size Used Priority\n/dev/sdb2 partition 1048572 0 -2\n/swapfile file 1 0 -3\n";
+        let swaps = "Filename Type Size Used Priority\n/dev/sdb2 partition 1048572 0 -2\n/dev/mapper/crypt\\040swap partition 1 0 -3\n/swapfile file 1 0 -3\n";
         assert_eq!(
-            parse_swaps(swaps, &["sdb".into(), "sdb2".into()]),
-            vec!["'sdb2' is active swap".to_string()]
+            parse_swap_paths(swaps, "partition"),
+            vec![
+                "/dev/sdb2".to_string(),
+                "/dev/mapper/crypt swap".to_string()
+            ]
         );
+        let sw = |path: &str, numbers: Option<&str>| SwapDev {
+            path: path.into(),
+            numbers: numbers.map(str::to_string),
+        };
+        assert!(sw("/dev/sdb2", None).is("sdb2", "8:18", None));
+        assert!(!sw("/dev/sdb2", None).is("sdb", "8:16", None));
+        // swapon given the mapper name: the kernel name, the numbers or the dm name match.
+        let mapped = sw("/dev/mapper/cryptswap", Some("254:3"));
+        assert!(mapped.is("dm-3", "254:3", None));
+        assert!(sw("/dev/mapper/cryptswap", None).is("dm-3", "", Some("cryptswap")));
+        assert!(!mapped.is("dm-4", "254:4", Some("other")));
+        assert!(!sw("/dev/x", None).is("dm-4", "", None));
     }
 
     #[test]
@@ -812,18 +972,13 @@ mod tests {
             ("sdb".to_string(), "8:16".to_string()),
             ("sdb1".to_string(), "8:17".to_string()),
         ];
-        assert_eq!(
-            loop_backings(&loops, &devs, &[]),
-            vec![
-                "'sdb1' backs loop device 'loop0'".to_string(),
-                "'sdb' backs loop device 'loop2'".to_string(),
-            ]
-        );
+        let found: Vec<(&str, &str)> = loops_over(&loops, &devs, &[])
+            .into_iter()
+            .map(|(dev, l)| (dev, l.name.as_str()))
+            .collect();
+        assert_eq!(found, vec![("sdb1", "loop0"), ("sdb", "loop2")]);
         // The target's own chain is not a use of the device under it.
-        assert_eq!(
-            loop_backings(&loops, &devs, &["loop0".into(), "loop2".into()]).len(),
-            0
-        );
+        assert!(loops_over(&loops, &devs, &["loop0".into(), "loop2".into()]).is_empty());
     }
 
     #[test]
@@ -868,6 +1023,217 @@ mod tests {
         );
         // A plain file-backed loop with no sibling, and a disk: nothing.
         assert!(names("sda").is_empty());
+    }
+
+    /// A sysfs block device at `path` ("sdb", or "sdb/sdb1" for a partition)
+    /// with numbers `numbers`, linked from sys/class/block as the kernel does.
+    fn sys_block(d: &Path, path: &str, numbers: &str) {
+        let dir = d.join("sys/devices/virtual/block").join(path);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("dev"), format!("{numbers}\n")).unwrap();
+        if path.contains('/') {
+            std::fs::write(dir.join("partition"), "1\n").unwrap();
+        }
+        let leaf = path.rsplit('/').next().unwrap();
+        std::fs::create_dir_all(d.join("sys/class/block")).unwrap();
+        std::os::unix::fs::symlink(
+            format!("../../devices/virtual/block/{path}"),
+            d.join("sys/class/block").join(leaf),
+        )
+        .unwrap();
+    }
+
+    /// `upper` (an array or mapping) built on `lower`: its holders and slaves entries.
+    fn sys_hold(d: &Path, lower: &str, upper: &str) {
+        let class = d.join("sys/class/block");
+        std::fs::create_dir_all(class.join(lower).join("holders").join(upper)).unwrap();
+        std::fs::create_dir_all(class.join(upper).join("slaves").join(lower)).unwrap();
+    }
+
+    /// A device-mapper device `dev` named `name` with `uuid`.
+    fn sys_dm(d: &Path, dev: &str, numbers: &str, name: &str, uuid: &str) {
+        sys_block(d, dev, numbers);
+        sys_attr(d, dev, "dm/name", name);
+        sys_attr(d, dev, "dm/uuid", uuid);
+    }
+
+    fn sys_attr(d: &Path, dev: &str, rel: &str, text: &str) {
+        let p = d.join("sys/class/block").join(dev).join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, format!("{text}\n")).unwrap();
+    }
+
+    /// The refusal (or Ok) for writing `name` in the fixture tree at `d`,
+    /// whose device node is a blank file: only live uses can refuse it.
+    fn write_check(d: &Path, name: &str, mountinfo: &str) -> Result<(), String> {
+        std::fs::create_dir_all(d.join("proc/self")).unwrap();
+        std::fs::write(d.join("proc/self/mountinfo"), mountinfo).unwrap();
+        if !d.join("proc/swaps").exists() {
+            std::fs::write(d.join("proc/swaps"), "Filename Type Size Used Priority\n").unwrap();
+        }
+        let blank = d.join("blank");
+        std::fs::write(&blank, vec![0u8; 8192]).unwrap();
+        let root = Root::tree(d).unwrap();
+        check_write(&root, &blank, name, 1, None)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_mapping_shares_its_partition_with_a_mounted_mapping() {
+        // Two dm-linear mappings over sdb1 (dm allows it: one holder for all
+        // mappings); lin-b is mounted. Writing lin-a writes lin-b's bytes.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sys_block(d, "sdb", "8:16");
+        sys_block(d, "sdb/sdb1", "8:17");
+        for (dm, name) in [("dm-0", "lin-a"), ("dm-1", "lin-b")] {
+            sys_dm(d, dm, &format!("254:{}", &dm[3..]), name, "");
+            sys_hold(d, "sdb1", dm);
+        }
+        let mi = "36 25 254:1 / /srv rw - ext4 /dev/mapper/lin-b rw\n";
+        let e = write_check(d, "dm-0", mi).unwrap_err();
+        assert!(
+            e.contains("device-mapper mapping 'lin-a' (dm-0) is over 'sdb1'"),
+            "{e}"
+        );
+        assert!(
+            e.contains("'sdb1' is held by device-mapper mapping 'lin-b' (dm-1); 'dm-1' is mounted at '/srv'"),
+            "{e}"
+        );
+        assert!(e.contains("even with --destroy-data"), "{e}");
+        // Two volumes of one LVM group (a physical volume's extents each
+        // belong to one volume): lin-b's mount is other sectors of sdb1.
+        let (vg, other_vg) = ("V".repeat(32), "W".repeat(32));
+        sys_attr(d, "dm-0", "dm/uuid", &format!("LVM-{vg}{}", "a".repeat(32)));
+        sys_attr(d, "dm-1", "dm/uuid", &format!("LVM-{vg}{}", "b".repeat(32)));
+        assert_eq!(write_check(d, "dm-0", mi), Ok(()));
+        // Of two groups (which cannot share a physical volume): nothing is known.
+        sys_attr(
+            d,
+            "dm-1",
+            "dm/uuid",
+            &format!("LVM-{other_vg}{}", "b".repeat(32)),
+        );
+        assert!(write_check(d, "dm-0", mi).is_err());
+        // Its own mapping over sdb1 is not a use of lin-b's: unmounted and
+        // alone on sdb1, lin-b is written.
+        std::fs::remove_dir(d.join("sys/class/block/sdb1/holders/dm-0")).unwrap();
+        assert_eq!(write_check(d, "dm-1", ""), Ok(()));
+    }
+
+    #[test]
+    fn swap_on_a_mapping_named_by_its_mapper_path() {
+        // swapon /dev/mapper/cryptswap: /proc/swaps keeps that name, not dm-6.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sys_block(d, "sdf", "8:80");
+        sys_dm(d, "dm-6", "254:6", "cryptswap", "CRYPT-PLAIN-cryptswap");
+        sys_hold(d, "sdf", "dm-6");
+        std::fs::create_dir_all(d.join("proc")).unwrap();
+        std::fs::write(
+            d.join("proc/swaps"),
+            "Filename Type Size Used Priority\n/dev/mapper/cryptswap partition 8188 0 -2\n",
+        )
+        .unwrap();
+        let e = write_check(d, "dm-6", "").unwrap_err();
+        assert!(e.contains("'dm-6' is active swap"), "{e}");
+        let e = write_check(d, "sdf", "").unwrap_err();
+        assert!(
+            e.contains(
+                "'sdf' is held by dm-crypt mapping 'cryptswap' (dm-6, plain); 'dm-6' is active swap"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_mapping_over_a_loop_device_whose_file_another_has_mounted() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fixture_loop(d, "loop0", "/srv/lc.img\n");
+        fixture_loop(d, "loop1", "/srv/lc.img\n");
+        sys_block(d, "loop0", "7:0");
+        sys_block(d, "loop1", "7:1");
+        sys_dm(d, "dm-5", "254:5", "lc-loop", "");
+        sys_hold(d, "loop1", "dm-5");
+        let mi = "36 25 7:0 / /mnt/lc-loop rw - ext4 /dev/loop0 rw\n";
+        let e = write_check(d, "dm-5", mi).unwrap_err();
+        assert!(
+            e.contains("'loop1' and loop device 'loop0' are both over '/srv/lc.img'"),
+            "{e}"
+        );
+        assert!(e.contains("'loop0' is mounted at '/mnt/lc-loop'"), "{e}");
+    }
+
+    #[test]
+    fn a_partition_whose_disk_a_mapping_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sys_block(d, "sdc", "8:32");
+        sys_block(d, "sdc/sdc1", "8:33");
+        sys_dm(d, "dm-4", "254:4", "whole", "");
+        sys_hold(d, "sdc", "dm-4");
+        let e = write_check(d, "sdc1", "").unwrap_err();
+        assert!(
+            e.contains("'sdc' is held by device-mapper mapping 'whole' (dm-4)"),
+            "{e}"
+        );
+        // A filesystem on the whole disk spans the partition too.
+        std::fs::remove_dir(d.join("sys/class/block/sdc/holders/dm-4")).unwrap();
+        let e = write_check(d, "sdc1", "36 25 8:32 / /srv rw - ext4 /dev/sdc rw\n").unwrap_err();
+        assert!(e.contains("'sdc' is mounted at '/srv'"), "{e}");
+        // Another partition's mount is other bytes.
+        sys_block(d, "sdc/sdc2", "8:34");
+        assert_eq!(
+            write_check(d, "sdc1", "36 25 8:34 / /srv rw - ext4 /dev/sdc2 rw\n"),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn holders_are_named_up_the_stack_and_an_arrays_own_members_are_not_uses() {
+        // sdd and sde in RAID1 md0; dm-crypt (plain) over md0, mounted.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sys_block(d, "sdd", "8:48");
+        sys_block(d, "sde", "8:64");
+        sys_block(d, "md0", "9:0");
+        sys_attr(d, "md0", "md/level", "raid1");
+        sys_hold(d, "sdd", "md0");
+        sys_hold(d, "sde", "md0");
+        sys_dm(d, "dm-3", "254:3", "mdcrypt", "CRYPT-PLAIN-mdcrypt");
+        sys_hold(d, "md0", "dm-3");
+        let mi = "36 25 254:3 / /srv rw - ext4 /dev/mapper/mdcrypt rw\n";
+        let e = write_check(d, "sdd", mi).unwrap_err();
+        assert!(
+            e.contains(
+                "'sdd' is held by md array 'md0' (raid1); 'md0' is held by dm-crypt mapping 'mdcrypt' (dm-3, plain); 'dm-3' is mounted at '/srv'"
+            ),
+            "{e}"
+        );
+        let e = write_check(d, "md0", mi).unwrap_err();
+        assert!(
+            e.contains("'md0' is held by dm-crypt mapping 'mdcrypt' (dm-3, plain)"),
+            "{e}"
+        );
+        // The mapping itself: md0 and its members are its own chain.
+        let e = write_check(d, "dm-3", mi).unwrap_err();
+        assert!(e.contains("'dm-3' is mounted at '/srv'"), "{e}");
+        assert!(!e.contains("held by"), "{e}");
+        assert_eq!(write_check(d, "dm-3", ""), Ok(()));
+        // Stopping the mapping frees the array: its members are held only by it.
+        std::fs::remove_dir(d.join("sys/class/block/md0/holders/dm-3")).unwrap();
+        assert_eq!(write_check(d, "md0", ""), Ok(()));
+        let root = Root::tree(d).unwrap();
+        let below: Vec<(String, bool)> = aliases(&root, "md0", &[])
+            .into_iter()
+            .map(|a| (a.name, a.held_by_chain))
+            .collect();
+        assert_eq!(
+            below,
+            vec![("sdd".to_string(), true), ("sde".to_string(), true)]
+        );
     }
 
     #[test]
