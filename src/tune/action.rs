@@ -162,9 +162,35 @@ pub fn check_relative(rel: &str) -> Result<(), WriteError> {
     Ok(())
 }
 
-/// The current bytes of a runtime value or file; `None` when absent.
+/// The current bytes of a runtime value or file; `None` when absent. A file
+/// over the cap is an error, never cut: its head, edited and written back (and
+/// journaled as the old value), lost the shares after the first 4 MiB.
 pub fn read_current(root: &Root, rel: &str) -> Result<Option<Vec<u8>>, WriteError> {
-    match root.read_head(rel, MAX_FILE_BYTES) {
+    read_capped(root, rel, true)
+}
+
+/// The current value of a journaled path, to compare with the journal
+/// (rollback, verify): like [`read_entry`], but a file over the cap reads as
+/// its first cap + 1 bytes, which equal no journaled value (each within the
+/// cap), so a file that grew past the cap is still put back.
+pub fn read_entry_to_compare(
+    root: &Root,
+    kind: &str,
+    path: &str,
+) -> Result<Option<Vec<u8>>, WriteError> {
+    if kind == KIND_NETDEV {
+        return read_entry(root, kind, path);
+    }
+    read_capped(root, path, false)
+}
+
+fn read_capped(root: &Root, rel: &str, whole: bool) -> Result<Option<Vec<u8>>, WriteError> {
+    let read = if whole {
+        root.read_bytes(rel, MAX_FILE_BYTES)
+    } else {
+        root.read_head(rel, MAX_FILE_BYTES + 1)
+    };
+    match read {
         Ok(b) => Ok(Some(b)),
         Err(e) if e.is_not_found() => Ok(None),
         Err(e) => Err(WriteError::Read {
