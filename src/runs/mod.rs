@@ -139,7 +139,7 @@ pub fn load(store: &Store, run: RunId) -> Result<RunDocs, StoreError> {
             Doc::decode(&kind, version, &body).map_err(|source| StoreError::Decode {
                 path: store.path().to_path_buf(),
                 run,
-                source,
+                cause: source,
             })?,
         );
     }
@@ -151,7 +151,7 @@ pub fn save(store: &Store, run: RunId, doc: &Doc) -> Result<(), StoreError> {
     let (version, body) = doc.encode().map_err(|source| StoreError::Encode {
         run,
         kind: doc.kind(),
-        source,
+        cause: source,
     })?;
     store.insert_document(run, doc.kind(), version, &body)
 }

@@ -107,11 +107,8 @@ pub enum ImportError {
         limit = MAX_IMPORT_BYTES >> 20
     )]
     TooLarge { file: String },
-    #[error("cannot read '{file}': {source}")]
-    Read {
-        file: String,
-        source: std::io::Error,
-    },
+    #[error("cannot read '{file}': {cause}")]
+    Read { file: String, cause: std::io::Error },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -124,7 +121,7 @@ pub fn read_capped(file: &str, r: impl std::io::Read) -> Result<Vec<u8>, ImportE
         .read_to_end(&mut bytes)
         .map_err(|source| ImportError::Read {
             file: file.to_string(),
-            source,
+            cause: source,
         })?;
     if bytes.len() as u64 > MAX_IMPORT_BYTES {
         return Err(ImportError::TooLarge {

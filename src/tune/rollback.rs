@@ -24,12 +24,12 @@ pub enum RollbackError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(
-        "restoring '{setting}' ('/{path}') failed: {source}; fix the cause and run the rollback again"
+        "restoring '{setting}' ('/{path}') failed: {cause}; fix the cause and run the rollback again"
     )]
     Restore {
         setting: String,
         path: String,
-        source: WriteError,
+        cause: WriteError,
     },
     #[error("{0}; remove that temporary file or fix the cause, and run the rollback again")]
     Temp(WriteError),
@@ -223,7 +223,7 @@ fn restore(root: &Root, e: &EntryRecord) -> Result<Restored, RollbackError> {
     let err = |source| RollbackError::Restore {
         setting: e.setting.clone(),
         path: e.path.clone(),
-        source,
+        cause: source,
     };
     let current = read_entry_to_compare(root, &e.kind, &e.path).map_err(err)?;
     let value = |v: &[u8]| selected_value(&String::from_utf8_lossy(v));
