@@ -406,7 +406,9 @@ impl Root {
                 Err(reason) => Captured::Unavailable(reason.clone()),
             };
             // A value tree always serializes: its keys are strings.
-            let bytes = serde_json::to_vec_pretty(&stored).unwrap_or_default();
+            let bytes = crate::json::to_string_pretty(&stored)
+                .unwrap_or_default()
+                .into_bytes();
             self.record(&rel, Event::Synthetic(bytes));
             return value;
         }

@@ -130,8 +130,11 @@ pub fn write_capture(
     }
     if !errors.is_empty() {
         // Strings to strings: serializing cannot fail.
-        let text = serde_json::to_vec_pretty(&errors).unwrap_or_default();
-        mirror.write(&Path::new(SYNTHETIC_DIR).join("read-errors.json"), &text)?;
+        let text = crate::json::to_string_pretty(&errors).unwrap_or_default();
+        mirror.write(
+            &Path::new(SYNTHETIC_DIR).join("read-errors.json"),
+            text.as_bytes(),
+        )?;
     }
     Ok(summary)
 }

@@ -57,7 +57,7 @@ macro_rules! documents {
             /// The body as it is stored, with its schema version.
             pub fn encode(&self) -> serde_json::Result<(u32, String)> {
                 fn enc<D: Document>(d: &D) -> serde_json::Result<(u32, String)> {
-                    Ok((D::VERSION, serde_json::to_string(d)?))
+                    Ok((D::VERSION, crate::json::to_string(d)?))
                 }
                 match self {
                     $(Doc::$variant(d) => enc(d.as_ref()),)+

@@ -257,7 +257,7 @@ fn not_an_export(file: &str, detail: String) -> ImportError {
 fn compact(body: &RawValue) -> serde_json::Result<String> {
     let mut out = Vec::with_capacity(body.get().len());
     let mut de = serde_json::Deserializer::from_str(body.get());
-    serde_transcode::transcode(&mut de, &mut serde_json::Serializer::new(&mut out))?;
+    serde_transcode::transcode(&mut de, &mut crate::json::serializer(&mut out))?;
     // serde_json writes UTF-8 only.
     Ok(String::from_utf8_lossy(&out).into_owned())
 }

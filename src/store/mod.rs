@@ -386,7 +386,7 @@ impl Store {
     /// judged disturbed marks the run "disturbed", so `history list` says so
     /// without decoding every run's documents.
     pub fn save<D: Document>(&self, run: RunId, doc: &D) -> Result<(), StoreError> {
-        let body = serde_json::to_string(doc).map_err(|source| StoreError::Encode {
+        let body = crate::json::to_string(doc).map_err(|source| StoreError::Encode {
             run,
             kind: D::KIND,
             cause: source,
