@@ -21,8 +21,9 @@ pub fn write_text(text: &str) -> io::Result<()> {
     write_coloured(text, false)
 }
 
-/// A command's result: JSON as it is (the encoder escapes what it must, and
-/// escaping more would break it), text through [`write_text`].
+/// A command's result: JSON as it is (its encoder, [`crate::json`], escapes
+/// the control characters, DEL and C1, and escaping more would break it),
+/// text through [`write_text`].
 pub fn write_result(out: &str, json: bool) -> io::Result<()> {
     if json {
         write_stdout(out.as_bytes())
@@ -74,9 +75,10 @@ macro_rules! note {
 }
 
 /// `value` as every `--json` prints it: serde_json's pretty layout (two-space
-/// indent, `": "`, empty `{}` and `[]` on one line) and a final newline.
+/// indent, `": "`, empty `{}` and `[]` on one line), DEL and C1 escaped
+/// ([`crate::json::Escaping`]), and a final newline.
 pub fn json_line<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
-    let mut s = serde_json::to_string_pretty(value)?;
+    let mut s = crate::json::to_string_pretty(value)?;
     s.push('\n');
     Ok(s)
 }
@@ -89,7 +91,7 @@ pub fn write_json<T: serde::Serialize + ?Sized>(value: &T) -> io::Result<()> {
     // stdout flushes each line, and a pretty document's lines are some 30
     // bytes long: gathered here, the pipe takes one write per 64 KiB.
     let mut out = io::BufWriter::with_capacity(64 << 10, io::stdout().lock());
-    serde_json::to_writer_pretty(&mut out, value)?;
+    crate::json::to_writer_pretty(&mut out, value)?;
     out.write_all(b"\n")?;
     out.flush()
 }

@@ -130,7 +130,8 @@ fn read_body(args: &HttpArgs) -> anyhow::Result<Vec<u8>> {
         return Ok(Vec::new());
     };
     let context = || format!("cannot read --body-file '{}'", path.display());
-    let file = crate::root::open_regular(path).with_context(context)?;
+    // Its errors name the file and say why ("cannot read 'F': …").
+    let file = crate::root::open_regular(path).context("--body-file")?;
     let len = file.metadata().with_context(context)?.len();
     if len > MAX_BODY_BYTES {
         anyhow::bail!(

@@ -94,10 +94,10 @@ pub enum SmbArgsError {
         "--user '{0}' carries a password after '%': pass it in NASTUNE_SMB_PASSWORD, --password-file or at the prompt instead"
     )]
     PasswordInUser(String),
-    #[error("cannot read the password file '{path}': {source}")]
+    #[error("cannot read the password file '{path}': {cause}")]
     PasswordFile {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error(
         "no password for user '{0}': set NASTUNE_SMB_PASSWORD, pass --password-file FILE or run on a terminal to be asked"
@@ -187,7 +187,7 @@ pub fn credentials(
     } else if let Some(path) = password_file {
         let text = std::fs::read_to_string(path).map_err(|source| SmbArgsError::PasswordFile {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         })?;
         text.lines().next().unwrap_or("").to_string()
     } else {

@@ -48,8 +48,8 @@ pub fn run(cmd: &HistoryCommand, global: &GlobalArgs) -> anyhow::Result<ExitCode
         HistoryCommand::Export(_) => unreachable!("written above, run by run"),
         HistoryCommand::Import(a) => {
             let name = a.file.display().to_string();
-            let file = crate::root::open_regular(&a.file)
-                .with_context(|| format!("cannot read '{name}'"))?;
+            // Its errors name the file and say why ("cannot read 'F': …").
+            let file = crate::root::open_regular(&a.file)?;
             let bytes = crate::store::export::read_capped(&name, &file)?;
             let ids = store.import(&name, &bytes, crate::runs::check_decodes)?;
             let list: Vec<String> = ids.iter().map(i64::to_string).collect();

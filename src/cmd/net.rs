@@ -37,7 +37,7 @@ pub fn serve(args: &NetServeArgs) -> anyhow::Result<ExitCode> {
     let counter = Arc::clone(&done);
     let report = Box::new(move |r: server::SessionReport| {
         let line = if json {
-            serde_json::to_string(&SessionLine {
+            crate::json::to_string(&SessionLine {
                 schema_version: crate::net::doc::SCHEMA_VERSION,
                 session: &r,
             })

@@ -92,10 +92,10 @@ pub fn run(args: &WatchArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
         growth.add(&report);
         let mut out = String::new();
         if args.json {
-            out.push_str(&serde_json::to_string(&report)?);
+            out.push_str(&crate::json::to_string(&report)?);
             out.push('\n');
             for a in &report.alerts {
-                out.push_str(&serde_json::to_string(a)?);
+                out.push_str(&crate::json::to_string(a)?);
                 out.push('\n');
             }
         } else {
@@ -189,7 +189,7 @@ fn save_baselines(
     let rows = states
         .iter()
         .filter(|(_, s)| s.last_time_unix_s >= cutoff)
-        .map(|(k, s)| Ok((k.clone(), serde_json::to_string(s)?, s.last_time_unix_s)))
+        .map(|(k, s)| Ok((k.clone(), crate::json::to_string(s)?, s.last_time_unix_s)))
         .collect::<serde_json::Result<Vec<_>>>()?;
     store.save_watch_series(host_id, &rows)?;
     Ok(())
@@ -198,7 +198,7 @@ fn save_baselines(
 /// Runs `sh -c CMD` with the alert on stdin; kills it after `timeout`. A failing
 /// command is reported on stderr and does not stop the watch.
 fn run_exec(cmd: &str, alert: &Alert, timeout: Duration) {
-    let json = match serde_json::to_string(alert) {
+    let json = match crate::json::to_string(alert) {
         Ok(json) => json,
         Err(e) => {
             crate::note!("warning: alert not written as JSON ({e}); '{cmd}' not run");

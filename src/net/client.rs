@@ -55,7 +55,7 @@ pub enum ClientError {
         "cannot connect to '{addr}': {err}; is 'nastune net serve' or 'iperf3 -s' running there?"
     )]
     Connect { addr: SocketAddr, err: io::Error },
-    #[error("{0}")]
+    #[error(transparent)]
     Protocol(#[from] ProtocolError),
     // Not a `source`: the message embeds it, and an error chain would say it twice.
     #[error("invalid test: {0}")]
@@ -70,7 +70,7 @@ pub enum ClientError {
     Results(String),
     #[error("UDP stream set-up failed: {0}")]
     Udp(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] io::Error),
 }
 

@@ -84,12 +84,14 @@ pub enum ProtocolError {
     TooLong { len: u64, cap: usize },
     #[error("message length '0' is not a JSON document")]
     Empty,
+    // Not sources (`From` below): the messages embed them, and the error
+    // chain the CLI prints would say them twice.
     #[error("message is not the JSON expected: {0}")]
-    Decode(#[from] serde_json::Error),
+    Decode(serde_json::Error),
     #[error("cannot write the JSON message: {0}")]
     Encode(serde_json::Error),
     #[error("control connection: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
     #[error("the peer closed the control connection")]
     Closed,
     #[error("the peer sent nothing within the deadline")]
@@ -102,6 +104,18 @@ pub enum ProtocolError {
     ServerError { code: i32, errno: i32 },
     #[error("the peer terminated the test")]
     Terminated,
+}
+
+impl From<serde_json::Error> for ProtocolError {
+    fn from(e: serde_json::Error) -> Self {
+        ProtocolError::Decode(e)
+    }
+}
+
+impl From<io::Error> for ProtocolError {
+    fn from(e: io::Error) -> Self {
+        ProtocolError::Io(e)
+    }
 }
 
 /// A new random cookie: 36 base32 characters and a NUL, as iperf3's `make_cookie`.

@@ -449,11 +449,11 @@ fn handle_connection(
 enum SessionError {
     #[error("refused: {0}")]
     Refused(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Protocol(#[from] ProtocolError),
-    #[error("{0}")]
+    #[error(transparent)]
     Params(#[from] params::ParamsError),
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] io::Error),
     #[error("results from the client are malformed: {0}")]
     Results(String),

@@ -204,10 +204,10 @@ pub fn availability(section: &Outcome<KernelConfig>, o: KernelOption) -> Availab
 enum SourceError {
     #[error(transparent)]
     Read(#[from] ReadError),
-    #[error("'{path}': {source}")]
+    #[error("'{path}': {cause}")]
     Gzip {
         path: String,
-        source: gunzip::GunzipError,
+        cause: gunzip::GunzipError,
     },
     #[error(transparent)]
     Parse(#[from] ParseError),
@@ -276,7 +276,7 @@ fn read_gzip(root: &Root, rel: &str) -> Result<String, SourceError> {
     let gz = root.read_bytes(rel, MAX_FILE_BYTES)?;
     let gzip_error = |source| SourceError::Gzip {
         path: format!("/{rel}"),
-        source,
+        cause: source,
     };
     let text = gunzip::gunzip(&gz, MAX_OUTPUT_BYTES).map_err(gzip_error)?;
     String::from_utf8(text).map_err(|_| {

@@ -54,8 +54,8 @@ pub enum CaptureError {
         .0.display()
     )]
     NotEmpty(PathBuf),
-    #[error("cannot write capture at '{}'", path.display())]
-    Write { path: PathBuf, source: io::Error },
+    #[error("cannot write capture at '{}': {cause}", path.display())]
+    Write { path: PathBuf, cause: io::Error },
     #[error("too many symlinks while resolving '{0}'")]
     LinkLoop(String),
 }
@@ -82,7 +82,7 @@ pub fn check_destination(dest: &Path) -> Result<(), CaptureError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(source) => Err(CaptureError::Write {
             path: dest.to_path_buf(),
-            source,
+            cause: source,
         }),
     }
 }
@@ -130,8 +130,11 @@ pub fn write_capture(
     }
     if !errors.is_empty() {
         // Strings to strings: serializing cannot fail.
-        let text = serde_json::to_vec_pretty(&errors).unwrap_or_default();
-        mirror.write(&Path::new(SYNTHETIC_DIR).join("read-errors.json"), &text)?;
+        let text = crate::json::to_string_pretty(&errors).unwrap_or_default();
+        mirror.write(
+            &Path::new(SYNTHETIC_DIR).join("read-errors.json"),
+            text.as_bytes(),
+        )?;
     }
     Ok(summary)
 }
@@ -145,7 +148,7 @@ impl Mirror<'_> {
     fn err(&self, path: &Path, source: io::Error) -> CaptureError {
         CaptureError::Write {
             path: self.dest.join(path),
-            source,
+            cause: source,
         }
     }
 

@@ -57,7 +57,7 @@ macro_rules! documents {
             /// The body as it is stored, with its schema version.
             pub fn encode(&self) -> serde_json::Result<(u32, String)> {
                 fn enc<D: Document>(d: &D) -> serde_json::Result<(u32, String)> {
-                    Ok((D::VERSION, serde_json::to_string(d)?))
+                    Ok((D::VERSION, crate::json::to_string(d)?))
                 }
                 match self {
                     $(Doc::$variant(d) => enc(d.as_ref()),)+
@@ -139,7 +139,7 @@ pub fn load(store: &Store, run: RunId) -> Result<RunDocs, StoreError> {
             Doc::decode(&kind, version, &body).map_err(|source| StoreError::Decode {
                 path: store.path().to_path_buf(),
                 run,
-                source,
+                cause: source,
             })?,
         );
     }
@@ -151,7 +151,7 @@ pub fn save(store: &Store, run: RunId, doc: &Doc) -> Result<(), StoreError> {
     let (version, body) = doc.encode().map_err(|source| StoreError::Encode {
         run,
         kind: doc.kind(),
-        source,
+        cause: source,
     })?;
     store.insert_document(run, doc.kind(), version, &body)
 }

@@ -150,7 +150,7 @@ pub struct Client {
 fn io_err(addr: SocketAddr) -> impl Fn(std::io::Error) -> Error {
     move |source| Error::Io {
         addr: addr.to_string(),
-        source,
+        cause: source,
     }
 }
 
@@ -160,7 +160,7 @@ impl Client {
         let sock = TcpStream::connect_timeout(&cfg.addr, cfg.timeout).map_err(|source| {
             Error::Connect {
                 addr: cfg.addr.to_string(),
-                source,
+                cause: source,
             }
         })?;
         sock.set_nodelay(true).map_err(io_err(cfg.addr))?;
@@ -375,7 +375,7 @@ impl Client {
             },
             _ => Error::Io {
                 addr: self.addr(),
-                source: e,
+                cause: e,
             },
         }
     }

@@ -27,17 +27,11 @@ pub use types::{Cipher, Credentials, Dialect, Security, SessionInfo, SigningAlg}
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(
-        "cannot connect to '{addr}': {source}; check the host, the port (445) and that smbd runs"
+        "cannot connect to '{addr}': {cause}; check the host, the port (445) and that smbd runs"
     )]
-    Connect {
-        addr: String,
-        source: std::io::Error,
-    },
-    #[error("I/O with '{addr}' failed: {source}")]
-    Io {
-        addr: String,
-        source: std::io::Error,
-    },
+    Connect { addr: String, cause: std::io::Error },
+    #[error("I/O with '{addr}' failed: {cause}")]
+    Io { addr: String, cause: std::io::Error },
     #[error(
         "no answer from '{addr}' within {secs} s ({what}); check the server's load and the network"
     )]

@@ -190,11 +190,8 @@ pub enum ImportError {
         limit = MAX_IMPORT_BYTES >> 20
     )]
     TooLarge { file: String },
-    #[error("cannot read '{file}': {source}")]
-    Read {
-        file: String,
-        source: std::io::Error,
-    },
+    #[error("cannot read '{file}': {cause}")]
+    Read { file: String, cause: std::io::Error },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -207,7 +204,7 @@ pub fn read_capped(file: &str, r: impl std::io::Read) -> Result<Vec<u8>, ImportE
         .read_to_end(&mut bytes)
         .map_err(|source| ImportError::Read {
             file: file.to_string(),
-            source,
+            cause: source,
         })?;
     if bytes.len() as u64 > MAX_IMPORT_BYTES {
         return Err(ImportError::TooLarge {
@@ -332,7 +329,7 @@ fn not_an_export(file: &str, detail: String) -> ImportError {
 fn compact(body: &RawValue) -> serde_json::Result<String> {
     let mut out = Vec::with_capacity(body.get().len());
     let mut de = serde_json::Deserializer::from_str(body.get());
-    serde_transcode::transcode(&mut de, &mut serde_json::Serializer::new(&mut out))?;
+    serde_transcode::transcode(&mut de, &mut crate::json::serializer(&mut out))?;
     // serde_json writes UTF-8 only.
     Ok(String::from_utf8_lossy(&out).into_owned())
 }

@@ -89,39 +89,39 @@ pub enum StoreError {
     Busy { path: PathBuf },
     #[error(transparent)]
     Open(crate::root::ReadError),
-    #[error("cannot read '{}'", path.display())]
+    #[error("cannot read '{}': {cause}", path.display())]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("cannot create the database directory '{}'", path.display())]
+    #[error("cannot create the database directory '{}': {cause}", path.display())]
     CreateDir {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("cannot find a data directory: set XDG_DATA_HOME or HOME, or pass --db PATH")]
     NoDataDir,
-    #[error("database '{}'", path.display())]
+    #[error("database '{}': {cause}", path.display())]
     Sql {
         path: PathBuf,
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     #[error("run {0} not found in the store: 'nastune history list' shows the stored ids")]
     NoSuchRun(i64),
     /// Only a path that is not UTF-8 fails to encode: JSON strings are UTF-8.
     #[error(
-        "run {run}: its '{kind}' document cannot be written as JSON ({source}); nothing of it was stored"
+        "run {run}: its '{kind}' document cannot be written as JSON ({cause}); nothing of it was stored"
     )]
     Encode {
         run: i64,
         kind: DocKind,
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
-    #[error("run {run} in '{}': {source}", path.display())]
+    #[error("run {run} in '{}': {cause}", path.display())]
     Decode {
         path: PathBuf,
         run: i64,
-        source: DecodeError,
+        cause: DecodeError,
     },
 }
 
@@ -188,7 +188,7 @@ impl Store {
         {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
                 path: dir.to_path_buf(),
-                source,
+                cause: source,
             })?;
         }
         Store::open_read_write(path)
@@ -222,7 +222,7 @@ impl Store {
             None | Some((_, Identity::New)) => {
                 let sql = |source| StoreError::Sql {
                     path: path.to_path_buf(),
-                    source,
+                    cause: source,
                 };
                 let mut conn = Connection::open_in_memory().map_err(sql)?;
                 migrations::migrate(&mut conn, path)?;
@@ -280,11 +280,11 @@ impl Store {
             path: path.to_path_buf(),
         };
         store.configure().map_err(|e| match e {
-            StoreError::Sql { source, .. } => read_only(source),
+            StoreError::Sql { cause: source, .. } => read_only(source),
             e => e,
         })?;
         migrations::migrate(&mut store.conn, &store.path).map_err(|e| match e {
-            StoreError::Sql { source, .. } => read_only(source),
+            StoreError::Sql { cause: source, .. } => read_only(source),
             e => e,
         })?;
         Ok(store)
@@ -386,10 +386,10 @@ impl Store {
     /// judged disturbed marks the run "disturbed", so `history list` says so
     /// without decoding every run's documents.
     pub fn save<D: Document>(&self, run: RunId, doc: &D) -> Result<(), StoreError> {
-        let body = serde_json::to_string(doc).map_err(|source| StoreError::Encode {
+        let body = crate::json::to_string(doc).map_err(|source| StoreError::Encode {
             run,
             kind: D::KIND,
-            source,
+            cause: source,
         })?;
         self.insert_document(run, D::KIND, D::VERSION, &body)?;
         if doc.validity().is_some_and(|v| !v.is_clean()) {
@@ -495,7 +495,7 @@ fn inspect(path: &Path) -> Result<Option<(Connection, Identity)>, StoreError> {
     let mut head = Vec::with_capacity(identify::HEADER_LEN);
     let read = |source| StoreError::Read {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     };
     // Opened without blocking and judged by fstat of what was opened: a FIFO
     // would hang SQLite's open, and /dev/null reads as an empty new store
@@ -553,7 +553,7 @@ fn inspect(path: &Path) -> Result<Option<(Connection, Identity)>, StoreError> {
     let immutable = header.application_id != identify::APPLICATION_ID && header.wal && !wal_file;
     let (conn, facts) = match read_facts(path, immutable).map_err(|e| classify(path, e)) {
         Err(StoreError::Sql {
-            source: rusqlite::Error::SqliteFailure(e, _),
+            cause: rusqlite::Error::SqliteFailure(e, _),
             ..
         }) if e.code == ErrorCode::CannotOpen && !immutable && !wal_file => {
             read_facts(path, true).map_err(|e| classify(path, e))
@@ -758,7 +758,7 @@ fn classify(path: &Path, source: rusqlite::Error) -> StoreError {
     }
     StoreError::Sql {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     }
 }
 

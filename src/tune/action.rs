@@ -77,7 +77,7 @@ fn split_dmcrypt_path(path: &str) -> Option<(&str, &str)> {
 pub fn write_netdev(path: &str, value: &str) -> Result<(), WriteError> {
     let io_err = |message: String| WriteError::Io {
         path: path.into(),
-        source: io::Error::other(message),
+        cause: io::Error::other(message),
     };
     if let Some((name, flag)) = split_dmcrypt_path(path) {
         return super::dmcrypt::set(name, flag, value.trim()).map_err(|e| io_err(e.to_string()));
@@ -129,10 +129,10 @@ pub struct Step {
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    #[error("cannot write '{}': {source}", path.display())]
+    #[error("cannot write '{}': {cause}", path.display())]
     Io {
         path: std::path::PathBuf,
-        source: io::Error,
+        cause: io::Error,
     },
     #[error("cannot read '{path}': {message}")]
     Read { path: String, message: String },
@@ -162,9 +162,35 @@ pub fn check_relative(rel: &str) -> Result<(), WriteError> {
     Ok(())
 }
 
-/// The current bytes of a runtime value or file; `None` when absent.
+/// The current bytes of a runtime value or file; `None` when absent. A file
+/// over the cap is an error, never cut: its head, edited and written back (and
+/// journaled as the old value), lost the shares after the first 4 MiB.
 pub fn read_current(root: &Root, rel: &str) -> Result<Option<Vec<u8>>, WriteError> {
-    match root.read_head(rel, MAX_FILE_BYTES) {
+    read_capped(root, rel, true)
+}
+
+/// The current value of a journaled path, to compare with the journal
+/// (rollback, verify): like [`read_entry`], but a file over the cap reads as
+/// its first cap + 1 bytes, which equal no journaled value (each within the
+/// cap), so a file that grew past the cap is still put back.
+pub fn read_entry_to_compare(
+    root: &Root,
+    kind: &str,
+    path: &str,
+) -> Result<Option<Vec<u8>>, WriteError> {
+    if kind == KIND_NETDEV {
+        return read_entry(root, kind, path);
+    }
+    read_capped(root, path, false)
+}
+
+fn read_capped(root: &Root, rel: &str, whole: bool) -> Result<Option<Vec<u8>>, WriteError> {
+    let read = if whole {
+        root.read_bytes(rel, MAX_FILE_BYTES)
+    } else {
+        root.read_head(rel, MAX_FILE_BYTES + 1)
+    };
+    match read {
         Ok(b) => Ok(Some(b)),
         Err(e) if e.is_not_found() => Ok(None),
         Err(e) => Err(WriteError::Read {
@@ -194,7 +220,7 @@ pub fn write_runtime(root: &Root, rel: &str, value: &str) -> Result<(), WriteErr
         let path = root.path(rel);
         let io = |source| WriteError::Io {
             path: path.clone(),
-            source,
+            cause: source,
         };
         let mut f = fs::OpenOptions::new().write(true).open(&path).map_err(io)?;
         return f.write_all(value.as_bytes()).map_err(io);
@@ -246,7 +272,7 @@ fn place(root: &Root, rel: &str, create_dirs: bool) -> Result<Place, WriteError>
     root.place(rel, create_dirs)
         .map_err(|source| WriteError::Io {
             path: root.path(rel),
-            source,
+            cause: source,
         })
 }
 
@@ -261,7 +287,7 @@ fn rewrite(
 ) -> Result<(), WriteError> {
     let io = |source| WriteError::Io {
         path: place.path.clone(),
-        source,
+        cause: source,
     };
     let create = if create { libc::O_CREAT } else { 0 };
     let fd = place
@@ -287,7 +313,7 @@ fn rewrite(
 fn existing(place: &Place) -> Result<Option<(FileMeta, u64)>, WriteError> {
     let io = |source| WriteError::Io {
         path: place.path.clone(),
-        source,
+        cause: source,
     };
     let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
     let f = match place.open(place.name(), flags, 0) {
@@ -313,7 +339,7 @@ pub fn read_meta(root: &Root, rel: &str) -> Result<Option<FileMeta>, WriteError>
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         other => other.map_err(|source| WriteError::Io {
             path: root.path(rel),
-            source,
+            cause: source,
         })?,
     };
     Ok(existing(&place)?.map(|(meta, _)| meta))
@@ -351,7 +377,10 @@ pub fn write_file_as(
     let tmp_path = place.dir_path().join(tmp);
     let io = |p: &Path| {
         let p = p.to_path_buf();
-        move |source| WriteError::Io { path: p, source }
+        move |source| WriteError::Io {
+            path: p,
+            cause: source,
+        }
     };
     // A leftover of a killed run (or anything planted under its name) goes first:
     // O_EXCL then makes sure we write a fresh file of our own.
@@ -413,7 +442,7 @@ fn read_only(path: &Path, e: io::Error) -> WriteError {
     }
     WriteError::Io {
         path: path.to_path_buf(),
-        source: e,
+        cause: e,
     }
 }
 
@@ -427,7 +456,7 @@ fn immutable(place: &Place, e: io::Error) -> WriteError {
     }
     WriteError::Io {
         path: place.path.clone(),
-        source: e,
+        cause: e,
     }
 }
 
@@ -490,7 +519,7 @@ fn unlink_beside(
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         other => other.map_err(|source| WriteError::Io {
             path: root.path(rel),
-            source,
+            cause: source,
         })?,
     };
     let name = which(place.name());
@@ -502,7 +531,7 @@ fn unlink_beside(
         Err(e) if absent_on_read_only(&place, &name, &e) => Ok(()),
         Err(source) => Err(WriteError::Io {
             path: place.dir_path().join(name),
-            source,
+            cause: source,
         }),
     }
 }

@@ -28,24 +28,24 @@ pub const FAULT_EXIT: i32 = 86;
 pub enum ApplyError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("step {seq} ({setting}) failed, so session {session} was rolled back: {source}")]
+    #[error("step {seq} ({setting}) failed, so session {session} was rolled back: {cause}")]
     Write {
         session: i64,
         seq: usize,
         setting: String,
-        source: WriteError,
+        cause: WriteError,
     },
     #[error(
-        "step {seq} failed ({first}) and rolling session {session} back failed too: {source}; run 'nastune tune rollback {session}'"
+        "step {seq} failed ({first}) and rolling session {session} back failed too: {cause}; run 'nastune tune rollback {session}'"
     )]
     RollbackFailed {
         session: i64,
         seq: usize,
         first: WriteError,
-        source: Box<RollbackError>,
+        cause: Box<RollbackError>,
     },
-    #[error("{source}; remove that temporary file or fix the cause; nothing was written")]
-    Temp { source: WriteError },
+    #[error("{cause}; remove that temporary file or fix the cause; nothing was written")]
+    Temp { cause: WriteError },
     #[error("cannot start the dead-man timer: {0}; nothing was written")]
     Deadman(String),
     #[error("session {0} not found in the store")]
@@ -103,7 +103,7 @@ pub fn apply(
     // A write killed before its rename in an earlier run left a temporary file.
     let files = plan.steps.iter().filter(|s| s.action.kind() == KIND_FILE);
     rollback::remove_stale_temps(root, files.map(|s| s.action.path()))
-        .map_err(|source| ApplyError::Temp { source })?;
+        .map_err(|source| ApplyError::Temp { cause: source })?;
     let root_name = root_name(root);
     store.tune_begin_session(run, &root_name, deadline)?;
     if deadline.is_some()
@@ -130,13 +130,13 @@ pub fn apply(
                     session: run,
                     seq,
                     setting: step.setting.clone(),
-                    source,
+                    cause: source,
                 },
                 Err(e) => ApplyError::RollbackFailed {
                     session: run,
                     seq,
                     first: source,
-                    source: Box::new(e),
+                    cause: Box::new(e),
                 },
             }
         };
@@ -258,7 +258,7 @@ pub fn confirm(store: &Store, session: i64) -> Result<usize, ApplyError> {
             session,
             seq: e.seq as usize,
             setting: e.setting.clone(),
-            source,
+            cause: source,
         };
         let old = read_current(&root, &e.path).map_err(io)?;
         let meta = file_meta(&root, &action).map_err(io)?;

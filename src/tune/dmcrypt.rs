@@ -34,11 +34,11 @@ pub enum DmError {
         "the key of '{0}' lives in the kernel keyring only while cryptsetup opens it, so its table cannot be reloaded without the passphrase; use 'cryptsetup refresh --perf-no_read_workqueue --perf-no_write_workqueue {0}' instead"
     )]
     KeyInKeyring(String),
-    #[error("{what} of '{name}' failed: {source}")]
+    #[error("{what} of '{name}' failed: {cause}")]
     Io {
         name: String,
         what: &'static str,
-        source: io::Error,
+        cause: io::Error,
     },
 }
 
@@ -317,7 +317,7 @@ impl Control {
                 _ => DmError::Io {
                     name: name.to_string(),
                     what,
-                    source: e,
+                    cause: e,
                 },
             });
         }

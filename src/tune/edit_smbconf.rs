@@ -39,19 +39,19 @@ pub fn set_parameter(
             doc.remove(section, parameter);
         }
     }
-    Ok(doc.to_string())
+    Ok(doc.into_string())
 }
 
 /// Whether the value Samba would use for `parameter` is already `value`.
 fn already_set(doc: &Document, section: &str, parameter: &str, value: &str) -> bool {
-    let Some(LineKind::Param { key, value: have }) = doc.last(section, parameter).map(|l| &l.kind)
+    let Some(LineKind::Param { key, value: have }) = doc.last(section, parameter).map(|l| l.kind)
     else {
         return false;
     };
-    let have = if is_inverse_synonym(key, parameter) {
-        invert(have)
+    let have = if is_inverse_synonym(&key, parameter) {
+        invert(&have)
     } else {
-        have.clone()
+        have.into_owned()
     };
     match (parse_bool(&have), parse_bool(value)) {
         (Some(a), Some(b)) => a == b,

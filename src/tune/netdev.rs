@@ -46,11 +46,11 @@ pub enum NetdevError {
         /// Why that may be, when there is a likely reason.
         hint: &'static str,
     },
-    #[error("{what} on '{interface}' failed: {source}")]
+    #[error("{what} on '{interface}' failed: {cause}")]
     Io {
         interface: String,
         what: String,
-        source: io::Error,
+        cause: io::Error,
     },
 }
 
@@ -130,7 +130,7 @@ impl Device<'_> {
             _ => NetdevError::Io {
                 interface: self.interface.to_string(),
                 what: what.to_string(),
-                source: e,
+                cause: e,
             },
         }
     }
@@ -171,7 +171,7 @@ impl Device<'_> {
         let roots = crate::probe::qdisc::live_root_qdiscs().map_err(|e| NetdevError::Io {
             interface: self.interface.to_string(),
             what: "reading the root qdisc".into(),
-            source: io::Error::other(e),
+            cause: io::Error::other(e),
         })?;
         Ok(roots.into_iter().find(|q| q.ifindex == ifindex))
     }

@@ -11,8 +11,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::action::{
-    FileMeta, KIND_FILE, KIND_NETDEV, KIND_RUNTIME, WriteError, read_entry, read_meta, remove_file,
-    remove_stale_temp, restore_runtime, selected_value, write_file_as, write_netdev,
+    FileMeta, KIND_FILE, KIND_NETDEV, KIND_RUNTIME, WriteError, read_entry_to_compare, read_meta,
+    remove_file, remove_stale_temp, restore_runtime, selected_value, write_file_as, write_netdev,
 };
 use super::{sysctl_d, udev_rules};
 use crate::root::Root;
@@ -24,12 +24,12 @@ pub enum RollbackError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(
-        "restoring '{setting}' ('/{path}') failed: {source}; fix the cause and run the rollback again"
+        "restoring '{setting}' ('/{path}') failed: {cause}; fix the cause and run the rollback again"
     )]
     Restore {
         setting: String,
         path: String,
-        source: WriteError,
+        cause: WriteError,
     },
     #[error("{0}; remove that temporary file or fix the cause, and run the rollback again")]
     Temp(WriteError),
@@ -223,9 +223,9 @@ fn restore(root: &Root, e: &EntryRecord) -> Result<Restored, RollbackError> {
     let err = |source| RollbackError::Restore {
         setting: e.setting.clone(),
         path: e.path.clone(),
-        source,
+        cause: source,
     };
-    let current = read_entry(root, &e.kind, &e.path).map_err(err)?;
+    let current = read_entry_to_compare(root, &e.kind, &e.path).map_err(err)?;
     let value = |v: &[u8]| selected_value(&String::from_utf8_lossy(v));
     // Restored already (a rollback whose record failed runs again): no drift.
     let already = match (&e.old, &current) {

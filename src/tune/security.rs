@@ -55,6 +55,7 @@ pub fn smb_trade(text: &str, section: &str, parameter: &str, new: Option<&str>) 
     let old = doc
         .get(section, parameter)
         .or_else(|| doc.get("global", parameter));
+    let old = old.as_deref();
     let (before, after) = (smb_strength(old)?, smb_strength(new)?);
     (after < before).then(|| {
         format!(

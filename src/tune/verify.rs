@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::action::{KIND_FILE, read_entry, selected_value};
+use super::action::{KIND_FILE, read_entry_to_compare, selected_value};
 use super::rollback::{RollbackError, session_root};
 use crate::store::Store;
 
@@ -51,7 +51,7 @@ pub fn verify(store: &Store, root_name: &str) -> Result<Vec<Check>, RollbackErro
     for (path, (session, e)) in owned {
         let root = &roots[&session];
         let new = e.new.clone().unwrap_or_default();
-        let current = read_entry(root, &e.kind, &path).ok().flatten();
+        let current = read_entry_to_compare(root, &e.kind, &path).ok().flatten();
         let (expected, current_text, state) = if e.kind != KIND_FILE {
             let expected = selected_value(&String::from_utf8_lossy(&new));
             match &current {

@@ -35,12 +35,9 @@ const ACCEPTS_PER_TURN: usize = 32;
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
     #[error(
-        "cannot listen on '{addr}': {source}; pick a free port or address (e.g. 127.0.0.1:9109)"
+        "cannot listen on '{addr}': {cause}; pick a free port or address (e.g. 127.0.0.1:9109)"
     )]
-    Bind {
-        addr: String,
-        source: std::io::Error,
-    },
+    Bind { addr: String, cause: std::io::Error },
 }
 
 /// The page being served; the watch loop replaces it after every sample.
@@ -63,7 +60,7 @@ pub fn serve(addr: &str, page: Page) -> Result<SocketAddr, HttpError> {
     let addr = addr.as_str();
     let bind_error = |source| HttpError::Bind {
         addr: addr.to_string(),
-        source,
+        cause: source,
     };
     let listener = TcpListener::bind(addr).map_err(bind_error)?;
     let local = listener.local_addr().map_err(bind_error)?;

@@ -108,3 +108,78 @@ fn tune_exits_2_when_every_set_is_rejected_and_0_when_one_is_in_place() {
     let o = run_with_db(t.path(), &["tune", "plan", "--root", root, "--set", &set]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// The parts of an error line between ": ", the ones long enough to be a cause.
+fn repeated_part(line: &str) -> Option<&str> {
+    let parts: Vec<&str> = line.split(": ").map(str::trim).collect();
+    parts
+        .iter()
+        .enumerate()
+        .find(|(i, p)| p.len() >= 8 && parts[i + 1..].contains(p))
+        .map(|(_, p)| *p)
+}
+
+/// Errors from the file system and the network say their cause once: a typed
+/// error that prints its cause does not also return it as `source()`, which
+/// the error printer walks ("cannot use 'F': Not a directory (os error 20):
+/// Not a directory (os error 20)"), and no cause is lost on the way.
+#[test]
+fn each_error_says_its_cause_once() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let under = |rest: &str| file.join(rest).to_str().unwrap().to_string();
+    let garbled = t.path().join("garbled.json");
+    std::fs::write(&garbled, "{\"format\": 1").unwrap();
+    let garbled = garbled.to_str().unwrap();
+    let db = t.path().join("nastune.db");
+    let db = db.to_str().unwrap();
+    let port = free_port();
+    // Command line (split at spaces; the temporary paths have none) | cause.
+    let cases = [
+        (format!("probe --db {}", under("x.db")), "Not a directory"),
+        (
+            format!("history list --db {}", under("x.db")),
+            "Not a directory",
+        ),
+        (
+            format!("history import {} --db {db}", under("runs.json")),
+            "Not a directory",
+        ),
+        (
+            format!("history import {garbled} --db {db}"),
+            "expected a string",
+        ),
+        (
+            format!(
+                "bench disk --size 1M --runtime 1s --no-store {}",
+                under("dir/testfile")
+            ),
+            "Not a directory",
+        ),
+        (
+            format!("probe --capture {} --no-store", under("cap")),
+            "Not a directory",
+        ),
+        (
+            format!("bench smb //127.0.0.1:{port}/share --no-store"),
+            "Connection refused",
+        ),
+    ];
+    for (line, cause) in &cases {
+        let args: Vec<&str> = line.split(' ').collect();
+        let o = nastune().args(&args).output().unwrap();
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{args:?} succeeded: {err}");
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("nastune: error: "))
+            .unwrap_or_else(|| panic!("{args:?}: no error line in: {err}"));
+        assert!(
+            line.contains(cause),
+            "{args:?}: the cause '{cause}' is lost: {line}"
+        );
+        assert_eq!(line.matches(cause).count(), 1, "{args:?}: {line}");
+        assert_eq!(repeated_part(line), None, "{args:?}: said twice in: {line}");
+    }
+}

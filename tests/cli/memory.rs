@@ -721,3 +721,111 @@ fn history_export_of_a_store_of_any_size_fits_in_64_mib() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// How many times the OOM killer acted in `cg` (v1 `memory.oom_control`, v2
+/// `memory.events`); `None` where the kernel does not count.
+fn oom_kills(cg: &Cgroup) -> Option<u64> {
+    let file = if cg.v2 {
+        "memory.events"
+    } else {
+        "memory.oom_control"
+    };
+    let text = std::fs::read_to_string(cg.dir.join(file)).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("oom_kill "))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+/// `tune apply` of three smb.conf edits on a 4 MiB file of 190 000 sections,
+/// then `tune rollback`, inside 64 MiB and in bounded time: the edit path held
+/// the file as owned lines (some 70 MiB) and parsed it again for each edit,
+/// and testparm, which checks the edited file, took 430 MB for it: 84 s and
+/// 403 MB for an apply. Nothing in the cgroup may meet the OOM killer, the
+/// validator included. Only the edits change the file, and the rollback puts
+/// every byte back; a file over the 4 MiB cap is refused, not cut.
+#[test]
+fn tune_apply_and_rollback_of_a_4_mib_smb_conf_fit_in_64_mib() {
+    if !require(&[
+        Need::Root,
+        Need::Feature("memory cgroup", &memory_cgroup_available),
+    ]) {
+        return;
+    }
+    // Room for the three edits under the cap, so that the rollback compares.
+    let text = many_sections((4 << 20) - 64).replacen(
+        "[s1000]\npath=/1000\n",
+        "[srv]\n  max connections = 10\n[s1000]\npath=/1000\n",
+        1,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("etc/samba")).unwrap();
+    let conf = tree.join("etc/samba/smb.conf");
+    std::fs::write(&conf, &text).unwrap();
+    let (root, db) = (tree.to_str().unwrap(), dir.path().join("nastune.db"));
+    let db = db.to_str().unwrap();
+    let cg = Cgroup::new(LIMIT_BYTES);
+    // A debug build took 10 s on 2 busy cores; the old path, 84 s.
+    let limit = Duration::from_secs(40);
+    let sets = [
+        "smb.conf:global:deadtime=15",
+        "smb.conf:srv:max connections=20",
+        "smb.conf:s150000:read only=no",
+    ];
+    let mut args = vec!["tune", "apply", "--root", root, "--yes", "--db", db];
+    for s in &sets {
+        args.extend(["--set", s]);
+    }
+    let start = Instant::now();
+    let o = run_within(&cg, "tune apply (4 MiB smb.conf)", &args, limit);
+    let took = start.elapsed();
+    // The three edits of one file are one write.
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("session 1: 1 write(s) done"), "{out}");
+    assert!(took < Duration::from_secs(20), "tune apply took {took:?}");
+    let expected = text
+        .replacen("workgroup = BIG\n", "workgroup = BIG\ndeadtime = 15\n", 1)
+        .replacen("  max connections = 10\n", "  max connections = 20\n", 1)
+        .replacen(
+            "[s150000]\npath=/150000\n",
+            "[s150000]\npath=/150000\nread only = no\n",
+            1,
+        );
+    assert_ne!(expected, text);
+    let after = std::fs::read_to_string(&conf).unwrap();
+    assert!(
+        after == expected,
+        "the file is not the original with the three edits"
+    );
+    run_within(
+        &cg,
+        "tune rollback (4 MiB smb.conf)",
+        &["tune", "rollback", "--db", db],
+        limit,
+    );
+    assert!(
+        std::fs::read(&conf).unwrap() == text.as_bytes(),
+        "the rollback did not put every byte back"
+    );
+    assert_eq!(
+        oom_kills(&cg).unwrap_or(0),
+        0,
+        "the OOM killer acted in the cgroup"
+    );
+
+    // One byte over the cap: the edit is refused with the file named, not made
+    // on the file's first 4 MiB (which dropped every share after them).
+    let over = text.clone() + &"#".repeat((4 << 20) + 1 - text.len());
+    std::fs::write(&conf, &over).unwrap();
+    let o = nastune()
+        .args(["tune", "apply", "--root", root, "--yes", "--db", db])
+        .args(["--set", sets[0]])
+        .output()
+        .unwrap();
+    assert!(
+        std::fs::read(&conf).unwrap() == over.as_bytes(),
+        "the file was cut"
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned() + &stderr(&o);
+    assert!(out.contains("is larger than 4194304 bytes"), "{out}");
+}

@@ -377,3 +377,76 @@ fn importing_a_file_without_runs_says_so() {
         format!("no runs in '{}'; nothing was imported\n", path.display())
     );
 }
+
+/// DEL, a C1 CSI (U+009B, the one-byte ESC [) and NEL (U+0085).
+const C1: &str = "\u{7f}\u{9b}2J\u{85}";
+
+/// Whether a JSON value holds a string containing `needle`, anywhere.
+fn holds(v: &serde_json::Value, needle: &str) -> bool {
+    match v {
+        serde_json::Value::String(s) => s.contains(needle),
+        serde_json::Value::Array(a) => a.iter().any(|v| holds(v, needle)),
+        serde_json::Value::Object(o) => o.values().any(|v| holds(v, needle)),
+        _ => false,
+    }
+}
+
+/// `out` (a command's JSON) has DEL and C1 only as `\u` escapes, and reads back
+/// to a document holding `value` as it was.
+fn assert_escaped(what: &str, out: &[u8], value: &str) {
+    let raw_c1 = out
+        .windows(2)
+        .any(|w| w[0] == 0xc2 && (0x80..=0x9f).contains(&w[1]));
+    assert!(
+        !out.contains(&0x7f) && !raw_c1,
+        "{what}: DEL or C1 written raw: {}",
+        String::from_utf8_lossy(out)
+    );
+    let text = String::from_utf8_lossy(out);
+    assert!(text.contains(r"\u007f\u009b2J\u0085"), "{what}: {text}");
+    let doc: serde_json::Value = serde_json::from_slice(out).unwrap();
+    assert!(holds(&doc, value), "{what}: '{value:?}' not read back");
+}
+
+/// JSON is valid with DEL and C1 raw, but a terminal acts on C1 (U+009B is
+/// CSI): every JSON nastune writes escapes them, from a tree (`probe --root
+/// --json`) and from an imported run (`history export`, `history show --json`),
+/// and the documents still read back to the same strings.
+#[test]
+fn json_escapes_del_and_c1_from_trees_and_imported_runs() {
+    let (t, tree) = copy_box("oldguide");
+    let hostname = format!("nas{C1}x");
+    std::fs::write(
+        tree.join("proc/sys/kernel/hostname"),
+        format!("{hostname}\n"),
+    )
+    .unwrap();
+    let db = t.path().join("n.db");
+    let o = with_db(&db, &["probe", "--root", tree.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_escaped("probe --json", &o.stdout, &hostname);
+    // The stored document, copied into the export as it is in the store.
+    let o = with_db(&db, &["history", "export", "1"]).output().unwrap();
+    assert_escaped("history export of the probe", &o.stdout, &hostname);
+
+    let mut file = exported_run(t.path());
+    let command = format!("nastune probe{C1}");
+    file["runs"][0]["command"] = command.clone().into();
+    let path = t.path().join("c1.json");
+    std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
+    let to = t.path().join("to.db");
+    let o = with_db(&to, &["history", "import", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for args in [
+        &["history", "export", "1"][..],
+        &["history", "show", "1", "--json"],
+    ] {
+        let o = with_db(&to, args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert_escaped(&format!("{args:?}"), &o.stdout, &command);
+    }
+}

@@ -48,21 +48,21 @@ pub struct JobResult {
 
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
-    #[error("{dir} at offset {offset} failed: {source}")]
+    #[error("{dir} at offset {offset} failed: {cause}")]
     Io {
         dir: &'static str,
         offset: u64,
-        source: io::Error,
+        cause: io::Error,
     },
-    #[error("engine '{engine}' failed: {source}")]
+    #[error("engine '{engine}' failed: {cause}")]
     Engine {
         engine: &'static str,
-        source: io::Error,
+        cause: io::Error,
     },
-    #[error("{what} failed: {source}")]
+    #[error("{what} failed: {cause}")]
     Sync {
         what: &'static str,
-        source: io::Error,
+        cause: io::Error,
     },
 }
 
@@ -112,7 +112,7 @@ impl Tally<'_> {
             .reap(min, &mut self.done)
             .map_err(|source| JobError::Engine {
                 engine: name,
-                source,
+                cause: source,
             })?;
         let t = Instant::now();
         let mut done = std::mem::take(&mut self.done);
@@ -132,7 +132,7 @@ impl Tally<'_> {
             return Err(JobError::Io {
                 dir,
                 offset: s.offset,
-                source,
+                cause: source,
             });
         }
         if s.dir == Dir::Write {
@@ -247,7 +247,7 @@ pub fn run(engine: &mut dyn Engine, plan: &JobPlan<'_>) -> Result<JobResult, Job
                     .queue(slot, dir, offset)
                     .map_err(|source| JobError::Engine {
                         engine: engine_name,
-                        source,
+                        cause: source,
                     })?;
                 st.inflight += 1;
             }
@@ -263,9 +263,10 @@ pub fn run(engine: &mut dyn Engine, plan: &JobPlan<'_>) -> Result<JobResult, Job
             }
             let t0 = Instant::now();
             let what = if data_only { "fdatasync" } else { "fsync" };
-            engine
-                .sync(data_only)
-                .map_err(|source| JobError::Sync { what, source })?;
+            engine.sync(data_only).map_err(|source| JobError::Sync {
+                what,
+                cause: source,
+            })?;
             if st.measuring {
                 st.res.sync_ns.record(t0.elapsed().as_nanos() as u64);
             }
@@ -277,7 +278,7 @@ pub fn run(engine: &mut dyn Engine, plan: &JobPlan<'_>) -> Result<JobResult, Job
         let t0 = Instant::now();
         engine.sync(false).map_err(|source| JobError::Sync {
             what: "end fsync",
-            source,
+            cause: source,
         })?;
         st.res.sync_ns.record(t0.elapsed().as_nanos() as u64);
     }

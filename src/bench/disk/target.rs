@@ -33,8 +33,8 @@ pub enum TargetError {
     MissingDevice { path: PathBuf },
     #[error("'{}' is not a directory, regular file or block device", path.display())]
     Unsupported { path: PathBuf },
-    #[error("cannot use '{}': {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
+    #[error("cannot use '{}': {cause}", path.display())]
+    Io { path: PathBuf, cause: io::Error },
     #[error("--size {want} is more than half the free space in '{}' ({free} bytes free); give a smaller --size", path.display())]
     NoSpace { path: PathBuf, want: u64, free: u64 },
     #[error("--size {want} is larger than '{}' ({have} bytes)", path.display())]
@@ -87,7 +87,7 @@ impl Drop for Target {
 fn io_err(path: &Path) -> impl Fn(io::Error) -> TargetError + '_ {
     move |source| TargetError::Io {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     }
 }
 
@@ -282,7 +282,7 @@ pub fn open(
             io::ErrorKind::Interrupted => TargetError::Interrupted,
             _ => TargetError::Io {
                 path: target.path.clone(),
-                source: e,
+                cause: e,
             },
         })?;
     } else if size_bytes > meta.len() {

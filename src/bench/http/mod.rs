@@ -39,12 +39,19 @@ pub enum HttpError {
     Resolve { host: String, message: String },
     #[error(transparent)]
     TlsSetup(#[from] tls::TlsSetupError),
-    #[error("the first request failed, so no load was started")]
-    Preflight(#[from] engine::ConnError),
+    // Not a source (`From` below): the message embeds it.
+    #[error("the first request failed, so no load was started: {0}")]
+    Preflight(engine::ConnError),
     #[error("cannot start a load thread: {0}")]
     Thread(std::io::Error),
     #[error("interrupted before the first response")]
     Interrupted,
+}
+
+impl From<engine::ConnError> for HttpError {
+    fn from(e: engine::ConnError) -> Self {
+        HttpError::Preflight(e)
+    }
 }
 
 /// Everything one measurement needs; the same for both URLs of a comparison.

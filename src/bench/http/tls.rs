@@ -29,10 +29,17 @@ pub enum TlsSetupError {
         "no usable CA certificate in '{0}': give a PEM file with --cacert, or --insecure for a self-signed server"
     )]
     NoCerts(String),
+    // Not a source (`From` below): the message embeds it.
     #[error("TLS setup failed: {0}")]
-    Rustls(#[from] rustls::Error),
+    Rustls(rustls::Error),
     #[error("TLS setup failed: {0}")]
     Verifier(String),
+}
+
+impl From<rustls::Error> for TlsSetupError {
+    fn from(e: rustls::Error) -> Self {
+        TlsSetupError::Rustls(e)
+    }
 }
 
 /// Where trust comes from.

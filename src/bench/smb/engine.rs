@@ -174,12 +174,12 @@ pub fn resolve(plan: &Plan) -> Result<(std::net::SocketAddr, bool), Error> {
         .to_socket_addrs()
         .map_err(|source| Error::Connect {
             addr: format!("{}:{}", plan.target.host, plan.target.port),
-            source,
+            cause: source,
         })?
         .next()
         .ok_or_else(|| Error::Connect {
             addr: plan.target.host.clone(),
-            source: std::io::ErrorKind::NotFound.into(),
+            cause: std::io::ErrorKind::NotFound.into(),
         })?;
     Ok((addr, server::is_local(&crate::root::Root::live(), &addr)))
 }

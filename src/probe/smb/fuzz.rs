@@ -21,9 +21,17 @@ pub fn smb_conf(data: &[u8]) {
     // removing leaves nothing.
     let mut edited = doc.clone();
     if edited.set("share", "read only", "no").is_ok() {
-        assert_eq!(edited.get("share", "readonly"), Some("no"), "{main:?}");
+        assert_eq!(
+            edited.get("share", "readonly").as_deref(),
+            Some("no"),
+            "{main:?}"
+        );
         let again = Document::parse(&edited.to_string());
-        assert_eq!(again.get("share", "read only"), Some("no"), "{main:?}");
+        assert_eq!(
+            again.get("share", "read only").as_deref(),
+            Some("no"),
+            "{main:?}"
+        );
     }
     edited.remove("share", "read only");
     assert_eq!(edited.get("share", "read only"), None, "{main:?}");

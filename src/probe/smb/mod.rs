@@ -259,7 +259,7 @@ impl Builder {
                         if self.sections.len() < MAX_SECTIONS {
                             let next = self.sections.len();
                             self.section_index.insert(section_key(name), next);
-                            self.sections.push((name.clone(), Vec::new()));
+                            self.sections.push((name.to_string(), Vec::new()));
                             self.current = Some(next);
                         } else {
                             self.unlist("sections", MAX_SECTIONS, &file, line.number);
@@ -290,9 +290,9 @@ impl Builder {
                         value: if inverse {
                             invert(value)
                         } else {
-                            value.clone()
+                            value.to_string()
                         },
-                        written_as: (key != &name).then(|| key.clone()),
+                        written_as: (*key != name).then(|| key.to_string()),
                         name,
                         file: file.clone(),
                         line: line.number,

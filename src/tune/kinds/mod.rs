@@ -249,26 +249,46 @@ fn or_absent(lines: String) -> String {
 }
 
 /// The lines between the common head and the common tail of two texts, each
-/// side joined with " / ".
+/// side joined with " / ". The lines are walked, not collected: a 4 MiB file's
+/// 400 000 line slices took 6 MiB per side.
 fn changed_lines(a: &str, b: &str) -> (String, String) {
-    let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
-    let head = la.iter().zip(&lb).take_while(|(x, y)| x == y).count();
-    let tail = la[head..]
-        .iter()
+    let head = a.lines().zip(b.lines()).take_while(|(x, y)| x == y).count();
+    let (na, nb) = (a.lines().count() - head, b.lines().count() - head);
+    let tail = a
+        .lines()
         .rev()
-        .zip(lb[head..].iter().rev())
+        .zip(b.lines().rev())
+        .take(na.min(nb))
         .take_while(|(x, y)| x == y)
         .count();
-    let join = |l: &[&str]| l.iter().map(|s| s.trim()).collect::<Vec<_>>().join(" / ");
-    (
-        join(&la[head..la.len() - tail]),
-        join(&lb[head..lb.len() - tail]),
-    )
+    let join = |t: &str, n: usize| {
+        t.lines()
+            .skip(head)
+            .take(n - tail)
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(" / ")
+    };
+    (join(a, na), join(b, nb))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changed_lines_are_between_the_common_head_and_tail() {
+        let a = "a\nb\n  c\nd\n";
+        assert_eq!(changed_lines(a, "a\nb\n  C\nd\n"), (s("c"), s("C")));
+        assert_eq!(changed_lines(a, "a\nb\nd\n"), (s("c"), s("")));
+        assert_eq!(
+            changed_lines(a, "a\nb\n  c\nx\ny\nd\n"),
+            (s(""), s("x / y"))
+        );
+        assert_eq!(changed_lines(a, a), (s(""), s("")));
+        // Head and tail do not overlap when a line repeats.
+        assert_eq!(changed_lines("x\nx\n", "x\nx\nx\n"), (s(""), s("x")));
+    }
 
     fn s(x: &str) -> String {
         x.to_string()

@@ -214,11 +214,11 @@ pub enum WorkloadError {
     Invalid(#[from] crate::bench::disk::workload::WorkloadError),
     #[error(transparent)]
     Engine(#[from] engine::EngineError),
-    #[error("cannot read '{path}' for {kind}: {source}")]
+    #[error("cannot read '{path}' for {kind}: {cause}")]
     Buffered {
         kind: &'static str,
         path: String,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("the {kind} run on '{path}' did not finish: {reason}")]
     Run {
@@ -279,7 +279,7 @@ impl TrialWorkload {
                     WorkloadError::Buffered {
                         kind: self.kind.name(),
                         path: self.path.display().to_string(),
-                        source: e,
+                        cause: e,
                     }
                 })?;
                 Some(WRITE_FILE_BYTES.min(free / 2) & !((1 << 20) - 1))
@@ -319,7 +319,7 @@ impl TrialWorkload {
         WorkloadError::Buffered {
             kind: self.kind.name(),
             path: self.path.display().to_string(),
-            source,
+            cause: source,
         }
     }
 }
