@@ -289,7 +289,7 @@ fn data_mounts(snapshot: &Snapshot, m: &Measurements) -> Vec<String> {
         let samba_paths = fs
             .samba
             .iter()
-            .flat_map(|s| s.shares.iter().filter_map(|sh| sh.path.clone()));
+            .flat_map(|s| s.file_shares().filter_map(|sh| sh.path.clone()));
         let nfs_paths = fs
             .nfs
             .iter()
@@ -825,8 +825,7 @@ fn path_name(snapshot: &Snapshot, m: &Measurements, mount: &str, write: bool) ->
     let on_mount = |p: &str| holder_of(snapshot, p).as_deref() == Some(mount);
     let fs = snapshot.file_services.data();
     let samba = fs.and_then(|f| f.samba.as_ref()).is_some_and(|s| {
-        s.shares
-            .iter()
+        s.file_shares()
             .filter_map(|sh| sh.path.as_deref())
             .any(on_mount)
     });
@@ -883,8 +882,7 @@ fn unmeasured_cpu(
     let share = fs
         .and_then(|f| f.samba.as_ref())
         .and_then(|s| {
-            s.shares
-                .iter()
+            s.file_shares()
                 .find(|sh| sh.path.as_deref().is_some_and(on_mount))
         })
         .map(|sh| sh.name.clone());
@@ -1436,6 +1434,30 @@ mod tests {
         assert_eq!(
             names("rk3399-raid5"),
             vec!["read from /srv", "write to /srv"]
+        );
+        // The same shares made print queues (Debian's stock [printers] is one,
+        // on /var/tmp) serve no files: /srv is a local disk again.
+        let mut snap = snapshot_of("rk3399-raid5");
+        if let crate::probe::Outcome::Ok { data } = &mut snap.file_services
+            && let Some(samba) = &mut data.samba
+        {
+            for share in &mut samba.shares {
+                share.params.push(crate::probe::smb::SmbParam {
+                    name: "printable".into(),
+                    value: "yes".into(),
+                    written_as: None,
+                    file: "/etc/samba/smb.conf".into(),
+                    line: 1,
+                });
+            }
+        }
+        let printed: Vec<String> = analyse(&snap, &Measurements::default())
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        assert_eq!(
+            printed,
+            vec!["local disk /srv (read)", "local disk /srv (write)"]
         );
     }
 

@@ -78,6 +78,41 @@ pub struct SmbShare {
     pub params: Vec<SmbParam>,
 }
 
+impl Samba {
+    /// The shares a client can copy files to and from: not a print queue
+    /// (`printable = yes`, as Debian's stock `[printers]` on /var/tmp, whose
+    /// files are spooled jobs), not `[print$]` (the printer drivers Windows
+    /// clients download, on Debian's stock configuration too) and not
+    /// switched off (`available = no`). A share's own setting wins over
+    /// `[global]`'s, which sets the default.
+    pub fn file_shares(&self) -> impl Iterator<Item = &SmbShare> {
+        let global = |name: &str| {
+            self.global
+                .iter()
+                .rev()
+                .find(|p| p.name == name)
+                .and_then(|p| params::parse_bool(&p.value))
+        };
+        let (printable, available) = (
+            global("printable").unwrap_or(false),
+            global("available").unwrap_or(true),
+        );
+        self.shares.iter().filter(move |sh| {
+            let own = |name: &str, default: bool| {
+                sh.params
+                    .iter()
+                    .rev()
+                    .find(|p| p.name == name)
+                    .and_then(|p| params::parse_bool(&p.value))
+                    .unwrap_or(default)
+            };
+            !sh.name.eq_ignore_ascii_case("print$")
+                && !own("printable", printable)
+                && own("available", available)
+        })
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SmbInclude {
     pub file: String,

@@ -25,6 +25,28 @@ fn debian_default_round_trips_byte_for_byte() {
     assert!(comments > 50, "{comments}");
 }
 
+/// Debian's stock configuration serves no files (a print queue on /var/tmp
+/// and the printer drivers); a share added to it does, unless switched off,
+/// and `[global]` sets the default a share can override.
+#[test]
+fn file_shares_leave_out_print_queues_drivers_and_switched_off_shares() {
+    let names = |text: &str| -> Vec<String> {
+        resolve(text, no_includes)
+            .file_shares()
+            .map(|s| s.name.clone())
+            .collect()
+    };
+    assert!(names(DEBIAN).is_empty(), "{:?}", names(DEBIAN));
+    let more = format!(
+        "{DEBIAN}\n[data]\n path = /srv/data\n[off]\n path = /srv/off\n available = no\n\
+         [queue]\n path = /srv/q\n print ok = yes\n"
+    );
+    assert_eq!(names(&more), ["data"]);
+    let all_off =
+        "[global]\n available = no\n[data]\n path = /d\n[on]\n path = /o\n available = yes\n";
+    assert_eq!(names(all_off), ["on"]);
+}
+
 #[test]
 fn debian_default_semantic_view() {
     let s = resolve(DEBIAN, no_includes);
