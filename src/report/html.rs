@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::runs::{self, Page, PageOut, ReportRun};
+use super::runs::{self, Page, PageOut, PageWriter, ReportRun};
 use super::svg::{self, Line, Series, escape};
 
 const CSS: &str = "body{font-family:sans-serif;margin:2em;max-width:960px;color:#222;background:#fff}\
@@ -15,19 +15,18 @@ svg .axis{stroke:#888}";
 /// Writes the page of `page`'s runs to `out` piece by piece: the cross-run
 /// sections from `page`, each run's own charts from the run read again.
 pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
-    let mut h = String::new();
+    let mut h = PageWriter::new(out);
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>nastune report</title><style>{CSS}</style></head><body>\n<h1>nastune report</h1>\n<p class=\"note\">Runs: {}</p>\n",
-        escape(
-            &page
-                .runs
-                .iter()
-                .map(|r| format!("{} started {}", r.label, r.started))
-                .collect::<Vec<_>>()
-                .join("; ")
-        )
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>nastune report</title><style>{CSS}</style></head><body>\n<h1>nastune report</h1>\n<p class=\"note\">Runs: "
     );
+    for (i, r) in page.runs.iter().enumerate() {
+        if i > 0 {
+            h.push_str("; ");
+        }
+        h.push_str(&escape(&format!("{} started {}", r.label, r.started)));
+    }
+    h.push_str("</p>\n");
     h.push_str("<h2>The box</h2>\n");
     match &page.box_summary {
         Some(facts) => {
@@ -66,7 +65,6 @@ pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
     if let Some(paths) = &page.bottleneck {
         bottleneck(&mut h, paths);
     }
-    flush(out, &mut h)?;
     let bars = runs::bench_bars(&page.runs);
     if !bars.is_empty() {
         h.push_str("<h2>Benchmarks</h2>\n");
@@ -92,34 +90,21 @@ pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
         }
         h.push_str("</ul>\n");
     }
-    flush(out, &mut h)?;
     for g in &bars {
-        let series: Vec<Series> = g
-            .series
-            .iter()
-            .map(|(name, values)| Series {
-                name: name.clone(),
-                values: values.clone(),
-            })
-            .collect();
         let unit = g.unit;
         let fmt = move |v: f64| super::compare_text::value(v, unit);
-        let _ = writeln!(
-            h,
-            "<figure>{}</figure>",
-            svg::bar_chart(&g.title, &g.categories, &series, &fmt)
-        );
-        flush(out, &mut h)?;
+        h.push_str("<figure>");
+        svg::bar_chart(&mut h, &g.title, &g.categories, &g.series, &fmt);
+        h.push_str("</figure>\n");
     }
     // Each run's charts over time from the run read again, one run held at a time.
     let mut started = false;
     for d in page.runs.iter().filter(|d| d.timelines) {
-        super::timeline_html::section(&mut h, &out.run(d.id)?, &mut started);
-        flush(out, &mut h)?;
+        let r = h.run(d.id)?;
+        super::timeline_html::section(&mut h, &r, &mut started);
     }
     tune_changes(&mut h, page);
     tune_trials(&mut h, page);
-    flush(out, &mut h)?;
     if page.latency_curves().next().is_some() {
         h.push_str("<h2>Latency percentiles</h2>\n");
         let lines: Vec<Line> = page
@@ -133,43 +118,35 @@ pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
             .iter()
             .map(|p| (nines(*p), format!("p{p}")))
             .collect();
-        let _ = writeln!(
-            h,
-            "<figure>{}</figure>",
-            svg::line_chart(
-                "Latency by percentile (disk completion, network request/response)",
-                "percentile (log scale of 1 - p); latency on a log scale",
-                &lines,
-                &ticks,
-                &svg::duration_ns
-            )
+        h.push_str("<figure>");
+        svg::line_chart(
+            &mut h,
+            "Latency by percentile (disk completion, network request/response)",
+            "percentile (log scale of 1 - p); latency on a log scale",
+            &lines,
+            &ticks,
+            &svg::duration_ns,
         );
+        h.push_str("</figure>\n");
     }
     for d in page
         .runs
         .iter()
         .filter(|d| d.is(crate::store::RunKind::Watch))
     {
-        counters(&mut h, &out.run(d.id)?);
-        flush(out, &mut h)?;
+        let r = h.run(d.id)?;
+        counters(&mut h, &r);
     }
     let _ = writeln!(
         h,
         "<p class=\"note\">nastune {}</p>\n</body></html>",
         env!("CARGO_PKG_VERSION")
     );
-    flush(out, &mut h)
-}
-
-/// Writes what `h` holds and empties it for the next piece.
-pub(super) fn flush<O: PageOut>(out: &mut O, h: &mut String) -> Result<(), O::Error> {
-    out.write(h)?;
-    h.clear();
-    Ok(())
+    h.finish()
 }
 
 /// Each data path of a check run: its limit, then every stage with the arithmetic.
-fn bottleneck(h: &mut String, paths: &[runs::PathLimit]) {
+fn bottleneck<O: PageOut>(h: &mut PageWriter<O>, paths: &[runs::PathLimit]) {
     h.push_str("<h2 id=\"bottleneck\">Bottleneck</h2>\n");
     if paths.is_empty() {
         h.push_str("<p>No data filesystem or share found to analyse.</p>\n");
@@ -201,7 +178,7 @@ fn bottleneck(h: &mut String, paths: &[runs::PathLimit]) {
 }
 
 /// The changes of tune runs, one row each.
-fn tune_changes(h: &mut String, page: &Page) {
+fn tune_changes<O: PageOut>(h: &mut PageWriter<O>, page: &Page) {
     if page.tune_changes().next().is_none() {
         return;
     }
@@ -221,7 +198,7 @@ fn tune_changes(h: &mut String, page: &Page) {
 }
 
 /// One before/after chart per `tune try`, its verdict and interval beneath.
-fn tune_trials(h: &mut String, page: &Page) {
+fn tune_trials<O: PageOut>(h: &mut PageWriter<O>, page: &Page) {
     if page.tune_trials().next().is_none() {
         return;
     }
@@ -240,17 +217,18 @@ fn tune_trials(h: &mut String, page: &Page) {
         let unit = t.unit.clone();
         let fmt = move |v: f64| format!("{v:.2} {unit}");
         let title = t.title();
+        h.push_str("<figure>");
+        svg::bar_chart(h, &title, std::slice::from_ref(&t.workload), &series, &fmt);
         let _ = writeln!(
             h,
-            "<figure>{}<figcaption>{}</figcaption></figure>",
-            svg::bar_chart(&title, std::slice::from_ref(&t.workload), &series, &fmt),
+            "<figcaption>{}</figcaption></figure>",
             escape(&t.verdict_line())
         );
     }
 }
 
 /// One chart per counter that moved in a watch run.
-fn counters(h: &mut String, r: &ReportRun) {
+fn counters<O: PageOut>(h: &mut PageWriter<O>, r: &ReportRun) {
     let _ = writeln!(h, "<h2>Counters over time: {}</h2>", escape(&r.label()));
     let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(&runs::watch_span(r)));
     if r.counters.is_empty() {
@@ -270,17 +248,16 @@ fn counters(h: &mut String, r: &ReportRun) {
             let n = n.trim_end_matches('0').trim_end_matches('.');
             format!("{n} {unit}").trim_end().to_string()
         };
-        let _ = writeln!(
+        h.push_str("<figure>");
+        svg::time_chart(
             h,
-            "<figure>{}</figure>",
-            svg::time_chart(
-                &title,
-                "increase since the first sample (UTC time)",
-                &points,
-                &c.events,
-                &fmt
-            )
+            &title,
+            "increase since the first sample (UTC time)",
+            &points,
+            &c.events,
+            &fmt,
         );
+        h.push_str("</figure>\n");
     }
     if r.counters_left_out > 0 {
         let _ = writeln!(

@@ -3,8 +3,7 @@
 use std::fmt::Write;
 
 use super::compare_text::value;
-use super::html::flush;
-use super::runs::{self, Page, PageOut};
+use super::runs::{self, Page, PageOut, PageWriter};
 
 /// Keeps table cells intact: pipes and newlines would break the row.
 fn cell(s: &str) -> String {
@@ -14,7 +13,8 @@ fn cell(s: &str) -> String {
 /// Writes the Markdown of `page`'s runs to `out` piece by piece, as
 /// [`html::render`](super::html::render) does.
 pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
-    let mut m = String::from("## nastune report\n\n");
+    let mut m = PageWriter::new(out);
+    m.push_str("## nastune report\n\n");
     for r in &page.runs {
         let _ = writeln!(m, "- {} started {}", cell(&r.label), r.started);
     }
@@ -70,7 +70,6 @@ pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
             m.push('\n');
         }
     }
-    flush(out, &mut m)?;
     if page.validity().next().is_some() {
         m.push('\n');
         for v in page.validity() {
@@ -80,24 +79,22 @@ pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
             }
         }
     }
-    flush(out, &mut m)?;
     for g in runs::bench_bars(&page.runs) {
         let _ = write!(m, "\n### {}\n\n| test |", g.title);
-        for (name, _) in &g.series {
-            let _ = write!(m, " {} |", cell(name));
+        for s in &g.series {
+            let _ = write!(m, " {} |", cell(&s.name));
         }
         m.push_str("\n|---|");
         m.push_str(&"---:|".repeat(g.series.len()));
         m.push('\n');
         for (i, c) in g.categories.iter().enumerate() {
             let _ = write!(m, "| {} |", cell(c));
-            for (_, values) in &g.series {
-                let v = values.get(i).copied().flatten();
+            for s in &g.series {
+                let v = s.values.get(i).copied().flatten();
                 let _ = write!(m, " {} |", v.map_or("-".into(), |v| value(v, g.unit)));
             }
             m.push('\n');
         }
-        flush(out, &mut m)?;
     }
     if page.tune_changes().next().is_some() {
         m.push_str(
@@ -134,7 +131,6 @@ pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
             );
         }
     }
-    flush(out, &mut m)?;
     if page.latency_curves().next().is_some() {
         m.push_str("\n### Latency percentiles\n\n| test | p50 | p90 | p99 | p99.9 |\n|---|---:|---:|---:|---:|\n");
         for c in page.latency_curves() {
@@ -155,13 +151,12 @@ pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
             );
         }
     }
-    flush(out, &mut m)?;
     for d in page
         .runs
         .iter()
         .filter(|d| d.is(crate::store::RunKind::Watch))
     {
-        let r = &out.run(d.id)?;
+        let r = &m.run(d.id)?;
         let _ = writeln!(
             m,
             "\n### Counters over time: {}\n\n{}\n",
@@ -170,7 +165,6 @@ pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
         );
         if r.counters.is_empty() {
             m.push_str("No counter moved during this watch.\n");
-            flush(out, &mut m)?;
             continue;
         }
         m.push_str("| counter | increase | peak rate | events |\n|---|---:|---:|---|\n");
@@ -187,9 +181,8 @@ pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
         if r.counters_left_out > 0 {
             let _ = writeln!(m, "\n{} more series moved.", r.counters_left_out);
         }
-        flush(out, &mut m)?;
     }
-    flush(out, &mut m)
+    m.finish()
 }
 
 /// A counter's rate per second, or per hour when that is below one: a slow

@@ -134,15 +134,83 @@ impl Page {
     }
 }
 
-/// Where a page goes and where the runs it draws at length come from again:
-/// the renderer writes each piece as soon as it is made, so the page is never
-/// held whole (1661 runs make 2.2 MB of HTML).
+/// Where a page goes and where the runs it draws at length come from again.
 pub trait PageOut {
     type Error;
     /// Run `id` read again, with its counters when it is a watch run.
     fn run(&mut self, id: i64) -> Result<ReportRun, Self::Error>;
     /// Writes the next piece of the page.
     fn write(&mut self, piece: &str) -> Result<(), Self::Error>;
+}
+
+/// How much of a page gathers before it goes out.
+const PIECE_BYTES: usize = 64 << 10;
+
+/// A page as it is rendered: the text gathers here and goes to its
+/// [`PageOut`] every [`PIECE_BYTES`], so that nothing is held whole, not
+/// the page (1661 runs make 2.2 MB of HTML) nor a chart with a bar or a
+/// curve per run (601 check runs draw a 2 MB latency chart). The first
+/// write error is kept: later text is dropped, and the next [`run`](Self::run)
+/// or [`finish`](Self::finish) returns it.
+pub struct PageWriter<'o, O: PageOut> {
+    out: &'o mut O,
+    buf: String,
+    failed: Option<O::Error>,
+}
+
+impl<'o, O: PageOut> PageWriter<'o, O> {
+    pub fn new(out: &'o mut O) -> Self {
+        PageWriter {
+            out,
+            buf: String::new(),
+            failed: None,
+        }
+    }
+
+    pub fn push_str(&mut self, s: &str) {
+        if self.failed.is_some() {
+            return;
+        }
+        self.buf.push_str(s);
+        if self.buf.len() >= PIECE_BYTES {
+            self.send();
+        }
+    }
+
+    pub fn push(&mut self, c: char) {
+        self.push_str(c.encode_utf8(&mut [0; 4]));
+    }
+
+    fn send(&mut self) {
+        if let Err(e) = self.out.write(&self.buf) {
+            self.failed = Some(e);
+        }
+        self.buf.clear();
+    }
+
+    /// Run `id` read again, or the write error once there was one: a page
+    /// that cannot be written reads no more runs.
+    pub fn run(&mut self, id: i64) -> Result<ReportRun, O::Error> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => self.out.run(id),
+        }
+    }
+
+    /// Writes what is left.
+    pub fn finish(mut self) -> Result<(), O::Error> {
+        if self.failed.is_none() && !self.buf.is_empty() {
+            self.send();
+        }
+        self.failed.map_or(Ok(()), Err)
+    }
+}
+
+impl<O: PageOut> std::fmt::Write for PageWriter<'_, O> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
 }
 
 /// A judged run's validity: its headline, and for a disturbed one each reason.
@@ -384,8 +452,8 @@ pub struct BarGroup {
     pub title: String,
     pub unit: &'static str,
     pub categories: Vec<String>,
-    /// (run label, value per category)
-    pub series: Vec<(String, Vec<Option<f64>>)>,
+    /// Per run, its label and its value per category.
+    pub series: Vec<super::svg::Series>,
 }
 
 /// Bars for every chart a bench kind declares: categories are the workloads
@@ -417,7 +485,10 @@ pub fn bench_bars(runs: &[RunDigest]) -> Vec<BarGroup> {
                             .map(|m| m.summary.mean)
                     })
                     .collect();
-                (r.label.clone(), values)
+                super::svg::Series {
+                    name: r.label.clone(),
+                    values,
+                }
             })
             .collect();
         groups.push(BarGroup {

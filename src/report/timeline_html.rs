@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::runs::ReportRun;
+use super::runs::{PageOut, PageWriter, ReportRun};
 use super::svg::{escape, nice_ticks};
 use crate::timeline::Timeline;
 
@@ -164,7 +164,7 @@ pub fn chart(title: &str, t: &Timeline) -> String {
 /// test with a timeline, per sequential SMB workload with one and per
 /// direction of a judged network run, each with its cause and fix under it.
 /// `started` tells whether an earlier run already wrote the section's heading.
-pub fn section(h: &mut String, r: &ReportRun, started: &mut bool) {
+pub fn section<O: PageOut>(h: &mut PageWriter<O>, r: &ReportRun, started: &mut bool) {
     each(r, &mut |title, tl| figure(h, started, &title, tl));
 }
 
@@ -221,7 +221,7 @@ fn each(r: &ReportRun, f: &mut dyn FnMut(String, &Timeline)) {
 
 /// One chart with its cause and fix under it, after the section's heading
 /// when it is the first.
-fn figure(h: &mut String, started: &mut bool, title: &str, tl: &Timeline) {
+fn figure<O: PageOut>(h: &mut PageWriter<O>, started: &mut bool, title: &str, tl: &Timeline) {
     if !*started {
         h.push_str("<h2 id=\"timeline\">Throughput over time</h2>\n");
         *started = true;
