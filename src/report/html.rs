@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::runs::{self, ReportRun};
+use super::runs::{self, Page, PageOut, PageWriter, ReportRun};
 use super::svg::{self, Line, Series, escape};
 
 const CSS: &str = "body{font-family:sans-serif;margin:2em;max-width:960px;color:#222;background:#fff}\
@@ -12,32 +12,34 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.3em .6em;tex
 svg .title{font-size:15px;font-weight:bold}svg .label{font-size:12px}svg .value{font-size:11px;fill:#333}\
 svg .axis{stroke:#888}";
 
-pub fn render(runs: &[ReportRun]) -> String {
-    let mut h = String::new();
+/// Writes the page of `page`'s runs to `out` piece by piece: the cross-run
+/// sections from `page`, each run's own charts from the run read again.
+pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
+    let mut h = PageWriter::new(out);
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>nastune report</title><style>{CSS}</style></head><body>\n<h1>nastune report</h1>\n<p class=\"note\">Runs: {}</p>\n",
-        escape(
-            &runs
-                .iter()
-                .map(|r| format!("{} started {}", r.label(), r.started))
-                .collect::<Vec<_>>()
-                .join("; ")
-        )
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>nastune report</title><style>{CSS}</style></head><body>\n<h1>nastune report</h1>\n<p class=\"note\">Runs: "
     );
+    for (i, r) in page.runs.iter().enumerate() {
+        if i > 0 {
+            h.push_str("; ");
+        }
+        h.push_str(&escape(&format!("{} started {}", r.label, r.started)));
+    }
+    h.push_str("</p>\n");
     h.push_str("<h2>The box</h2>\n");
-    match runs::box_summary(runs) {
+    match &page.box_summary {
         Some(facts) => {
             h.push_str("<table>\n");
             for (k, v) in facts {
-                let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", escape(&k), escape(&v));
+                let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(v));
             }
             h.push_str("</table>\n");
         }
         None => h.push_str("<p class=\"note\">No probe snapshot among these runs.</p>\n"),
     }
     h.push_str("<h2>Findings</h2>\n");
-    match runs::findings(runs) {
+    match &page.findings {
         None => h.push_str(
             "<p class=\"note\">No advise or check run among these runs ('nastune check' or 'nastune advise' makes one).</p>\n",
         ),
@@ -60,17 +62,16 @@ pub fn render(runs: &[ReportRun]) -> String {
             h.push_str("</ul>\n");
         }
     }
-    if let Some(paths) = runs::bottleneck(runs) {
-        bottleneck(&mut h, &paths);
+    if let Some(paths) = &page.bottleneck {
+        bottleneck(&mut h, paths);
     }
-    let bars = runs::bench_bars(runs);
+    let bars = runs::bench_bars(&page.runs);
     if !bars.is_empty() {
         h.push_str("<h2>Benchmarks</h2>\n");
     }
-    let validity = runs::validity(runs);
-    if !validity.is_empty() {
+    if page.validity().next().is_some() {
         h.push_str("<ul>\n");
-        for v in &validity {
+        for v in page.validity() {
             let class = if v.clean { "note" } else { "sev-warning" };
             let _ = write!(
                 h,
@@ -90,30 +91,24 @@ pub fn render(runs: &[ReportRun]) -> String {
         h.push_str("</ul>\n");
     }
     for g in &bars {
-        let series: Vec<Series> = g
-            .series
-            .iter()
-            .map(|(name, values)| Series {
-                name: name.clone(),
-                values: values.clone(),
-            })
-            .collect();
         let unit = g.unit;
         let fmt = move |v: f64| super::compare_text::value(v, unit);
-        let _ = writeln!(
-            h,
-            "<figure>{}</figure>",
-            svg::bar_chart(&g.title, &g.categories, &series, &fmt)
-        );
+        h.push_str("<figure>");
+        svg::bar_chart(&mut h, &g.title, &g.categories, &g.series, &fmt);
+        h.push_str("</figure>\n");
     }
-    super::timeline_html::section(&mut h, runs);
-    tune_changes(&mut h, runs);
-    tune_trials(&mut h, runs);
-    let curves = runs::latency_curves(runs);
-    if !curves.is_empty() {
+    // Each run's charts over time from the run read again, one run held at a time.
+    let mut started = false;
+    for d in page.runs.iter().filter(|d| d.timelines) {
+        let r = h.run(d.id)?;
+        super::timeline_html::section(&mut h, &r, &mut started);
+    }
+    tune_changes(&mut h, page);
+    tune_trials(&mut h, page);
+    if page.latency_curves().next().is_some() {
         h.push_str("<h2>Latency percentiles</h2>\n");
-        let lines: Vec<Line> = curves
-            .iter()
+        let lines: Vec<Line> = page
+            .latency_curves()
             .map(|c| Line {
                 name: c.name.clone(),
                 points: c.points.iter().map(|(p, ns)| (nines(*p), *ns)).collect(),
@@ -123,31 +118,35 @@ pub fn render(runs: &[ReportRun]) -> String {
             .iter()
             .map(|p| (nines(*p), format!("p{p}")))
             .collect();
-        let _ = writeln!(
-            h,
-            "<figure>{}</figure>",
-            svg::line_chart(
-                "Latency by percentile (disk completion, network request/response)",
-                "percentile (log scale of 1 - p); latency on a log scale",
-                &lines,
-                &ticks,
-                &svg::duration_ns
-            )
+        h.push_str("<figure>");
+        svg::line_chart(
+            &mut h,
+            "Latency by percentile (disk completion, network request/response)",
+            "percentile (log scale of 1 - p); latency on a log scale",
+            &lines,
+            &ticks,
+            &svg::duration_ns,
         );
+        h.push_str("</figure>\n");
     }
-    for r in runs.iter().filter(|r| r.is(crate::store::RunKind::Watch)) {
-        counters(&mut h, r);
+    for d in page
+        .runs
+        .iter()
+        .filter(|d| d.is(crate::store::RunKind::Watch))
+    {
+        let r = h.run(d.id)?;
+        counters(&mut h, &r);
     }
     let _ = writeln!(
         h,
         "<p class=\"note\">nastune {}</p>\n</body></html>",
         env!("CARGO_PKG_VERSION")
     );
-    h
+    h.finish()
 }
 
 /// Each data path of a check run: its limit, then every stage with the arithmetic.
-fn bottleneck(h: &mut String, paths: &[runs::PathLimit]) {
+fn bottleneck<O: PageOut>(h: &mut PageWriter<O>, paths: &[runs::PathLimit]) {
     h.push_str("<h2 id=\"bottleneck\">Bottleneck</h2>\n");
     if paths.is_empty() {
         h.push_str("<p>No data filesystem or share found to analyse.</p>\n");
@@ -179,13 +178,12 @@ fn bottleneck(h: &mut String, paths: &[runs::PathLimit]) {
 }
 
 /// The changes of tune runs, one row each.
-fn tune_changes(h: &mut String, runs: &[ReportRun]) {
-    let changes = runs::tune_changes(runs);
-    if changes.is_empty() {
+fn tune_changes<O: PageOut>(h: &mut PageWriter<O>, page: &Page) {
+    if page.tune_changes().next().is_none() {
         return;
     }
     h.push_str("<h2>Tuning</h2>\n<table>\n<tr><th>run</th><th>setting</th><th>was</th><th>set to</th><th>outcome</th></tr>\n");
-    for c in &changes {
+    for c in page.tune_changes() {
         let _ = writeln!(
             h,
             "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -200,13 +198,12 @@ fn tune_changes(h: &mut String, runs: &[ReportRun]) {
 }
 
 /// One before/after chart per `tune try`, its verdict and interval beneath.
-fn tune_trials(h: &mut String, runs: &[ReportRun]) {
-    let trials = runs::tune_trials(runs);
-    if trials.is_empty() {
+fn tune_trials<O: PageOut>(h: &mut PageWriter<O>, page: &Page) {
+    if page.tune_trials().next().is_none() {
         return;
     }
     h.push_str("<h2>Tuning trials</h2>\n");
-    for t in &trials {
+    for t in page.tune_trials() {
         let series = [
             Series {
                 name: format!("without ('{}')", t.old),
@@ -220,17 +217,18 @@ fn tune_trials(h: &mut String, runs: &[ReportRun]) {
         let unit = t.unit.clone();
         let fmt = move |v: f64| format!("{v:.2} {unit}");
         let title = t.title();
+        h.push_str("<figure>");
+        svg::bar_chart(h, &title, std::slice::from_ref(&t.workload), &series, &fmt);
         let _ = writeln!(
             h,
-            "<figure>{}<figcaption>{}</figcaption></figure>",
-            svg::bar_chart(&title, std::slice::from_ref(&t.workload), &series, &fmt),
+            "<figcaption>{}</figcaption></figure>",
             escape(&t.verdict_line())
         );
     }
 }
 
 /// One chart per counter that moved in a watch run.
-fn counters(h: &mut String, r: &ReportRun) {
+fn counters<O: PageOut>(h: &mut PageWriter<O>, r: &ReportRun) {
     let _ = writeln!(h, "<h2>Counters over time: {}</h2>", escape(&r.label()));
     let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(&runs::watch_span(r)));
     if r.counters.is_empty() {
@@ -250,17 +248,16 @@ fn counters(h: &mut String, r: &ReportRun) {
             let n = n.trim_end_matches('0').trim_end_matches('.');
             format!("{n} {unit}").trim_end().to_string()
         };
-        let _ = writeln!(
+        h.push_str("<figure>");
+        svg::time_chart(
             h,
-            "<figure>{}</figure>",
-            svg::time_chart(
-                &title,
-                "increase since the first sample (UTC time)",
-                &points,
-                &c.events,
-                &fmt
-            )
+            &title,
+            "increase since the first sample (UTC time)",
+            &points,
+            &c.events,
+            &fmt,
         );
+        h.push_str("</figure>\n");
     }
     if r.counters_left_out > 0 {
         let _ = writeln!(

@@ -3,25 +3,28 @@
 use std::fmt::Write;
 
 use super::compare_text::value;
-use super::runs::{self, ReportRun};
+use super::runs::{self, Page, PageOut, PageWriter};
 
 /// Keeps table cells intact: pipes and newlines would break the row.
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
-pub fn render(runs: &[ReportRun]) -> String {
-    let mut m = String::from("## nastune report\n\n");
-    for r in runs {
-        let _ = writeln!(m, "- {} started {}", cell(&r.label()), r.started);
+/// Writes the Markdown of `page`'s runs to `out` piece by piece, as
+/// [`html::render`](super::html::render) does.
+pub fn render<O: PageOut>(page: &Page, out: &mut O) -> Result<(), O::Error> {
+    let mut m = PageWriter::new(out);
+    m.push_str("## nastune report\n\n");
+    for r in &page.runs {
+        let _ = writeln!(m, "- {} started {}", cell(&r.label), r.started);
     }
-    if let Some(facts) = runs::box_summary(runs) {
+    if let Some(facts) = &page.box_summary {
         m.push_str("\n### The box\n\n| | |\n|---|---|\n");
         for (k, v) in facts {
-            let _ = writeln!(m, "| {} | {} |", cell(&k), cell(&v));
+            let _ = writeln!(m, "| {} | {} |", cell(k), cell(v));
         }
     }
-    if let Some(f) = runs::findings(runs) {
+    if let Some(f) = &page.findings {
         m.push_str("\n### Findings\n\n");
         if f.is_empty() {
             m.push_str("No findings.\n");
@@ -39,12 +42,12 @@ pub fn render(runs: &[ReportRun]) -> String {
             }
         }
     }
-    if let Some(paths) = runs::bottleneck(runs) {
+    if let Some(paths) = &page.bottleneck {
         m.push_str("\n### Bottleneck\n\n");
         if paths.is_empty() {
             m.push_str("No data filesystem or share found to analyse.\n");
         }
-        for p in &paths {
+        for p in paths {
             let _ = writeln!(m, "**{}**: {}\n", cell(&p.path), cell(&p.verdict));
             m.push_str("| stage | ceiling | how |\n|---|---:|---|\n");
             for (i, (stage, ceiling, basis)) in p.stages.iter().enumerate() {
@@ -67,39 +70,37 @@ pub fn render(runs: &[ReportRun]) -> String {
             m.push('\n');
         }
     }
-    let validity = runs::validity(runs);
-    if !validity.is_empty() {
+    if page.validity().next().is_some() {
         m.push('\n');
-        for v in &validity {
+        for v in page.validity() {
             let _ = writeln!(m, "- {}: {}", cell(&v.run), cell(&v.headline));
             for r in &v.reasons {
                 let _ = writeln!(m, "  - {}", cell(r));
             }
         }
     }
-    for g in runs::bench_bars(runs) {
+    for g in runs::bench_bars(&page.runs) {
         let _ = write!(m, "\n### {}\n\n| test |", g.title);
-        for (name, _) in &g.series {
-            let _ = write!(m, " {} |", cell(name));
+        for s in &g.series {
+            let _ = write!(m, " {} |", cell(&s.name));
         }
         m.push_str("\n|---|");
         m.push_str(&"---:|".repeat(g.series.len()));
         m.push('\n');
         for (i, c) in g.categories.iter().enumerate() {
             let _ = write!(m, "| {} |", cell(c));
-            for (_, values) in &g.series {
-                let v = values.get(i).copied().flatten();
+            for s in &g.series {
+                let v = s.values.get(i).copied().flatten();
                 let _ = write!(m, " {} |", v.map_or("-".into(), |v| value(v, g.unit)));
             }
             m.push('\n');
         }
     }
-    let changes = runs::tune_changes(runs);
-    if !changes.is_empty() {
+    if page.tune_changes().next().is_some() {
         m.push_str(
             "\n### Tuning\n\n| run | setting | was | set to | outcome |\n|---|---|---|---|---|\n",
         );
-        for c in &changes {
+        for c in page.tune_changes() {
             let _ = writeln!(
                 m,
                 "| {} | `{}` | {} | {} | {} |",
@@ -111,10 +112,9 @@ pub fn render(runs: &[ReportRun]) -> String {
             );
         }
     }
-    let trials = runs::tune_trials(runs);
-    if !trials.is_empty() {
+    if page.tune_trials().next().is_some() {
         m.push_str("\n### Tuning trials\n\n| run | change | workload | without | with | verdict |\n|---|---|---|---:|---:|---|\n");
-        for t in &trials {
+        for t in page.tune_trials() {
             let _ = writeln!(
                 m,
                 "| {} | {} '{}' -> '{}' | {} | {:.2} {} | {:.2} {} | {} |",
@@ -131,10 +131,9 @@ pub fn render(runs: &[ReportRun]) -> String {
             );
         }
     }
-    let curves = runs::latency_curves(runs);
-    if !curves.is_empty() {
+    if page.latency_curves().next().is_some() {
         m.push_str("\n### Latency percentiles\n\n| test | p50 | p90 | p99 | p99.9 |\n|---|---:|---:|---:|---:|\n");
-        for c in curves {
+        for c in page.latency_curves() {
             let at = |p: f64| {
                 c.points
                     .iter()
@@ -152,7 +151,12 @@ pub fn render(runs: &[ReportRun]) -> String {
             );
         }
     }
-    for r in runs.iter().filter(|r| r.is(crate::store::RunKind::Watch)) {
+    for d in page
+        .runs
+        .iter()
+        .filter(|d| d.is(crate::store::RunKind::Watch))
+    {
+        let r = &m.run(d.id)?;
         let _ = writeln!(
             m,
             "\n### Counters over time: {}\n\n{}\n",
@@ -178,7 +182,7 @@ pub fn render(runs: &[ReportRun]) -> String {
             let _ = writeln!(m, "\n{} more series moved.", r.counters_left_out);
         }
     }
-    m
+    m.finish()
 }
 
 /// A counter's rate per second, or per hour when that is below one: a slow

@@ -40,6 +40,179 @@ impl ReportRun {
     }
 }
 
+/// What a page shows across its runs, gathered one run at a time so that
+/// only one run's documents are held: a run of the 0.1 store decodes to some
+/// 50 KiB, and 1661 of them held together took a report to 87 MiB RSS, past
+/// the 64 MiB a command may take. What is kept per run is a few rows and
+/// points ([`RunDigest`]); the sections that draw one run at length (its
+/// throughput over time, its counters) read it again when they are written.
+#[derive(Default)]
+pub struct Page {
+    pub runs: Vec<RunDigest>,
+    /// (fact, value) lines about the box from the newest snapshot among the runs.
+    pub box_summary: Option<Vec<(String, String)>>,
+    /// Findings of the newest advise or check run; `None` when neither was given.
+    pub findings: Option<Vec<Finding>>,
+    /// The data paths of the newest check run, with their limits.
+    pub bottleneck: Option<Vec<PathLimit>>,
+}
+
+/// One run's share of a [`Page`]: what the cross-run sections show of it.
+pub struct RunDigest {
+    pub id: i64,
+    pub kind: String,
+    pub started: String,
+    pub label: String,
+    pub validity: Option<RunValidity>,
+    /// The run's metrics that a bench chart draws.
+    pub metrics: Vec<crate::compare::Metric>,
+    pub tune_changes: Vec<PlannedChange>,
+    pub trials: Vec<Trial>,
+    pub latency: Vec<LatencyCurve>,
+    /// Whether the run has a throughput-over-time chart (drawn from the run read again).
+    pub timelines: bool,
+}
+
+impl RunDigest {
+    pub fn is(&self, kind: RunKind) -> bool {
+        self.kind == kind.as_str()
+    }
+}
+
+impl Page {
+    /// Takes what the page shows of `r`, the next run in the page's order;
+    /// for the box, the findings and the bottleneck a later run's replace an
+    /// earlier one's (the newest given wins).
+    pub fn add(&mut self, r: &ReportRun) {
+        if let Some(b) = box_summary(r) {
+            self.box_summary = Some(b);
+        }
+        if let Some(f) = findings(r) {
+            self.findings = Some(f);
+        }
+        if let Some(b) = bottleneck(r) {
+            self.bottleneck = Some(b);
+        }
+        let charted = |m: &crate::compare::Metric| {
+            crate::runs::CHARTS
+                .iter()
+                .flat_map(|c| c.iter())
+                .any(|c| c.quantity == m.quantity)
+        };
+        self.runs.push(RunDigest {
+            id: r.id,
+            kind: r.kind.clone(),
+            started: r.started.clone(),
+            label: r.label(),
+            validity: validity(r),
+            metrics: r.docs.metrics().into_iter().filter(charted).collect(),
+            tune_changes: tune_changes(r),
+            trials: tune_trials(r),
+            latency: latency_curves(r),
+            timelines: super::timeline_html::has_any(r),
+        });
+    }
+
+    /// Each run's validity verdict, for runs that were judged.
+    pub fn validity(&self) -> impl Iterator<Item = &RunValidity> {
+        self.runs.iter().filter_map(|r| r.validity.as_ref())
+    }
+
+    /// The changes each tune run planned (and applied, unless skipped).
+    pub fn tune_changes(&self) -> impl Iterator<Item = &PlannedChange> {
+        self.runs.iter().flat_map(|r| &r.tune_changes)
+    }
+
+    /// Each `tune try` of the runs.
+    pub fn tune_trials(&self) -> impl Iterator<Item = &Trial> {
+        self.runs.iter().flat_map(|r| &r.trials)
+    }
+
+    /// Latency percentiles of every disk test and request/response test.
+    pub fn latency_curves(&self) -> impl Iterator<Item = &LatencyCurve> {
+        self.runs.iter().flat_map(|r| &r.latency)
+    }
+}
+
+/// Where a page goes and where the runs it draws at length come from again.
+pub trait PageOut {
+    type Error;
+    /// Run `id` read again, with its counters when it is a watch run.
+    fn run(&mut self, id: i64) -> Result<ReportRun, Self::Error>;
+    /// Writes the next piece of the page.
+    fn write(&mut self, piece: &str) -> Result<(), Self::Error>;
+}
+
+/// How much of a page gathers before it goes out.
+const PIECE_BYTES: usize = 64 << 10;
+
+/// A page as it is rendered: the text gathers here and goes to its
+/// [`PageOut`] every [`PIECE_BYTES`], so that nothing is held whole, not
+/// the page (1661 runs make 2.2 MB of HTML) nor a chart with a bar or a
+/// curve per run (601 check runs draw a 2 MB latency chart). The first
+/// write error is kept: later text is dropped, and the next [`run`](Self::run)
+/// or [`finish`](Self::finish) returns it.
+pub struct PageWriter<'o, O: PageOut> {
+    out: &'o mut O,
+    buf: String,
+    failed: Option<O::Error>,
+}
+
+impl<'o, O: PageOut> PageWriter<'o, O> {
+    pub fn new(out: &'o mut O) -> Self {
+        PageWriter {
+            out,
+            buf: String::new(),
+            failed: None,
+        }
+    }
+
+    pub fn push_str(&mut self, s: &str) {
+        if self.failed.is_some() {
+            return;
+        }
+        self.buf.push_str(s);
+        if self.buf.len() >= PIECE_BYTES {
+            self.send();
+        }
+    }
+
+    pub fn push(&mut self, c: char) {
+        self.push_str(c.encode_utf8(&mut [0; 4]));
+    }
+
+    fn send(&mut self) {
+        if let Err(e) = self.out.write(&self.buf) {
+            self.failed = Some(e);
+        }
+        self.buf.clear();
+    }
+
+    /// Run `id` read again, or the write error once there was one: a page
+    /// that cannot be written reads no more runs.
+    pub fn run(&mut self, id: i64) -> Result<ReportRun, O::Error> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => self.out.run(id),
+        }
+    }
+
+    /// Writes what is left.
+    pub fn finish(mut self) -> Result<(), O::Error> {
+        if self.failed.is_none() && !self.buf.is_empty() {
+            self.send();
+        }
+        self.failed.map_or(Ok(()), Err)
+    }
+}
+
+impl<O: PageOut> std::fmt::Write for PageWriter<'_, O> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
+}
+
 /// A judged run's validity: its headline, and for a disturbed one each reason.
 pub struct RunValidity {
     pub run: String,
@@ -49,39 +222,35 @@ pub struct RunValidity {
     pub reasons: Vec<String>,
 }
 
-/// Each run's validity verdict, for runs that were judged.
-pub fn validity(runs: &[ReportRun]) -> Vec<RunValidity> {
-    runs.iter()
-        .filter_map(|r| {
-            let v = r.docs.validity()?;
-            let clean = v.is_clean();
-            Some(RunValidity {
-                run: r.label(),
-                clean,
-                headline: if clean {
-                    super::validity_text::line(&v)
-                } else {
-                    format!("validity: DISTURBED ({})", super::validity_text::RERUN)
-                },
-                // Each condition once: a suite's tests and check's phases
-                // hit the same ones (12 reasons for 3 conditions).
-                reasons: if clean {
-                    Vec::new()
-                } else {
-                    super::validity_text::disturbed_groups(&v)
-                },
-            })
-        })
-        .collect()
+/// A run's validity verdict, when it was judged.
+fn validity(r: &ReportRun) -> Option<RunValidity> {
+    let v = r.docs.validity()?;
+    let clean = v.is_clean();
+    Some(RunValidity {
+        run: r.label(),
+        clean,
+        headline: if clean {
+            super::validity_text::line(&v)
+        } else {
+            format!("validity: DISTURBED ({})", super::validity_text::RERUN)
+        },
+        // Each condition once: a suite's tests and check's phases
+        // hit the same ones (12 reasons for 3 conditions).
+        reasons: if clean {
+            Vec::new()
+        } else {
+            super::validity_text::disturbed_groups(&v)
+        },
+    })
 }
 
 fn or_unknown(v: Option<impl ToString>) -> String {
     v.map_or_else(|| "unknown".into(), |v| v.to_string())
 }
 
-/// (fact, value) lines about the box from the newest snapshot among the runs.
-pub fn box_summary(runs: &[ReportRun]) -> Option<Vec<(String, String)>> {
-    let snap = runs.iter().rev().find_map(|r| r.docs.snapshot())?;
+/// (fact, value) lines about the box from the run's snapshot.
+fn box_summary(r: &ReportRun) -> Option<Vec<(String, String)>> {
+    let snap = r.docs.snapshot()?;
     let mut out = Vec::new();
     if let Some(host) = snap.host.data() {
         out.push(("host".to_string(), or_unknown(host.hostname.as_ref())));
@@ -147,10 +316,9 @@ pub struct Finding {
     pub recommendation: Vec<String>,
 }
 
-/// Findings from the newest advise or check run among the runs; `None` when
-/// neither was given.
-pub fn findings(runs: &[ReportRun]) -> Option<Vec<Finding>> {
-    let found = runs.iter().rev().find_map(|r| r.docs.findings())?;
+/// Findings of an advise or check run; `None` for other kinds.
+fn findings(r: &ReportRun) -> Option<Vec<Finding>> {
+    let found = r.docs.findings()?;
     Some(
         found
             .iter()
@@ -273,9 +441,9 @@ fn path_limit(p: &PathAnalysis) -> PathLimit {
     }
 }
 
-/// The data paths of the newest check run among the runs, with their limits.
-pub fn bottleneck(runs: &[ReportRun]) -> Option<Vec<PathLimit>> {
-    let check = runs.iter().rev().find_map(|r| r.docs.check())?;
+/// The data paths of a check run, with their limits.
+fn bottleneck(r: &ReportRun) -> Option<Vec<PathLimit>> {
+    let check = r.docs.check()?;
     Some(check.paths.iter().map(path_limit).collect())
 }
 
@@ -284,19 +452,18 @@ pub struct BarGroup {
     pub title: String,
     pub unit: &'static str,
     pub categories: Vec<String>,
-    /// (run label, value per category)
-    pub series: Vec<(String, Vec<Option<f64>>)>,
+    /// Per run, its label and its value per category.
+    pub series: Vec<super::svg::Series>,
 }
 
 /// Bars for every chart a bench kind declares: categories are the workloads
 /// (by the names people know: "SEQ1M Q8T1 read"), series the runs.
-pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
-    let per_run: Vec<Vec<crate::compare::Metric>> = runs.iter().map(|r| r.docs.metrics()).collect();
+pub fn bench_bars(runs: &[RunDigest]) -> Vec<BarGroup> {
     let mut groups = Vec::new();
     for chart in crate::runs::CHARTS.iter().flat_map(|c| c.iter()) {
         // Categories by identity; the label is what is shown.
         let mut categories: Vec<(&str, &str)> = Vec::new();
-        for m in per_run.iter().flatten() {
+        for m in runs.iter().flat_map(|r| &r.metrics) {
             if m.quantity == chart.quantity && !categories.iter().any(|(id, _)| *id == m.benchmark)
             {
                 categories.push((&m.benchmark, &m.label));
@@ -307,18 +474,21 @@ pub fn bench_bars(runs: &[ReportRun]) -> Vec<BarGroup> {
         }
         let series = runs
             .iter()
-            .zip(&per_run)
-            .filter(|(_, ms)| ms.iter().any(|m| m.quantity == chart.quantity))
-            .map(|(r, ms)| {
+            .filter(|r| r.metrics.iter().any(|m| m.quantity == chart.quantity))
+            .map(|r| {
                 let values = categories
                     .iter()
                     .map(|(id, _)| {
-                        ms.iter()
+                        r.metrics
+                            .iter()
                             .find(|m| m.benchmark == *id && m.quantity == chart.quantity)
                             .map(|m| m.summary.mean)
                     })
                     .collect();
-                (r.label(), values)
+                super::svg::Series {
+                    name: r.label.clone(),
+                    values,
+                }
             })
             .collect();
         groups.push(BarGroup {
@@ -368,52 +538,50 @@ pub struct LatencyCurve {
     pub points: Vec<(f64, f64)>,
 }
 
-pub fn latency_curves(runs: &[ReportRun]) -> Vec<LatencyCurve> {
+fn latency_curves(r: &ReportRun) -> Vec<LatencyCurve> {
     let mut out = Vec::new();
-    for r in runs {
-        for t in r.docs.disks().flat_map(|d| &d.tests) {
-            // The direction tells a mixed test's two curves apart; a one-way
-            // test's name already says it ("SEQ1M Q8T1 read").
-            let both = t.read.is_some() && t.write.is_some();
-            for (dir, result) in [("read", &t.read), ("write", &t.write)] {
-                let Some(clat) = result.as_ref().and_then(|d| d.clat_ns.as_ref()) else {
-                    continue;
-                };
-                let mut points: Vec<(f64, f64)> = clat
-                    .percentile
-                    .iter()
-                    .filter_map(|(p, v)| Some((p.parse::<f64>().ok()?, *v as f64)))
-                    .collect();
-                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                if points.is_empty() {
-                    continue;
-                }
-                out.push(LatencyCurve {
-                    name: if both {
-                        format!("run {} {} [{dir}]", r.id, t.label())
-                    } else {
-                        format!("run {} {}", r.id, t.label())
-                    },
-                    points,
-                });
+    for t in r.docs.disks().flat_map(|d| &d.tests) {
+        // The direction tells a mixed test's two curves apart; a one-way
+        // test's name already says it ("SEQ1M Q8T1 read").
+        let both = t.read.is_some() && t.write.is_some();
+        for (dir, result) in [("read", &t.read), ("write", &t.write)] {
+            let Some(clat) = result.as_ref().and_then(|d| d.clat_ns.as_ref()) else {
+                continue;
+            };
+            let mut points: Vec<(f64, f64)> = clat
+                .percentile
+                .iter()
+                .filter_map(|(p, v)| Some((p.parse::<f64>().ok()?, *v as f64)))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            if points.is_empty() {
+                continue;
             }
-        }
-        for rr in r.docs.nets().filter_map(|n| n.end.rr.as_ref()) {
             out.push(LatencyCurve {
-                name: format!(
-                    "run {} net {} {}/{} B",
-                    r.id,
-                    metrics::name_of(&rr.mode),
-                    rr.request_bytes,
-                    rr.response_bytes
-                ),
-                points: vec![
-                    (50.0, rr.latency_p50_ns as f64),
-                    (90.0, rr.latency_p90_ns as f64),
-                    (99.0, rr.latency_p99_ns as f64),
-                ],
+                name: if both {
+                    format!("run {} {} [{dir}]", r.id, t.label())
+                } else {
+                    format!("run {} {}", r.id, t.label())
+                },
+                points,
             });
         }
+    }
+    for rr in r.docs.nets().filter_map(|n| n.end.rr.as_ref()) {
+        out.push(LatencyCurve {
+            name: format!(
+                "run {} net {} {}/{} B",
+                r.id,
+                metrics::name_of(&rr.mode),
+                rr.request_bytes,
+                rr.response_bytes
+            ),
+            points: vec![
+                (50.0, rr.latency_p50_ns as f64),
+                (90.0, rr.latency_p90_ns as f64),
+                (99.0, rr.latency_p99_ns as f64),
+            ],
+        });
     }
     out
 }
@@ -462,10 +630,10 @@ pub struct PlannedChange {
     pub outcome: String,
 }
 
-/// The changes each tune run planned (and applied, unless skipped).
-pub fn tune_changes(runs: &[ReportRun]) -> Vec<PlannedChange> {
+/// The changes a tune run planned (and applied, unless skipped).
+fn tune_changes(r: &ReportRun) -> Vec<PlannedChange> {
     let mut out = Vec::new();
-    for r in runs.iter().filter(|r| r.is(RunKind::Tune)) {
+    if r.is(RunKind::Tune) {
         for i in r.docs.tune_plans().flat_map(|p| &p.items) {
             out.push(PlannedChange {
                 run: r.label(),
@@ -504,12 +672,12 @@ pub struct Trial {
     pub reason: String,
 }
 
-pub fn tune_trials(runs: &[ReportRun]) -> Vec<Trial> {
-    let mut out = Vec::new();
-    for r in runs {
-        for d in r.docs.tune_tries() {
+fn tune_trials(r: &ReportRun) -> Vec<Trial> {
+    r.docs
+        .tune_tries()
+        .map(|d| {
             let o = &d.outcome;
-            out.push(Trial {
+            Trial {
                 run: r.label(),
                 setting: d.change.setting.clone(),
                 old: or_unknown(d.change.old.as_ref()),
@@ -523,10 +691,9 @@ pub fn tune_trials(runs: &[ReportRun]) -> Vec<Trial> {
                 p_value: o.p_value,
                 kept: d.kept,
                 reason: o.reason.clone(),
-            });
-        }
-    }
-    out
+            }
+        })
+        .collect()
 }
 
 impl Trial {

@@ -37,11 +37,12 @@ pub struct Series {
 /// Grouped horizontal bars: one group per category, one bar per series.
 /// `fmt` turns a value into its label.
 pub fn bar_chart(
+    s: &mut impl Write,
     title: &str,
     categories: &[String],
     series: &[Series],
     fmt: &dyn Fn(f64) -> String,
-) -> String {
+) {
     let bar_h = 16.0;
     let group_h = bar_h * series.len().max(1) as f64 + 10.0;
     let legend_h = 20.0;
@@ -55,8 +56,8 @@ pub fn bar_chart(
     } else {
         0.0
     };
-    let mut s = open(title, height);
-    legend(&mut s, series.iter().map(|x| x.name.as_str()), 40.0);
+    open(s, title, height);
+    legend(s, series.iter().map(|x| x.name.as_str()), 40.0);
     for (ci, cat) in categories.iter().enumerate() {
         let y0 = 40.0 + legend_h + group_h * ci as f64;
         let _ = write!(
@@ -94,8 +95,7 @@ pub fn bar_chart(
             }
         }
     }
-    s.push_str("</svg>");
-    s
+    let _ = s.write_str("</svg>");
 }
 
 /// One named line of (x, y) points.
@@ -106,12 +106,13 @@ pub struct Line {
 
 /// Lines over shared axes; `x_ticks` are (position, label) pairs, y starts at 0.
 pub fn line_chart(
+    s: &mut impl Write,
     title: &str,
     y_label: &str,
     lines: &[Line],
     x_ticks: &[(f64, String)],
     fmt_y: &dyn Fn(f64) -> String,
-) -> String {
+) {
     let legend_h = 20.0 * lines.len().div_ceil(3) as f64;
     let (top, plot_h) = (40.0 + legend_h, 260.0);
     let height = top + plot_h + 50.0;
@@ -137,12 +138,12 @@ pub fn line_chart(
     let xspan = if xmax > xmin { xmax - xmin } else { 1.0 };
     let px = |x: f64| left + (x - xmin) / xspan * (right - left);
     let py = |y: f64| top + plot_h - (y.max(10f64.powf(lo)).log10() - lo) / (hi - lo) * plot_h;
-    let mut s = open(title, height);
-    legend_rows(&mut s, lines.iter().map(|l| l.name.as_str()), 40.0);
+    open(s, title, height);
+    legend_rows(s, lines.iter().map(|l| l.name.as_str()), 40.0);
     let decades: Vec<f64> = (lo as i32..=hi as i32).map(|e| 10f64.powi(e)).collect();
-    axes(&mut s, (left, right), (top, plot_h), &decades, &py, fmt_y);
+    axes(s, (left, right), (top, plot_h), &decades, &py, fmt_y);
     for (i, (x, label)) in x_ticks.iter().enumerate() {
-        x_label(&mut s, px(*x), top + plot_h + 16.0, label, i, x_ticks.len());
+        x_label(s, px(*x), top + plot_h + 16.0, label, i, x_ticks.len());
     }
     let _ = write!(
         s,
@@ -152,16 +153,7 @@ pub fn line_chart(
     );
     for (i, l) in lines.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let pts: Vec<String> = l
-            .points
-            .iter()
-            .map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y)))
-            .collect();
-        let _ = write!(
-            s,
-            r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"/>"#,
-            pts.join(" ")
-        );
+        polyline(s, l.points.iter().map(|(x, y)| (px(*x), py(*y))), color);
         for (x, y) in &l.points {
             let _ = write!(
                 s,
@@ -173,19 +165,19 @@ pub fn line_chart(
             );
         }
     }
-    s.push_str("</svg>");
-    s
+    let _ = s.write_str("</svg>");
 }
 
 /// One quantity over wall-clock time: a polyline of (Unix seconds, value)
 /// with y from 0, and each event a dashed vertical mark whose tooltip names it.
 pub fn time_chart(
+    s: &mut impl Write,
     title: &str,
     y_label: &str,
     points: &[(f64, f64)],
     events: &[(f64, &str)],
     fmt_y: &dyn Fn(f64) -> String,
-) -> String {
+) {
     let (top, plot_h) = (34.0, 150.0);
     let height = top + plot_h + 44.0;
     let (left, right) = (90.0, WIDTH - 30.0);
@@ -196,13 +188,13 @@ pub fn time_chart(
     let ymax = ticks.last().copied().unwrap_or(1.0);
     let px = |t: f64| left + (t - tmin) / span * (right - left);
     let py = |y: f64| top + plot_h - y / ymax * plot_h;
-    let mut s = open(title, height);
-    axes(&mut s, (left, right), (top, plot_h), &ticks, &py, fmt_y);
+    open(s, title, height);
+    axes(s, (left, right), (top, plot_h), &ticks, &py, fmt_y);
     if tmax >= tmin {
         for i in 0..=4u32 {
             let t = tmin + span * f64::from(i) / 4.0;
             x_label(
-                &mut s,
+                s,
                 px(t),
                 top + plot_h + 16.0,
                 &time_label(t, span),
@@ -227,18 +219,18 @@ pub fn time_chart(
             escape(&crate::time::rfc3339_utc(t.max(0.0) as u64))
         );
     }
-    let pts: Vec<String> = points
-        .iter()
-        .map(|(t, y)| format!("{:.1},{:.1}", px(*t), py(*y)))
-        .collect();
-    let _ = write!(
-        s,
-        r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2"/>"#,
-        pts.join(" "),
-        PALETTE[0]
-    );
-    s.push_str("</svg>");
-    s
+    polyline(s, points.iter().map(|(t, y)| (px(*t), py(*y))), PALETTE[0]);
+    let _ = s.write_str("</svg>");
+}
+
+/// A line through `points` (in pixels), written as it goes: a chart of every
+/// run's curve holds no list of them.
+fn polyline(s: &mut impl Write, points: impl Iterator<Item = (f64, f64)>, color: &str) {
+    let _ = s.write_str(r#"<polyline points=""#);
+    for (i, (x, y)) in points.enumerate() {
+        let _ = write!(s, "{}{x:.1},{y:.1}", if i > 0 { " " } else { "" });
+    }
+    let _ = write!(s, r#"" fill="none" stroke="{color}" stroke-width="2"/>"#);
 }
 
 /// UTC time for an axis: the date and minutes over long spans, seconds over short ones.
@@ -251,7 +243,7 @@ fn time_label(t: f64, span: f64) -> String {
 /// The x and y axis lines and a label at each of `ticks` (values), placed
 /// by `py`.
 fn axes(
-    s: &mut String,
+    s: &mut impl Write,
     (left, right): (f64, f64),
     (top, plot_h): (f64, f64),
     ticks: &[f64],
@@ -277,7 +269,7 @@ fn axes(
 /// An x-axis label: the first starts at its tick and the last ends at it,
 /// so neither runs past the picture's edge (a centred last time label was
 /// cut off at the right).
-fn x_label(s: &mut String, x: f64, y: f64, label: &str, i: usize, n: usize) {
+fn x_label(s: &mut impl Write, x: f64, y: f64, label: &str, i: usize, n: usize) {
     let anchor = match i {
         0 => "start",
         i if i + 1 == n => "end",
@@ -322,14 +314,15 @@ pub fn duration_ns(ns: f64) -> String {
     format!("{text} {unit}")
 }
 
-fn open(title: &str, height: f64) -> String {
-    format!(
+fn open(s: &mut impl Write, title: &str, height: f64) {
+    let _ = write!(
+        s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0}" viewBox="0 0 {WIDTH} {height:.0}" role="img"><title>{0}</title><text x="10" y="22" class="title">{0}</text>"#,
         escape(title)
-    )
+    );
 }
 
-fn legend<'a>(s: &mut String, names: impl Iterator<Item = &'a str>, y: f64) {
+fn legend<'a>(s: &mut impl Write, names: impl Iterator<Item = &'a str>, y: f64) {
     let mut x = LEFT;
     for (i, n) in names.enumerate() {
         swatch(s, i, x, y, n);
@@ -337,7 +330,7 @@ fn legend<'a>(s: &mut String, names: impl Iterator<Item = &'a str>, y: f64) {
     }
 }
 
-fn legend_rows<'a>(s: &mut String, names: impl Iterator<Item = &'a str>, y: f64) {
+fn legend_rows<'a>(s: &mut impl Write, names: impl Iterator<Item = &'a str>, y: f64) {
     for (i, n) in names.enumerate() {
         swatch(
             s,
@@ -349,7 +342,7 @@ fn legend_rows<'a>(s: &mut String, names: impl Iterator<Item = &'a str>, y: f64)
     }
 }
 
-fn swatch(s: &mut String, i: usize, x: f64, y: f64, name: &str) {
+fn swatch(s: &mut impl Write, i: usize, x: f64, y: f64, name: &str) {
     let _ = write!(
         s,
         r#"<rect x="{x:.1}" y="{:.1}" width="12" height="12" fill="{}"/><text x="{:.1}" y="{y:.1}" class="value">{}</text>"#,
@@ -364,6 +357,13 @@ fn swatch(s: &mut String, i: usize, x: f64, y: f64, name: &str) {
 mod tests {
     use super::*;
 
+    /// What a chart writes, as one string.
+    fn drawn(chart: impl FnOnce(&mut String)) -> String {
+        let mut s = String::new();
+        chart(&mut s);
+        s
+    }
+
     const HOSTILE: &str = "<script>alert('x')</script> & \"q\" \u{1}";
 
     #[test]
@@ -376,38 +376,47 @@ mod tests {
 
     #[test]
     fn charts_are_well_formed_xml_even_with_hostile_labels() {
-        let bars = bar_chart(
-            HOSTILE,
-            &[HOSTILE.to_string(), "b".into()],
-            &[
-                Series {
+        let bars = drawn(|s| {
+            bar_chart(
+                s,
+                HOSTILE,
+                &[HOSTILE.to_string(), "b".into()],
+                &[
+                    Series {
+                        name: HOSTILE.into(),
+                        values: vec![Some(10.0), None],
+                    },
+                    Series {
+                        name: "run 2".into(),
+                        values: vec![Some(5.0), Some(0.0)],
+                    },
+                ],
+                &|v| format!("{v} <u>"),
+            )
+        });
+        let lines = drawn(|s| {
+            line_chart(
+                s,
+                HOSTILE,
+                HOSTILE,
+                &[Line {
                     name: HOSTILE.into(),
-                    values: vec![Some(10.0), None],
-                },
-                Series {
-                    name: "run 2".into(),
-                    values: vec![Some(5.0), Some(0.0)],
-                },
-            ],
-            &|v| format!("{v} <u>"),
-        );
-        let lines = line_chart(
-            HOSTILE,
-            HOSTILE,
-            &[Line {
-                name: HOSTILE.into(),
-                points: vec![(1.0, 2.0), (2.0, 8.0)],
-            }],
-            &[(1.0, "p50".into()), (2.0, "<p99>".into())],
-            &|v| format!("{v}"),
-        );
-        let times = time_chart(
-            HOSTILE,
-            HOSTILE,
-            &[(1_790_000_000.0, 0.0), (1_790_007_200.0, 3.0)],
-            &[(1_790_003_600.0, HOSTILE)],
-            &|v| format!("{v} <u>"),
-        );
+                    points: vec![(1.0, 2.0), (2.0, 8.0)],
+                }],
+                &[(1.0, "p50".into()), (2.0, "<p99>".into())],
+                &|v| format!("{v}"),
+            )
+        });
+        let times = drawn(|s| {
+            time_chart(
+                s,
+                HOSTILE,
+                HOSTILE,
+                &[(1_790_000_000.0, 0.0), (1_790_007_200.0, 3.0)],
+                &[(1_790_003_600.0, HOSTILE)],
+                &|v| format!("{v} <u>"),
+            )
+        });
         for svg in [&bars, &lines, &times] {
             let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
             assert_eq!(doc.root_element().tag_name().name(), "svg");
@@ -427,13 +436,16 @@ mod tests {
         let points: Vec<(f64, f64)> = (0..7)
             .map(|i| (1_790_000_000.0 + 7200.0 * f64::from(i), f64::from(i)))
             .collect();
-        let svg = time_chart(
-            "drops",
-            "increase",
-            &points,
-            &[(1_790_007_200.0, "wrap"), (1_790_014_400.0, "reset")],
-            &|v| format!("{v}"),
-        );
+        let svg = drawn(|s| {
+            time_chart(
+                s,
+                "drops",
+                "increase",
+                &points,
+                &[(1_790_007_200.0, "wrap"), (1_790_014_400.0, "reset")],
+                &|v| format!("{v}"),
+            )
+        });
         let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
         let line = doc
             .descendants()
@@ -490,7 +502,7 @@ mod tests {
             .enumerate()
             .map(|(i, v)| (1_790_000_000.0 + i as f64, *v))
             .collect();
-        let svg = time_chart("x", "increase", &points, &[], &|v| format!("{v}"));
+        let svg = drawn(|s| time_chart(s, "x", "increase", &points, &[], &|v| format!("{v}")));
         let t = texts(&svg);
         let y_labels: Vec<&str> = t
             .iter()
@@ -514,7 +526,8 @@ mod tests {
             name: "run 1 RND4K Q32T1 read".into(),
             points: vec![(0.3, 210_000.0), (1.0, 280_000.0), (4.0, 47_000_000.0)],
         };
-        let svg = line_chart("lat", "p", &[line], &[(0.3, "p50".into())], &duration_ns);
+        let svg =
+            drawn(|s| line_chart(s, "lat", "p", &[line], &[(0.3, "p50".into())], &duration_ns));
         let t = texts(&svg);
         let ticks: Vec<&str> = t
             .iter()

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::runs::ReportRun;
+use super::runs::{PageOut, PageWriter, ReportRun};
 use super::svg::{escape, nice_ticks};
 use crate::timeline::Timeline;
 
@@ -160,59 +160,68 @@ pub fn chart(title: &str, t: &Timeline) -> String {
     s
 }
 
-/// The "Throughput over time" section: a chart per disk test with a
-/// timeline, per sequential SMB workload with one and per direction of a
-/// judged network run, each with its cause and fix under it.
-pub fn section(h: &mut String, runs: &[ReportRun]) {
-    let mut started = false;
-    for r in runs {
-        for t in r.docs.disks().flat_map(|d| &d.tests) {
-            let Some(tl) = t.timeline.as_ref().filter(|tl| !tl.points.is_empty()) else {
-                continue;
-            };
-            let title = format!("run {} {}", r.id, t.label());
-            figure(h, &mut started, &title, tl);
-        }
-        for smb in r.docs.smbs() {
-            for run in &smb.runs {
-                for w in &run.results {
-                    let Some(tl) = w.timeline.as_ref().filter(|tl| !tl.points.is_empty()) else {
-                        continue;
-                    };
-                    let title = format!(
-                        "run {} smb {} {} {}",
-                        r.id,
-                        smb.settings.target,
-                        run.security.name(),
-                        w.label()
-                    );
-                    figure(h, &mut started, &title, tl);
-                }
-            }
-        }
-        // A network run's series are its interval reports, drawn when the
-        // run judged them (runs stored before that keep their report).
-        for n in r.docs.nets() {
-            for nt in &n.end.timelines {
-                let tl = nt.timeline(&n.intervals);
-                if tl.points.is_empty() {
+/// The "Throughput over time" section's charts of one run: one per disk
+/// test with a timeline, per sequential SMB workload with one and per
+/// direction of a judged network run, each with its cause and fix under it.
+/// `started` tells whether an earlier run already wrote the section's heading.
+pub fn section<O: PageOut>(h: &mut PageWriter<O>, r: &ReportRun, started: &mut bool) {
+    each(r, &mut |title, tl| figure(h, started, &title, tl));
+}
+
+/// Whether `r` has a chart for the section.
+pub fn has_any(r: &ReportRun) -> bool {
+    let mut any = false;
+    each(r, &mut |_, _| any = true);
+    any
+}
+
+/// Each timeline of `r` with its chart's title.
+fn each(r: &ReportRun, f: &mut dyn FnMut(String, &Timeline)) {
+    for t in r.docs.disks().flat_map(|d| &d.tests) {
+        let Some(tl) = t.timeline.as_ref().filter(|tl| !tl.points.is_empty()) else {
+            continue;
+        };
+        f(format!("run {} {}", r.id, t.label()), tl);
+    }
+    for smb in r.docs.smbs() {
+        for run in &smb.runs {
+            for w in &run.results {
+                let Some(tl) = w.timeline.as_ref().filter(|tl| !tl.points.is_empty()) else {
                     continue;
-                }
+                };
                 let title = format!(
-                    "run {} net to {} {}",
+                    "run {} smb {} {} {}",
                     r.id,
-                    n.start.connecting_to.host,
-                    nt.direction.name()
+                    smb.settings.target,
+                    run.security.name(),
+                    w.label()
                 );
-                figure(h, &mut started, &title, &tl);
+                f(title, tl);
             }
+        }
+    }
+    // A network run's series are its interval reports, drawn when the
+    // run judged them (runs stored before that keep their report).
+    for n in r.docs.nets() {
+        for nt in &n.end.timelines {
+            let tl = nt.timeline(&n.intervals);
+            if tl.points.is_empty() {
+                continue;
+            }
+            let title = format!(
+                "run {} net to {} {}",
+                r.id,
+                n.start.connecting_to.host,
+                nt.direction.name()
+            );
+            f(title, &tl);
         }
     }
 }
 
 /// One chart with its cause and fix under it, after the section's heading
 /// when it is the first.
-fn figure(h: &mut String, started: &mut bool, title: &str, tl: &Timeline) {
+fn figure<O: PageOut>(h: &mut PageWriter<O>, started: &mut bool, title: &str, tl: &Timeline) {
     if !*started {
         h.push_str("<h2 id=\"timeline\">Throughput over time</h2>\n");
         *started = true;

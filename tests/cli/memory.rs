@@ -624,6 +624,41 @@ struct ExportText<'a> {
     runs: Vec<&'a serde_json::value::RawValue>,
 }
 
+/// A store of the fixture store's 11 runs and `copies` copies of each
+/// (documents and all, by SQL: run N's copy k is run N + 100 k), as
+/// `big.db` in `dir`; returns its path, the originals' ids and every id.
+fn copies_of_the_0_1_store(dir: &Path, copies: u32) -> (String, Vec<i64>, Vec<i64>) {
+    let db = copy_of_the_0_1_store(dir, "big.db");
+    // The first read migrates the old store, so the copies go into today's tables.
+    let o = nastune()
+        .args(["history", "list", "--db", &db])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let ids = |c: &rusqlite::Connection| -> Vec<i64> {
+        let mut s = c.prepare("SELECT id FROM runs ORDER BY id").unwrap();
+        let ids = s.query_map([], |r| r.get(0)).unwrap();
+        ids.map(Result::unwrap).collect()
+    };
+    let originals = ids(&c);
+    assert!(originals.iter().all(|&id| id < 100), "{originals:?}");
+    c.execute_batch(&format!(
+        "WITH RECURSIVE copy(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM copy WHERE k < {copies})
+         INSERT INTO runs (id, kind, started_unix, finished_unix, status, host_id, tool_version, command)
+         SELECT r.id + 100 * k, r.kind, r.started_unix, r.finished_unix, r.status, r.host_id, r.tool_version, r.command
+         FROM runs r, copy;
+         WITH RECURSIVE copy(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM copy WHERE k < {copies})
+         INSERT INTO documents (run_id, kind, schema_version, body)
+         SELECT d.run_id + 100 * k, d.kind, d.schema_version, d.body FROM documents d, copy
+         WHERE d.run_id < 100;"
+    ))
+    .unwrap();
+    let all = ids(&c);
+    assert_eq!(all.len(), originals.len() * (copies as usize + 1));
+    (db, originals, all)
+}
+
 #[test]
 fn history_export_of_a_store_of_any_size_fits_in_64_mib() {
     if !require(&[
@@ -633,37 +668,8 @@ fn history_export_of_a_store_of_any_size_fits_in_64_mib() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let db = copy_of_the_0_1_store(dir.path(), "big.db");
+    let (db, originals, all) = copies_of_the_0_1_store(dir.path(), EXPORT_COPIES);
     let db = db.as_str();
-    // The first read migrates the old store, so the copies go into today's tables.
-    let o = nastune()
-        .args(["history", "list", "--db", db])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let c = rusqlite::Connection::open(db).unwrap();
-    let ids = |c: &rusqlite::Connection| -> Vec<i64> {
-        let mut s = c.prepare("SELECT id FROM runs ORDER BY id").unwrap();
-        let ids = s.query_map([], |r| r.get(0)).unwrap();
-        ids.map(Result::unwrap).collect()
-    };
-    let originals = ids(&c);
-    assert!(originals.iter().all(|&id| id < 100), "{originals:?}");
-    // Copy k of run N is run N + 100 k.
-    c.execute_batch(&format!(
-        "WITH RECURSIVE copy(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM copy WHERE k < {EXPORT_COPIES})
-         INSERT INTO runs (id, kind, started_unix, finished_unix, status, host_id, tool_version, command)
-         SELECT r.id + 100 * k, r.kind, r.started_unix, r.finished_unix, r.status, r.host_id, r.tool_version, r.command
-         FROM runs r, copy;
-         WITH RECURSIVE copy(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM copy WHERE k < {EXPORT_COPIES})
-         INSERT INTO documents (run_id, kind, schema_version, body)
-         SELECT d.run_id + 100 * k, d.kind, d.schema_version, d.body FROM documents d, copy
-         WHERE d.run_id < 100;"
-    ))
-    .unwrap();
-    let all = ids(&c);
-    drop(c);
-    assert_eq!(all.len(), originals.len() * (EXPORT_COPIES as usize + 1));
 
     let cg = Cgroup::new(LIMIT_BYTES);
     let export = |name: &str, ids: &[i64]| {
@@ -828,4 +834,92 @@ fn tune_apply_and_rollback_of_a_4_mib_smb_conf_fit_in_64_mib() {
     );
     let out = String::from_utf8_lossy(&o.stdout).into_owned() + &stderr(&o);
     assert!(out.contains("is larger than 4194304 bytes"), "{out}");
+}
+
+/// Copies of the fixture store's 11 runs the report test adds: a page of
+/// 151 x 11 = 1661 runs held every run's decoded documents at once and
+/// peaked at 88 MiB RSS for `--html` (84 MiB for `--markdown`), killed in
+/// the cgroup; written one run at a time, 30 MiB RSS and 8 MiB of the cgroup.
+const REPORT_COPIES: u32 = 150;
+
+/// What a page may take of the cgroup per run beyond the first 11: the rows
+/// and chart points it keeps of each (charged 3.5 KiB a run for `--html`,
+/// 3.2 KiB for `--markdown`: some 17,000 such runs fit in 64 MiB). The bound
+/// leaves room for the allocator's slack; a run's decoded documents, some
+/// 50 KiB, cannot hide in it.
+const REPORT_BYTES_PER_RUN: u64 = 16 << 10;
+
+#[test]
+fn a_report_of_1661_runs_fits_in_64_mib() {
+    if !require(&[
+        Need::Root,
+        Need::Feature("memory cgroup", &memory_cgroup_available),
+    ]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (db, originals, all) = copies_of_the_0_1_store(dir.path(), REPORT_COPIES);
+    let db = db.as_str();
+    // The watch run's counter points too, so that each copy's counters are
+    // read again when its section is written.
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute_batch(&format!(
+        "WITH RECURSIVE copy(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM copy WHERE k < {REPORT_COPIES})
+         INSERT INTO watch_points (run_id, series, time_unix, delta, max_rate_per_sec, events)
+         SELECT p.run_id + 100 * k, p.series, p.time_unix, p.delta, p.max_rate_per_sec, p.events
+         FROM watch_points p, copy WHERE p.run_id < 100;"
+    ))
+    .unwrap();
+    drop(c);
+    let watch_runs = all.iter().filter(|id| *id % 100 == 11).count();
+
+    let cg = Cgroup::new(LIMIT_BYTES);
+    for format in ["--html", "--markdown"] {
+        let report = |ids: &[i64]| -> (String, Option<u64>) {
+            let mut args: Vec<String> = ["report", format, "-", "--db", db]
+                .map(String::from)
+                .to_vec();
+            args.extend(ids.iter().map(i64::to_string));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = cg.command(&args).output().unwrap();
+            let peak = cg.check(&format!("report {format} ({} runs)", ids.len()), &o);
+            (String::from_utf8(o.stdout).unwrap(), peak)
+        };
+        let (small, small_peak) = report(&originals);
+        let (big, big_peak) = report(&all);
+        // Every run is on the page, each watch run with its counters read again.
+        for id in &all {
+            assert!(
+                big.contains(&format!("run {id} (")),
+                "{format}: run {id} missing"
+            );
+        }
+        assert_eq!(
+            big.matches("Counters over time: run ").count(),
+            watch_runs,
+            "{format}"
+        );
+        assert_eq!(
+            big.matches("No counter moved").count(),
+            0,
+            "{format}: a copy's counters were not drawn"
+        );
+        if format == "--html" {
+            assert!(
+                big.ends_with("</body></html>\n"),
+                "{format}: page cut short"
+            );
+            assert!(small.ends_with("</body></html>\n"));
+        }
+        if let (Some(small_peak), Some(big_peak)) = (small_peak, big_peak) {
+            let per_run =
+                big_peak.saturating_sub(small_peak) / (all.len() - originals.len()) as u64;
+            println!("report {format}: {per_run} bytes per run");
+            assert!(
+                per_run <= REPORT_BYTES_PER_RUN,
+                "report {format} took {per_run} bytes of the cgroup per run, over {}",
+                REPORT_BYTES_PER_RUN
+            );
+        }
+    }
 }
