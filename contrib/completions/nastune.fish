@@ -278,7 +278,7 @@ metadata\t''"
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from smb" -l size -d 'Size of the sequential file (e.g. 512M, 4G); default 1G or what the share has room for' -r
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from smb" -l block -d 'Request size of the sequential workloads, capped to the server\'s maximum' -r
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from smb" -l depth -d 'Requests in flight in the sequential workloads' -r
-complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from smb" -l interval -d 'Seconds per throughput point of the sequential workloads\' timeline (0.1 and up, iperf3\'s -i)' -r
+complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from smb" -l interval -d 'Seconds per throughput point of the sequential and small-file workloads\' timeline (0.1 and up, iperf3\'s -i)' -r
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from smb" -l files -d 'Files in the small-files workload' -r
 complete -c nastune -n "__fish_nastune_using_subcommand bench; and __fish_seen_subcommand_from smb" -l security -d 'Client-side security: plain, sign or encrypt' -r -f -a "plain\t''
 sign\t''
