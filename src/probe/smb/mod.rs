@@ -86,31 +86,24 @@ impl Samba {
     /// switched off (`available = no`). A share's own setting wins over
     /// `[global]`'s, which sets the default.
     pub fn file_shares(&self) -> impl Iterator<Item = &SmbShare> {
-        let global = |name: &str| {
-            self.global
-                .iter()
-                .rev()
-                .find(|p| p.name == name)
-                .and_then(|p| params::parse_bool(&p.value))
-        };
-        let (printable, available) = (
-            global("printable").unwrap_or(false),
-            global("available").unwrap_or(true),
-        );
+        let printable = last_bool(&self.global, "printable").unwrap_or(false);
+        let available = last_bool(&self.global, "available").unwrap_or(true);
         self.shares.iter().filter(move |sh| {
-            let own = |name: &str, default: bool| {
-                sh.params
-                    .iter()
-                    .rev()
-                    .find(|p| p.name == name)
-                    .and_then(|p| params::parse_bool(&p.value))
-                    .unwrap_or(default)
-            };
             !sh.name.eq_ignore_ascii_case("print$")
-                && !own("printable", printable)
-                && own("available", available)
+                && !last_bool(&sh.params, "printable").unwrap_or(printable)
+                && last_bool(&sh.params, "available").unwrap_or(available)
         })
     }
+}
+
+/// The boolean value of `name` in `params` (the last one set, as Samba
+/// reads it); `None` when unset or not a boolean.
+fn last_bool(params: &[SmbParam], name: &str) -> Option<bool> {
+    params
+        .iter()
+        .rev()
+        .find(|p| p.name == name)
+        .and_then(|p| params::parse_bool(&p.value))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
